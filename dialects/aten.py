@@ -1,0 +1,719 @@
+"""The `aten` dialect: one op per ATen overload that torch.export produces for our model families.
+
+Each op class is generated from its overload's schema (see `aten_schema.py`): tensors are operands,
+everything else is a property stored only when it differs from the schema default. Semantics, shape
+verification and constant folding all come from the overload itself (`op.call(...)` runs it), so
+adding an ATen op is one line in the table at the bottom of this file.
+
+Custom syntax (optional tensors print `none`, lists of tensors print in brackets):
+
+    %y = aten.addmm %bias, %x, %w {beta = 1, alpha = 1} : (tensor<768xf32>, ...) -> tensor<128x768xf32>
+    %z = aten.layer_norm %x, %w, none {normalized_shape = [768], eps = 1.0e-05} : (...) -> tensor<...>
+    %c = aten.cat [%a, %b] {dim = 1} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
+
+Forge's fused ops (`aten.fused_linear`, `aten.gated_mlp`, `aten.matmul_transposed`) are torch custom
+ops in the `forge` library namespace, so the same machinery gives them semantics and verification.
+`aten.weight` names a WeightStore entry (no data in the IR); `aten.constant` holds a small dense value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+import torch
+from xdsl.dialects.builtin import (
+    i32,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    base,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import ConstantLike, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from dialects import aten_schema as schema
+from dialects.aten_schema import ArgKind, ArgSpec, Signature
+from dialects.torch_types import dtype_of, meta_tensor, shape_of, tensor_type, torch_dtype
+
+PRESENT_MASK = "present"
+"""Property of ops with a `Tensor?[]` argument: 1/0 per list entry, whether a tensor is there."""
+
+_RESERVED_FIELDS = set(dir(IRDLOperation)) | {"name", "traits", "irdl_options", "signature"}
+
+
+class AtenOp(IRDLOperation):
+    """Base of every schema-driven `aten` op; `signature` says which schema it mirrors."""
+
+    SIGNATURE: ClassVar[Signature]
+    NEEDS_SEGMENT_SIZES: ClassVar[bool] = False
+
+    # --- reading arguments -------------------------------------------------------------------
+
+    def arg(self, name: str) -> Any:
+        """The Python value of non-tensor argument `name` (the schema default when not stored)."""
+        spec = self.SIGNATURE.arg(name)
+        attr = self.properties.get(spec.name)
+        if attr is None:
+            return spec.default if spec.has_default else None
+        return schema.from_attribute(spec.kind, attr)
+
+    def tensor_arg(self, name: str) -> SSAValue | None:
+        """The operand bound to tensor argument `name` (None when an optional tensor is absent)."""
+        return getattr(self, self.SIGNATURE.arg(name).field)
+
+    def call_arguments(self, values: Sequence[Any]) -> tuple[list[Any], dict[str, Any]]:
+        """Positional and keyword arguments to call the overload, given values for the operands."""
+        it = iter(values)
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for spec in self.SIGNATURE.args:
+            value = self._bound_value(spec, it)
+            if spec.kind is ArgKind.GENERATOR:
+                continue
+            if spec.kwarg_only:
+                kwargs[spec.name] = value
+            else:
+                args.append(value)
+        return args, kwargs
+
+    def _bound_value(self, spec: ArgSpec, operand_values) -> Any:
+        if spec.kind is ArgKind.TENSOR:
+            return next(operand_values)
+        if spec.kind is ArgKind.OPT_TENSOR:
+            return next(operand_values) if getattr(self, spec.field) is not None else None
+        if spec.kind is ArgKind.TENSOR_LIST:
+            return [next(operand_values) for _ in getattr(self, spec.field)]
+        if spec.kind is ArgKind.OPT_TENSOR_LIST:
+            return [next(operand_values) if p else None for p in self.present_mask()]
+        return self.arg(spec.name)
+
+    def present_mask(self) -> list[int]:
+        mask = self.properties.get(PRESENT_MASK)
+        assert isinstance(mask, DenseArrayBase)
+        return [int(v) for v in mask.get_values()]
+
+    def call(self, values: Sequence[Any]) -> Any:
+        """Run the op's semantics on concrete values (tensors for operands, in operand order)."""
+        args, kwargs = self.call_arguments(values)
+        return self.SIGNATURE.target(*args, **kwargs)
+
+    # --- verification: shapes and dtypes inferred by running the overload on meta tensors ----
+
+    def verify_(self) -> None:
+        for spec in self.SIGNATURE.property_args:
+            attr = self.properties.get(spec.name)
+            if attr is None:
+                if not spec.has_default:
+                    raise VerifyException(f"{self.name}: missing required property '{spec.name}'")
+            elif not schema.is_valid_attribute(spec.kind, attr):
+                raise VerifyException(f"{self.name}: property '{spec.name}' has invalid value {attr}")
+        self._verify_present_mask()
+        for operand in self.operands:
+            if not isinstance(operand.type, TensorType) or operand.type.get_shape().count(-1):
+                raise VerifyException(f"{self.name}: operands must be statically shaped tensors")
+        inferred = self.infer_result_types()
+        if list(inferred) != list(self.result_types):
+            got = ", ".join(map(str, self.result_types))
+            want = ", ".join(map(str, inferred))
+            raise VerifyException(f"{self.name}: result type {got} does not match inferred type {want}")
+
+    def _verify_present_mask(self) -> None:
+        specs = [s for s in self.SIGNATURE.args if s.kind is ArgKind.OPT_TENSOR_LIST]
+        if not specs:
+            return
+        mask = self.properties.get(PRESENT_MASK)
+        if not isinstance(mask, DenseArrayBase):
+            raise VerifyException(f"{self.name}: missing '{PRESENT_MASK}' mask for {specs[0].name}")
+        if sum(self.present_mask()) != len(getattr(self, specs[0].field)):
+            raise VerifyException(f"{self.name}: '{PRESENT_MASK}' mask does not match the operand count")
+
+    def infer_result_types(self) -> list[Attribute]:
+        """Result types computed by the overload's meta kernel; VerifyException if it rejects the op."""
+        metas = [meta_tensor(v.type) for v in self.operands]
+        args, kwargs = self.call_arguments(metas)
+        _to_meta_device(self.SIGNATURE, args, kwargs)
+        try:
+            out = self.SIGNATURE.target(*args, **kwargs)
+        except Exception as err:  # torch reports invalid operands as assorted exception types
+            first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise VerifyException(f"{self.name}: {first_line}") from None
+        return [tensor_type(tuple(t.shape), t.dtype) for t in _flatten_outputs(out)]
+
+    # --- custom syntax -----------------------------------------------------------------------
+
+    def print(self, printer: Printer) -> None:
+        operands = iter(self.operands)
+        pieces: list[Callable[[], None]] = []
+        for spec in self.SIGNATURE.tensor_args:
+            pieces.append(_operand_printer(self, spec, operands, printer))
+        for i, piece in enumerate(pieces):
+            printer.print_string(", " if i else " ")
+            piece()
+        _print_properties(self, printer)
+        if self.attributes:
+            printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" : ")
+        printer.print_function_type(self.operand_types, self.result_types)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AtenOp:
+        groups: list[list] = []
+        present: list[int] = []
+        for i, spec in enumerate(cls.SIGNATURE.tensor_args):
+            if i:
+                parser.parse_punctuation(",")
+            groups.append(_parse_tensor_arg(parser, spec, present))
+        properties = _parse_properties(cls.SIGNATURE, parser)
+        if any(s.kind is ArgKind.OPT_TENSOR_LIST for s in cls.SIGNATURE.args):
+            properties[PRESENT_MASK] = DenseArrayBase.from_list(schema.i64, present)
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        func_type = parser.parse_function_type()
+        unresolved = [u for group in groups for u in group]
+        if len(func_type.inputs.data) != len(unresolved):
+            parser.raise_error(
+                f"{cls.name}: {len(unresolved)} operands but {len(func_type.inputs.data)} operand types",
+                pos,
+                parser.pos,
+            )
+        operands = iter(parser.resolve_operands(unresolved, func_type.inputs.data, pos))
+        return cls.build_op(
+            [[next(operands) for _ in group] for group in groups],
+            properties,
+            func_type.outputs.data,
+            attributes=attributes.data if attributes else {},
+        )
+
+    @classmethod
+    def build_op(
+        cls,
+        operand_groups: Sequence[Sequence[SSAValue]],
+        properties: dict[str, Attribute],
+        result_types: Sequence[Attribute],
+        *,
+        attributes: dict[str, Attribute] | None = None,
+        location=None,
+    ) -> AtenOp:
+        """Create the op from one operand list per tensor argument (the fast path, no verify)."""
+        if cls.NEEDS_SEGMENT_SIZES:
+            sizes = [len(g) for g in operand_groups]
+            properties = {**properties, "operandSegmentSizes": DenseArrayBase.from_list(i32, sizes)}
+        return cls.create(
+            operands=[v for g in operand_groups for v in g],
+            result_types=result_types,
+            properties=properties,
+            attributes=attributes or {},
+            location=location,
+        )
+
+
+def _operand_printer(op: AtenOp, spec: ArgSpec, operands, printer: Printer) -> Callable[[], None]:
+    if spec.kind is ArgKind.TENSOR:
+        value = next(operands)
+        return lambda: printer.print_operand(value)
+    if spec.kind is ArgKind.OPT_TENSOR:
+        value = next(operands) if getattr(op, spec.field) is not None else None
+        return lambda: printer.print_operand(value) if value is not None else printer.print_string("none")
+    if spec.kind is ArgKind.TENSOR_LIST:
+        values = [next(operands) for _ in getattr(op, spec.field)]
+    else:
+        values = [next(operands) if p else None for p in op.present_mask()]
+
+    def print_list() -> None:
+        printer.print_string("[")
+        for i, v in enumerate(values):
+            printer.print_string(", " if i else "")
+            printer.print_operand(v) if v is not None else printer.print_string("none")
+        printer.print_string("]")
+
+    return print_list
+
+
+def _parse_tensor_arg(parser: Parser, spec: ArgSpec, present: list[int]) -> list:
+    if spec.kind is ArgKind.TENSOR:
+        return [parser.parse_unresolved_operand()]
+    if spec.kind is ArgKind.OPT_TENSOR:
+        return [] if parser.parse_optional_keyword("none") else [parser.parse_unresolved_operand()]
+    items = parser.parse_comma_separated_list(
+        parser.Delimiter.SQUARE, lambda: _parse_list_item(parser, spec, present)
+    )
+    return [i for i in items if i is not None]
+
+
+def _parse_list_item(parser: Parser, spec: ArgSpec, present: list[int]):
+    if spec.kind is ArgKind.OPT_TENSOR_LIST and parser.parse_optional_keyword("none"):
+        present.append(0)
+        return None
+    if spec.kind is ArgKind.OPT_TENSOR_LIST:
+        present.append(1)
+    return parser.parse_unresolved_operand()
+
+
+# --- property syntax: {dim = -1, keepdim = true, size = [1, 2], dtype = f32, eps = 1.0e-05} ----
+
+
+def _format_float(value: float) -> str:
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    text = repr(value)
+    if "e" in text and "." not in text.split("e")[0]:
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
+def _print_value(printer: Printer, kind: ArgKind, attr: Attribute) -> None:
+    if kind in (ArgKind.INT_LIST, ArgKind.FLOAT_LIST):
+        assert isinstance(attr, DenseArrayBase)
+        fmt = str if kind is ArgKind.INT_LIST else _format_float
+        printer.print_string("[" + ", ".join(fmt(v) for v in attr.get_values()) + "]")
+    elif isinstance(attr, IntegerAttr) and attr.type == schema.i1:
+        printer.print_string("true" if attr.value.data else "false")
+    elif isinstance(attr, IntegerAttr):
+        printer.print_string(str(attr.value.data))
+    elif isinstance(attr, FloatAttr):
+        printer.print_string(_format_float(attr.value.data))
+    elif isinstance(attr, StringAttr):
+        printer.print_string_literal(attr.data)
+    else:
+        printer.print_attribute(attr)
+
+
+def _print_properties(op: AtenOp, printer: Printer) -> None:
+    items = [(s, op.properties[s.name]) for s in op.SIGNATURE.property_args if s.name in op.properties]
+    if not items:
+        return
+    printer.print_string(" {")
+    for i, (spec, attr) in enumerate(items):
+        printer.print_string(f"{', ' if i else ''}{spec.name} = ")
+        _print_value(printer, spec.kind, attr)
+    printer.print_string("}")
+
+
+def _parse_float_token(parser: Parser) -> float | int | None:
+    negative = parser.parse_optional_punctuation("-") is not None
+    for word, value in (("inf", math.inf), ("nan", math.nan)):
+        if parser.parse_optional_keyword(word):
+            return -value if negative else value
+    number = parser.parse_optional_number()
+    if number is None:
+        if negative:
+            parser.raise_error("expected a number after '-'")
+        return None
+    return -number if negative else number
+
+
+def _parse_value(parser: Parser, spec: ArgSpec) -> Attribute:
+    kind = spec.kind
+    if kind in (ArgKind.INT_LIST, ArgKind.FLOAT_LIST):
+        values = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: _parse_float_token(parser))
+        if kind is ArgKind.INT_LIST and not all(isinstance(v, int) for v in values):
+            parser.raise_error(f"property '{spec.name}' expects a list of integers")
+        return schema.to_attribute(kind, values)
+    if kind is ArgKind.DTYPE:
+        return parser.parse_type()
+    if kind in (ArgKind.STR, ArgKind.DEVICE, ArgKind.LAYOUT, ArgKind.MEMORY_FORMAT):
+        return StringAttr(parser.parse_str_literal())
+    if kind in (ArgKind.BOOL, ArgKind.SCALAR) and (flag := parser.parse_optional_boolean()) is not None:
+        return schema.to_attribute(kind, flag)
+    number = _parse_float_token(parser)
+    if number is None or (kind is ArgKind.INT and not isinstance(number, int)):
+        parser.raise_error(f"property '{spec.name}' expects {_KIND_WORDS[kind]}")
+    if kind is ArgKind.BOOL:
+        parser.raise_error(f"property '{spec.name}' expects true or false")
+    return schema.to_attribute(kind, number)
+
+
+_KIND_WORDS = {
+    ArgKind.INT: "an integer",
+    ArgKind.FLOAT: "a number",
+    ArgKind.SCALAR: "a number or boolean",
+    ArgKind.BOOL: "true or false",
+}
+
+
+def _parse_properties(sig: Signature, parser: Parser) -> dict[str, Attribute]:
+    properties: dict[str, Attribute] = {}
+    if parser.parse_optional_punctuation("{") is None:
+        return properties
+    by_name = {s.name: s for s in sig.property_args}
+    while True:
+        pos = parser.pos
+        key = parser.parse_identifier()
+        if key not in by_name:
+            known = ", ".join(by_name) or "none"
+            parser.raise_error(f"unknown property '{key}' (known: {known})", pos, parser.pos)
+        if key in properties:
+            parser.raise_error(f"duplicate property '{key}'", pos, parser.pos)
+        parser.parse_punctuation("=")
+        properties[key] = _parse_value(parser, by_name[key])
+        if parser.parse_optional_punctuation(",") is None:
+            break
+    parser.parse_punctuation("}")
+    return properties
+
+
+def _to_meta_device(sig: Signature, args: list[Any], kwargs: dict[str, Any]) -> None:
+    """Factory ops (arange, full, ...) name a device: infer their shape on the meta device."""
+    for spec in sig.args:
+        if spec.kind is ArgKind.DEVICE and spec.kwarg_only:
+            kwargs[spec.name] = torch.device("meta")
+
+
+def _flatten_outputs(out: Any) -> list[torch.Tensor]:
+    if out is None:
+        return []
+    if isinstance(out, torch.Tensor):
+        return [out]
+    return [t for t in out]
+
+
+# --- defining ops from overloads ---------------------------------------------------------------
+
+
+def _mnemonic(target: Any) -> str:
+    packet, overload = target._schema.name.split("::")[1], target._overloadname
+    return packet if overload == "default" else f"{packet}.{overload}"
+
+
+def _class_name(mnemonic: str) -> str:
+    words = [w for part in mnemonic.split(".") for w in part.split("_") if w]
+    return "".join(w[0].upper() + w[1:] for w in words) + "Op"
+
+
+def _operand_constructs(sig: Signature) -> tuple[dict[str, Any], bool]:
+    fields: dict[str, Any] = {}
+    variadic_groups = 0
+    for spec in sig.tensor_args:
+        if spec.kind is ArgKind.TENSOR:
+            fields[spec.field] = operand_def(TensorType)
+        elif spec.kind is ArgKind.OPT_TENSOR:
+            fields[spec.field] = opt_operand_def(TensorType)
+            variadic_groups += 1
+        else:
+            fields[spec.field] = var_operand_def(TensorType)
+            variadic_groups += 1
+    return fields, variadic_groups > 1
+
+
+def _property_constructs(sig: Signature) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for spec in sig.property_args:
+        constraint = schema.PROPERTY_CONSTRAINTS[spec.kind]
+        define = opt_prop_def if spec.has_default else prop_def
+        fields[spec.field] = define(constraint, prop_name=spec.name)
+    if any(s.kind is ArgKind.OPT_TENSOR_LIST for s in sig.args):
+        fields["present"] = prop_def(base(DenseArrayBase), prop_name=PRESENT_MASK)
+    return fields
+
+
+def _result_constructs(sig: Signature) -> dict[str, Any]:
+    if sig.variadic_result:
+        return {sig.result_fields[0]: var_result_def(TensorType)}
+    return {f: result_def(TensorType) for f in sig.result_fields}
+
+
+def aten_op(target: Any, *, mnemonic: str | None = None, pure: bool = True) -> type[AtenOp]:
+    """Define the IRDL op mirroring `target` (a torch OpOverload) from its schema."""
+    sig = schema.parse_signature(target, _RESERVED_FIELDS)
+    op_name = f"aten.{mnemonic or _mnemonic(target)}"
+    operands, needs_segments = _operand_constructs(sig)
+    namespace: dict[str, Any] = {
+        "name": op_name,
+        "__doc__": f"`{target._schema}`",
+        "__module__": __name__,
+        **operands,
+        **_property_constructs(sig),
+        **_result_constructs(sig),
+        "traits": traits_def(Pure()) if pure else traits_def(),
+    }
+    if needs_segments:
+        namespace["irdl_options"] = (AttrSizedOperandSegments(as_property=True),)
+    cls = irdl_op_definition(type(_class_name(op_name.removeprefix("aten.")), (AtenOp,), namespace))
+    # Class constants are set after definition: IRDL only accepts IR constructs in the namespace.
+    cls.SIGNATURE = sig
+    cls.NEEDS_SEGMENT_SIZES = needs_segments
+    return cls
+
+
+OPS_BY_TARGET: dict[Any, type[AtenOp]] = {}
+"""The aten op class of each torch overload (what the importer looks up)."""
+
+
+def _register(*classes: type[AtenOp]) -> list[type[AtenOp]]:
+    for cls in classes:
+        OPS_BY_TARGET[cls.SIGNATURE.target] = cls
+    return list(classes)
+
+
+# --- ops that are not ATen overloads ---------------------------------------------------------
+
+
+@irdl_op_definition
+class WeightOp(IRDLOperation):
+    """A tensor from the WeightStore, referenced by name: weights never appear in printed IR."""
+
+    name = "aten.weight"
+    weight_name = prop_def(StringAttr, prop_name="name")
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), ConstantLike())
+
+    def __init__(self, weight_name: str, result_type: Attribute):
+        super().__init__(properties={"name": StringAttr(weight_name)}, result_types=[result_type])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.weight_name.data)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" : ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> WeightOp:
+        weight_name = parser.parse_str_literal()
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        parser.parse_punctuation(":")
+        op = cls(weight_name, parser.parse_type())
+        if attributes:
+            op.attributes.update(attributes.data)
+        return op
+
+    def verify_(self) -> None:
+        if not isinstance(self.result.type, TensorType):
+            raise VerifyException(f"{self.name}: result must be a tensor, got {self.result.type}")
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """A small constant tensor held inline (folded masks, scalars); large ones become weights."""
+
+    name = "aten.constant"
+    value = prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), ConstantLike())
+
+    def __init__(self, value: DenseIntOrFPElementsAttr):
+        super().__init__(properties={"value": value}, result_types=[value.get_type()])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        pos = parser.pos
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            parser.raise_error("aten.constant expects a dense<...> : tensor<...> value", pos, parser.pos)
+        op = cls(value)
+        if attributes := parser.parse_optional_attr_dict_with_keyword():
+            op.attributes.update(attributes.data)
+        return op
+
+    @staticmethod
+    def from_tensor(tensor: torch.Tensor) -> ConstantOp:
+        return ConstantOp(dense_attr(tensor))
+
+    def to_tensor(self) -> torch.Tensor:
+        return dense_to_tensor(self.value)
+
+    def verify_(self) -> None:
+        if self.value.get_type() != self.result.type:
+            raise VerifyException(
+                f"{self.name}: value type {self.value.get_type()} does not match result type {self.result.type}"
+            )
+
+
+def dense_attr(tensor: torch.Tensor) -> DenseIntOrFPElementsAttr:
+    """The dense attribute holding a (small) tensor's values."""
+    ty = tensor_type(tuple(tensor.shape), tensor.dtype)
+    flat = tensor.detach().reshape(-1)
+    if tensor.dtype.is_floating_point:
+        values = flat.to(torch.float64).tolist()
+    else:
+        values = flat.to(torch.int64).tolist()
+    return DenseIntOrFPElementsAttr.from_list(ty, values)
+
+
+def dense_to_tensor(attr: DenseIntOrFPElementsAttr) -> torch.Tensor:
+    """The tensor a dense attribute holds."""
+    ty = attr.get_type()
+    values = list(attr.get_values())
+    dtype = dtype_of(ty)
+    return torch.tensor(values, dtype=dtype).reshape(shape_of(ty))
+
+
+# --- the op table --------------------------------------------------------------------------------
+
+_a = torch.ops.aten
+_f = torch.ops.forge
+
+# Importing registers the torch custom ops behind the fused ops below.
+import dialects.fused_kernels  # noqa: E402,F401
+
+# Shape and data movement
+ViewOp = aten_op(_a.view.default)
+ReshapeOp = aten_op(_a.reshape.default)
+UnsafeViewOp = aten_op(_a._unsafe_view.default)
+PermuteOp = aten_op(_a.permute.default)
+TransposeIntOp = aten_op(_a.transpose.int)
+TOp = aten_op(_a.t.default)
+ExpandOp = aten_op(_a.expand.default)
+SliceTensorOp = aten_op(_a.slice.Tensor)
+SelectIntOp = aten_op(_a.select.int)
+SplitTensorOp = aten_op(_a.split.Tensor)
+SplitWithSizesOp = aten_op(_a.split_with_sizes.default)
+CatOp = aten_op(_a.cat.default)
+StackOp = aten_op(_a.stack.default)
+UnsqueezeOp = aten_op(_a.unsqueeze.default)
+SqueezeOp = aten_op(_a.squeeze.default)
+SqueezeDimOp = aten_op(_a.squeeze.dim)
+SqueezeDimsOp = aten_op(_a.squeeze.dims)
+FlattenUsingIntsOp = aten_op(_a.flatten.using_ints)
+RepeatOp = aten_op(_a.repeat.default)
+ContiguousOp = aten_op(_a.contiguous.default)
+CloneOp = aten_op(_a.clone.default)
+AliasOp = aten_op(_a.alias.default)
+DetachOp = aten_op(_a.detach.default)
+LiftFreshCopyOp = aten_op(_a.lift_fresh_copy.default)
+# Lookups
+EmbeddingOp = aten_op(_a.embedding.default)
+GatherOp = aten_op(_a.gather.default)
+IndexTensorOp = aten_op(_a.index.Tensor)
+IndexSelectOp = aten_op(_a.index_select.default)
+# Linear algebra
+AddmmOp = aten_op(_a.addmm.default)
+MmOp = aten_op(_a.mm.default)
+BmmOp = aten_op(_a.bmm.default)
+BaddbmmOp = aten_op(_a.baddbmm.default)
+MatmulOp = aten_op(_a.matmul.default)
+LinearOp = aten_op(_a.linear.default)
+# Elementwise arithmetic
+AddTensorOp = aten_op(_a.add.Tensor)
+AddScalarOp = aten_op(_a.add.Scalar)
+SubTensorOp = aten_op(_a.sub.Tensor)
+SubScalarOp = aten_op(_a.sub.Scalar)
+RsubScalarOp = aten_op(_a.rsub.Scalar)
+MulTensorOp = aten_op(_a.mul.Tensor)
+MulScalarOp = aten_op(_a.mul.Scalar)
+DivTensorOp = aten_op(_a.div.Tensor)
+DivScalarOp = aten_op(_a.div.Scalar)
+DivTensorModeOp = aten_op(_a.div.Tensor_mode)
+PowTensorScalarOp = aten_op(_a.pow.Tensor_Scalar)
+PowTensorTensorOp = aten_op(_a.pow.Tensor_Tensor)
+MaximumOp = aten_op(_a.maximum.default)
+MinimumOp = aten_op(_a.minimum.default)
+ClampOp = aten_op(_a.clamp.default)
+NegOp = aten_op(_a.neg.default)
+AbsOp = aten_op(_a.abs.default)
+ReciprocalOp = aten_op(_a.reciprocal.default)
+SqrtOp = aten_op(_a.sqrt.default)
+RsqrtOp = aten_op(_a.rsqrt.default)
+ExpOp = aten_op(_a.exp.default)
+LogOp = aten_op(_a.log.default)
+SinOp = aten_op(_a.sin.default)
+CosOp = aten_op(_a.cos.default)
+ErfOp = aten_op(_a.erf.default)
+# Activations
+TanhOp = aten_op(_a.tanh.default)
+SigmoidOp = aten_op(_a.sigmoid.default)
+ReluOp = aten_op(_a.relu.default)
+GeluOp = aten_op(_a.gelu.default)
+SiluOp = aten_op(_a.silu.default)
+# Reductions, normalization, attention
+MeanDimOp = aten_op(_a.mean.dim)
+MeanOp = aten_op(_a.mean.default)
+SumDimIntListOp = aten_op(_a.sum.dim_IntList)
+SumOp = aten_op(_a.sum.default)
+AmaxOp = aten_op(_a.amax.default)
+CumsumOp = aten_op(_a.cumsum.default)
+DiffOp = aten_op(_a.diff.default)
+SoftmaxIntOp = aten_op(_a.softmax.int)
+SoftmaxOp = aten_op(_a._softmax.default)
+LogSoftmaxIntOp = aten_op(_a.log_softmax.int)
+LayerNormOp = aten_op(_a.layer_norm.default)
+NativeLayerNormOp = aten_op(_a.native_layer_norm.default)
+RmsNormOp = aten_op(_a.rms_norm.default)
+ScaledDotProductAttentionOp = aten_op(_a.scaled_dot_product_attention.default)
+# Masks, comparisons, logic
+WhereSelfOp = aten_op(_a.where.self)
+WhereScalarOtherOp = aten_op(_a.where.ScalarOther)
+WhereScalarSelfOp = aten_op(_a.where.ScalarSelf)
+MaskedFillScalarOp = aten_op(_a.masked_fill.Scalar)
+MaskedFillTensorOp = aten_op(_a.masked_fill.Tensor)
+TriuOp = aten_op(_a.triu.default)
+TrilOp = aten_op(_a.tril.default)
+EqTensorOp = aten_op(_a.eq.Tensor)
+EqScalarOp = aten_op(_a.eq.Scalar)
+NeTensorOp = aten_op(_a.ne.Tensor)
+NeScalarOp = aten_op(_a.ne.Scalar)
+LtTensorOp = aten_op(_a.lt.Tensor)
+LtScalarOp = aten_op(_a.lt.Scalar)
+LeTensorOp = aten_op(_a.le.Tensor)
+LeScalarOp = aten_op(_a.le.Scalar)
+GtTensorOp = aten_op(_a.gt.Tensor)
+GtScalarOp = aten_op(_a.gt.Scalar)
+GeTensorOp = aten_op(_a.ge.Tensor)
+GeScalarOp = aten_op(_a.ge.Scalar)
+BitwiseAndTensorOp = aten_op(_a.bitwise_and.Tensor)
+BitwiseOrTensorOp = aten_op(_a.bitwise_or.Tensor)
+BitwiseNotOp = aten_op(_a.bitwise_not.default)
+AndTensorOp = aten_op(_a.__and__.Tensor)
+OrTensorOp = aten_op(_a.__or__.Tensor)
+LogicalNotOp = aten_op(_a.logical_not.default)
+LogicalAndOp = aten_op(_a.logical_and.default)
+# Conversions, dropout, assertions
+ToDtypeOp = aten_op(_a.to.dtype)
+ToDtypeLayoutOp = aten_op(_a.to.dtype_layout)
+ToDeviceOp = aten_op(_a.to.device)
+ToCopyOp = aten_op(_a._to_copy.default)
+DropoutOp = aten_op(_a.dropout.default, pure=False)
+AssertTensorMetadataOp = aten_op(_a._assert_tensor_metadata.default, pure=False)
+# Tensor factories
+ArangeOp = aten_op(_a.arange.default)
+ArangeStartOp = aten_op(_a.arange.start)
+ArangeStartStepOp = aten_op(_a.arange.start_step)
+FullOp = aten_op(_a.full.default)
+OnesOp = aten_op(_a.ones.default)
+ZerosOp = aten_op(_a.zeros.default)
+NewOnesOp = aten_op(_a.new_ones.default)
+NewZerosOp = aten_op(_a.new_zeros.default)
+FullLikeOp = aten_op(_a.full_like.default)
+OnesLikeOp = aten_op(_a.ones_like.default)
+ZerosLikeOp = aten_op(_a.zeros_like.default)
+ScalarTensorOp = aten_op(_a.scalar_tensor.default)
+# Forge's fused ops (created by fuse-ops and layout; see dialects/fused_kernels.py)
+FusedLinearOp = aten_op(_f.fused_linear.default, mnemonic="fused_linear")
+GatedMlpOp = aten_op(_f.gated_mlp.default, mnemonic="gated_mlp")
+MatmulTransposedOp = aten_op(_f.matmul_transposed.default, mnemonic="matmul_transposed")
+
+SCHEMA_OPS: list[type[AtenOp]] = _register(
+    *(v for v in list(globals().values()) if isinstance(v, type) and issubclass(v, AtenOp) and v is not AtenOp)
+)
+
+Aten = Dialect("aten", [WeightOp, ConstantOp, *SCHEMA_OPS], [])
