@@ -1,0 +1,322 @@
+"""Weights live outside the IR, in a `WeightStore`, and the IR names them.
+
+Printed IR must stay readable and diffable, so parameters, buffers and lifted constants never go
+into it: an op such as ``aten.weight`` carries the *name* of a store entry.  A compiled model is
+therefore a pair of files side by side::
+
+    model.mlir           the IR (text, parsed and printed with xDSL)
+    model.safetensors    the WeightStore (safetensors; Forge metadata in its header)
+
+Tied weights (GPT-2's ``wte`` and ``lm_head``) are one tensor under two names.  `WeightStore.add`
+recognises that by storage identity and keeps one entry; the second name becomes an *alias* that
+`resolve` maps to the canonical name, and that survives `save`/`load`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import torch
+
+if TYPE_CHECKING:
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import ModuleOp
+
+WEIGHTS_SUFFIX = ".safetensors"
+FORMAT_VERSION = "forge-weights/1"
+# Keys in the safetensors header metadata (a str -> str map).
+_META_FORMAT = "forge.format"
+_META_ALIASES = "forge.aliases"  # JSON object: alias name -> canonical name
+_META_ORDER = "forge.order"  # JSON list: canonical names in insertion order
+
+
+class WeightsError(Exception):
+    """A weights file is missing, unreadable, or inconsistent.  The message names the path."""
+
+
+_StorageKey = tuple[int, int, tuple[int, ...], tuple[int, ...], torch.dtype, torch.device]
+
+
+def _storage_key(tensor: torch.Tensor) -> _StorageKey | None:
+    """What makes two tensors the same weight: same storage bytes, offset, shape, stride, dtype.
+
+    None when identity is meaningless (no real storage: empty, meta or fake tensors), so such
+    tensors are never merged.
+    """
+    try:
+        storage = tensor.untyped_storage()
+        ptr = storage.data_ptr()
+        if ptr == 0 or storage.nbytes() == 0:
+            return None
+    except (RuntimeError, NotImplementedError):
+        return None
+    return (ptr, tensor.storage_offset(), tuple(tensor.shape), tuple(tensor.stride()),
+            tensor.dtype, tensor.device)
+
+
+def _same_storageless(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two tensors without a storage key (empty, meta) are interchangeable."""
+    return (a.shape == b.shape and a.dtype == b.dtype and a.device == b.device
+            and a.numel() == 0 and b.numel() == 0)
+
+
+class WeightStore:
+    """An ordered mapping from weight name to `torch.Tensor`, with tied weights stored once.
+
+    Every name is either *canonical* (it owns an entry) or an *alias* of a canonical name.
+    ``store[name]`` and ``name in store`` accept both; iteration, ``len``, ``names()``, ``items()``
+    and ``nbytes`` cover canonical entries only, so each tensor is counted and saved once.
+    Tensors are kept by reference (detached, not copied).
+    """
+
+    def __init__(self) -> None:
+        self._tensors: dict[str, torch.Tensor] = {}
+        self._aliases: dict[str, str] = {}
+        self._by_key: dict[_StorageKey, str] = {}
+        self._counters: dict[str, int] = {}
+
+    # -- building -------------------------------------------------------------------------------
+
+    def add(self, name: str, tensor: torch.Tensor) -> str:
+        """Add ``tensor`` under ``name``; return the name the IR should use.
+
+        If the same data is already stored (same storage, offset, shape, stride and dtype, as for
+        tied parameters), nothing is copied: ``name`` becomes an alias and the existing canonical
+        name is returned.  Re-adding an existing name with the same data is a no-op; with different
+        data it is a `ValueError`.
+        """
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"weight name must be a non-empty str, got {name!r}")
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError(
+                f"weight {name!r}: expected a torch.Tensor, got {type(tensor).__name__}"
+            )
+        tensor = tensor.detach()
+        key = _storage_key(tensor)
+        if name in self:
+            existing = self.resolve(name)
+            if key is not None and self._by_key.get(key) == existing:
+                return existing
+            if key is None and _same_storageless(self._tensors[existing], tensor):
+                return existing
+            raise ValueError(f"weight {name!r} is already in the store with different data")
+        if key is not None and key in self._by_key:
+            canonical = self._by_key[key]
+            self._aliases[name] = canonical
+            return canonical
+        self._tensors[name] = tensor
+        if key is not None:
+            self._by_key[key] = name
+        return name
+
+    def add_all(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> dict[str, str]:
+        """`add` each pair; return a map from every given name to the name to use in the IR."""
+        return {name: self.add(name, tensor) for name, tensor in named_tensors}
+
+    def fresh_name(self, prefix: str = "const") -> str:
+        """A name ``<prefix>_<n>`` not used by any entry or alias of this store."""
+        n = self._counters.get(prefix, 0)
+        while f"{prefix}_{n}" in self:
+            n += 1
+        self._counters[prefix] = n + 1
+        return f"{prefix}_{n}"
+
+    def add_constant(self, tensor: torch.Tensor, prefix: str = "const") -> str:
+        """Add a tensor created at compile time (e.g. by constant folding) under a fresh name."""
+        return self.add(self.fresh_name(prefix), tensor)
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def resolve(self, name: str) -> str:
+        """The canonical name for ``name`` (itself if it is canonical).  KeyError if unknown."""
+        if name in self._tensors:
+            return name
+        try:
+            return self._aliases[name]
+        except KeyError:
+            raise KeyError(f"no weight named {name!r} in the store") from None
+
+    @property
+    def aliases(self) -> dict[str, str]:
+        """Alias name -> canonical name (a copy)."""
+        return dict(self._aliases)
+
+    def __getitem__(self, name: str) -> torch.Tensor:
+        return self._tensors[self.resolve(name)]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tensors or name in self._aliases
+
+    def __len__(self) -> int:
+        return len(self._tensors)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tensors)
+
+    def names(self) -> list[str]:
+        """Canonical names, in insertion order."""
+        return list(self._tensors)
+
+    def items(self) -> Iterator[tuple[str, torch.Tensor]]:
+        return iter(self._tensors.items())
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the canonical entries (aliases cost nothing)."""
+        return sum(t.numel() * t.element_size() for t in self._tensors.values())
+
+    def __repr__(self) -> str:
+        return (f"WeightStore({len(self)} tensors, {len(self._aliases)} aliases, "
+                f"{self.nbytes / 2**20:.1f} MiB)")
+
+    # -- persistence ----------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the store to a ``.safetensors`` file (atomically); aliased data is written once.
+
+        The header metadata records the aliases and the insertion order of the entries.
+        """
+        from safetensors.torch import save_file
+
+        path = Path(path)
+        tensors: dict[str, torch.Tensor] = {}
+        seen_storages: set[int] = set()
+        for name, tensor in self._tensors.items():
+            t = tensor.detach().to("cpu").contiguous()
+            # safetensors refuses entries sharing memory; distinct entries that are views of one
+            # storage (not aliases: they differ in offset/shape) get their own copy on disk.
+            ptr = t.untyped_storage().data_ptr() if t.numel() else 0
+            if ptr:
+                if ptr in seen_storages:
+                    t = t.clone()
+                else:
+                    seen_storages.add(ptr)
+            tensors[name] = t
+        metadata = {
+            _META_FORMAT: FORMAT_VERSION,
+            _META_ALIASES: json.dumps(self._aliases),
+            _META_ORDER: json.dumps(list(self._tensors)),
+        }
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Write beside the target then rename: a crash never leaves a half-written file, and a
+        # store that was loaded (memory-mapped) from `path` stays valid while it is overwritten.
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+        try:
+            save_file(tensors, tmp, metadata=metadata)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> WeightStore:
+        """Read a store written by `save` (or any safetensors file: then it has no aliases).
+
+        Raises `WeightsError` naming ``path`` if the file is missing, unreadable or inconsistent.
+        """
+        from safetensors import safe_open
+
+        path = Path(path)
+        if not path.is_file():
+            raise WeightsError(f"weights file not found: {path}")
+        try:
+            with safe_open(str(path), framework="pt", device="cpu") as f:
+                metadata = f.metadata() or {}
+                tensors = {name: f.get_tensor(name) for name in f.keys()}
+        except Exception as e:  # SafetensorError, OSError, bad dtype/shape in the header, ...
+            raise WeightsError(f"cannot read weights file {path}: {e}") from e
+
+        fmt = metadata.get(_META_FORMAT)
+        if fmt is not None and fmt != FORMAT_VERSION:
+            raise WeightsError(f"weights file {path}: unsupported format {fmt!r} "
+                               f"(expected {FORMAT_VERSION!r})")
+        try:
+            aliases = json.loads(metadata.get(_META_ALIASES, "{}"))
+            order = json.loads(metadata.get(_META_ORDER, "null"))
+        except json.JSONDecodeError as e:
+            raise WeightsError(f"weights file {path}: corrupt Forge metadata: {e}") from e
+        if not isinstance(aliases, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in aliases.items()
+        ):
+            raise WeightsError(f"weights file {path}: corrupt alias table")
+        if order is None:
+            order = list(tensors)
+        if not isinstance(order, list) or sorted(order) != sorted(tensors):
+            raise WeightsError(f"weights file {path}: entry list does not match the stored tensors")
+        for alias, target in aliases.items():
+            if target not in tensors or alias in tensors:
+                raise WeightsError(f"weights file {path}: alias {alias!r} -> {target!r} is invalid")
+
+        store = cls()
+        for name in order:
+            store.add(name, tensors[name])
+        store._aliases.update(aliases)
+        return store
+
+
+# -- model.mlir + model.safetensors ---------------------------------------------------------------
+
+
+def companion_weights_path(mlir_path: str | os.PathLike[str]) -> Path:
+    """The weights file that goes with an IR file: ``model.mlir`` -> ``model.safetensors``."""
+    return Path(mlir_path).with_suffix(WEIGHTS_SUFFIX)
+
+
+def save_module(module: str | ModuleOp, store: WeightStore,
+                mlir_path: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """Write ``module`` (IR text or a ModuleOp) to ``mlir_path`` and ``store`` beside it.
+
+    Returns ``(mlir_path, weights_path)``.
+    """
+    mlir_path = Path(mlir_path)
+    if isinstance(module, str):
+        text = module
+    else:
+        import io
+
+        from xdsl.printer import Printer
+
+        buf = io.StringIO()
+        Printer(stream=buf).print_op(module)
+        text = buf.getvalue()
+    if not text.endswith("\n"):
+        text += "\n"
+    weights_path = store.save(companion_weights_path(mlir_path))
+    mlir_path.parent.mkdir(parents=True, exist_ok=True)
+    mlir_path.write_text(text)
+    return mlir_path, weights_path
+
+
+def load_module(ctx: Context | None,
+                mlir_path: str | os.PathLike[str]) -> tuple[ModuleOp, WeightStore]:
+    """Read ``mlir_path`` and its companion weights; ``ctx=None`` uses `make_context()`.
+
+    A missing or corrupt weights file raises `WeightsError`; IR parse errors are xDSL's.
+    """
+    from xdsl.parser import Parser
+
+    mlir_path = Path(mlir_path)
+    if ctx is None:
+        from forge.context import make_context
+
+        ctx = make_context()
+    text = mlir_path.read_text()
+    store = WeightStore.load(companion_weights_path(mlir_path))
+    module = Parser(ctx, text, name=str(mlir_path)).parse_module()
+    return module, store
+
+
+__all__ = [
+    "WeightStore",
+    "WeightsError",
+    "companion_weights_path",
+    "load_module",
+    "save_module",
+]
