@@ -59,6 +59,8 @@ from dialects.torch_types import dtype_of, meta_tensor, shape_of, tensor_type, t
 PRESENT_MASK = "present"
 """Property of ops with a `Tensor?[]` argument: 1/0 per list entry, whether a tensor is there."""
 
+_INFERRED_TYPES: dict[tuple, list[Attribute]] = {}
+
 _RESERVED_FIELDS = set(dir(IRDLOperation)) | {"name", "traits", "irdl_options", "signature"}
 
 
@@ -82,8 +84,13 @@ class AtenOp(IRDLOperation):
         """The operand bound to tensor argument `name` (None when an optional tensor is absent)."""
         return getattr(self, self.SIGNATURE.arg(name).field)
 
-    def call_arguments(self, values: Sequence[Any]) -> tuple[list[Any], dict[str, Any]]:
-        """Positional and keyword arguments to call the overload, given values for the operands."""
+    def call_arguments(
+        self, values: Sequence[Any], *, device: torch.device | None = None
+    ) -> tuple[list[Any], dict[str, Any]]:
+        """Positional and keyword arguments to call the overload, given values for the operands.
+
+        `device`, when given, replaces every Device argument (shape inference runs on "meta").
+        """
         it = iter(values)
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
@@ -91,6 +98,8 @@ class AtenOp(IRDLOperation):
             value = self._bound_value(spec, it)
             if spec.kind is ArgKind.GENERATOR:
                 continue
+            if spec.kind is ArgKind.DEVICE and device is not None:
+                value = device
             if spec.kwarg_only:
                 kwargs[spec.name] = value
             else:
@@ -149,10 +158,19 @@ class AtenOp(IRDLOperation):
             raise VerifyException(f"{self.name}: '{PRESENT_MASK}' mask does not match the operand count")
 
     def infer_result_types(self) -> list[Attribute]:
-        """Result types computed by the overload's meta kernel; VerifyException if it rejects the op."""
+        """Result types computed by the overload's meta kernel; VerifyException if it rejects the op.
+
+        Memoized on (op, operand types, properties): transformer layers repeat the same signatures.
+        """
+        key = (self.name, tuple(self.operand_types), tuple(self.properties.items()))
+        cached = _INFERRED_TYPES.get(key)
+        if cached is None:
+            cached = _INFERRED_TYPES[key] = self._infer_on_meta()
+        return cached
+
+    def _infer_on_meta(self) -> list[Attribute]:
         metas = [meta_tensor(v.type) for v in self.operands]
-        args, kwargs = self.call_arguments(metas)
-        _to_meta_device(self.SIGNATURE, args, kwargs)
+        args, kwargs = self.call_arguments(metas, device=torch.device("meta"))
         try:
             out = self.SIGNATURE.target(*args, **kwargs)
         except Exception as err:  # torch reports invalid operands as assorted exception types
@@ -375,13 +393,6 @@ def _parse_properties(sig: Signature, parser: Parser) -> dict[str, Attribute]:
             break
     parser.parse_punctuation("}")
     return properties
-
-
-def _to_meta_device(sig: Signature, args: list[Any], kwargs: dict[str, Any]) -> None:
-    """Factory ops (arange, full, ...) name a device: infer their shape on the meta device."""
-    for spec in sig.args:
-        if spec.kind is ArgKind.DEVICE and spec.kwarg_only:
-            kwargs[spec.name] = torch.device("meta")
 
 
 def _flatten_outputs(out: Any) -> list[torch.Tensor]:

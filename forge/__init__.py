@@ -1,1 +1,27 @@
-"""Forge: a transparent, pass-by-pass compiler from torch.export graphs to NNFactory on OpenVINO."""
+"""Forge: a transparent, pass-by-pass compiler from torch.export graphs to NNFactory on OpenVINO.
+
+The top-level names are imported lazily so that `import forge` stays cheap for the CLI.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_LAZY = {
+    "import_module": ("forge.frontend.fx_importer", "import_module"),
+    "import_program": ("forge.frontend.fx_importer", "import_program"),
+    "interpret": ("forge.interpreter", "interpret"),
+    "WeightStore": ("forge.weights", "WeightStore"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'forge' has no attribute '{name}'")
+    from importlib import import_module as _import
+
+    module_name, attr = _LAZY[name]
+    return getattr(_import(module_name), attr)
+
+
+__all__ = sorted(_LAZY)

@@ -1,0 +1,37 @@
+"""Shared fixtures: small zoo models are exported once per session (export dominates test time)."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+import torch
+
+from forge.models import ATTN_IMPLS, ZOO, build_model, example_inputs
+
+SEQ_LEN = 16
+ZOO_CASES = [(name, attn) for name in ZOO for attn in ATTN_IMPLS]
+
+
+@functools.cache
+def small_model(name: str, attn: str):
+    """A small zoo model, its example input, and its eager output."""
+    model = build_model(name, attn=attn, small=True)
+    inputs = example_inputs(name, seq_len=SEQ_LEN, small=True)
+    with torch.no_grad():
+        expected = model(*inputs)
+    return model, inputs, expected
+
+
+@functools.cache
+def imported_small_model(name: str, attn: str):
+    """The imported IR of a small zoo model (treat as read-only: clone before transforming)."""
+    from forge.frontend.fx_importer import import_module
+
+    model, inputs, expected = small_model(name, attn)
+    return import_module(model, inputs), inputs, expected
+
+
+@pytest.fixture(params=ZOO_CASES, ids=[f"{n}-{a}" for n, a in ZOO_CASES])
+def zoo_case(request):
+    return request.param
