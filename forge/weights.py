@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -320,3 +321,20 @@ __all__ = [
     "load_module",
     "save_module",
 ]
+
+
+# --- the WeightStore of a module, for passes -------------------------------------------------------
+# xDSL passes receive only (ctx, module). Passes that read or create weights (fold, layout) find the
+# module's store here; forge-opt attaches the companion weights file, the compiler its import's store.
+
+_STORES: weakref.WeakKeyDictionary[ModuleOp, WeightStore] = weakref.WeakKeyDictionary()
+
+
+def attach_weights(module: ModuleOp, store: WeightStore) -> None:
+    """Make `store` the WeightStore of `module` (what `weights_of` returns)."""
+    _STORES[module] = store
+
+
+def weights_of(module: ModuleOp) -> WeightStore | None:
+    """The WeightStore attached to `module`, or None when the IR came without weights."""
+    return _STORES.get(module)
