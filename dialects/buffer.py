@@ -1,0 +1,487 @@
+"""The `buffer` dialect: explicit memory, the level whose allocation the FileCheck suite pins.
+
+Two kinds of SSA values:
+
+- physical buffers, typed `!buffer.buf<id, device, bytes>` and declared by `buffer.alloc`;
+- logical values, typed as plain `tensor<...>`: each one lives in the buffer it was written
+  into (`into %b`), or outside the plan (graph inputs on the host; weights and constants,
+  immutable and placed by the backend).
+
+Ops run in destination-passing style: `buffer.exec` runs one npuir op kind on logical values and
+writes its result into a buffer, `buffer.transfer` copies a value into a buffer on the other
+device. The op order is the schedule. A buffer may hold several values over time; because every
+value names its defining op and so its buffer, "no two simultaneously-live values share a buffer"
+is checkable: at every use of %v living in buffer B, the last write to B must be %v's own.
+
+    %b3 = buffer.alloc : !buffer.buf<3, npu, 1572864>
+    %ids = buffer.input 0 : tensor<1x128xi64>
+    %w = buffer.weight "h.0.mlp.c_fc.weight" : tensor<3072x768xf32>
+    %c = buffer.constant dense<0.0> : tensor<768xf32>
+    %xn = buffer.transfer %x into %b0 : tensor<1x128x768xf32> in !buffer.buf<0, npu, 393216>
+    %h = buffer.exec npu linear(%xn, %w) into %b3 {activation = gelu}
+           : (tensor<1x128x768xf32>, tensor<3072x768xf32>) -> tensor<1x128x3072xf32>
+             in !buffer.buf<3, npu, 1572864>
+    func.return %h : tensor<1x128x3072xf32>
+
+`buffer.exec` names an npuir kind (`npuir_kinds()`) and carries that op's parameters; its
+verifier reuses the npuir kind's type check, so shapes stay checked after lowering.
+
+Helpers for the lowering, checker, interpreter and backend: `ExecOp.of(npuir_op, ins, out)`,
+`exec_kinds()`, `value_buffer()`, `value_device()`, `buffer_table()`, `tensor_bytes()`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    I64,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    IntAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import (
+    Attribute,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl import (
+    IRDLOperation,
+    VarConstraint,
+    base,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.traits import ConstantLike, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from dialects.npuir import (
+    COMMON_PROPS,
+    Device,
+    DeviceAttr,
+    NpuirOp,
+    Params,
+    SourceOp,
+    npuir_kinds,
+    op_class,
+    op_params,
+    parse_params,
+    print_params,
+    tensor_bytes,
+    verify_params,
+)
+
+__all__ = [
+    "AllocOp",
+    "Buffer",
+    "BufType",
+    "ConstantOp",
+    "ExecOp",
+    "InputOp",
+    "TransferOp",
+    "WeightOp",
+    "buffer_table",
+    "exec_kinds",
+    "tensor_bytes",
+    "value_buffer",
+    "value_device",
+]
+
+# ===================================================================================== type
+
+
+@irdl_attr_definition
+class BufType(ParametrizedAttribute, TypeAttribute):
+    """A physical buffer: `!buffer.buf<3, npu, 393216>` is buffer 3, on the NPU, 393216 bytes.
+
+    The id is part of the type so that every use of a buffer shows which one it is (what
+    FileCheck tests pin); ids are unique within a function (`buffer_table`)."""
+
+    name = "buffer.buf"
+
+    id: IntAttr
+    device: DeviceAttr
+    size: IntAttr
+
+    def __init__(self, id: int | IntAttr, device: Device | str | DeviceAttr, size: int | IntAttr):
+        super().__init__(
+            id if isinstance(id, IntAttr) else IntAttr(id),
+            device if isinstance(device, DeviceAttr) else DeviceAttr(Device(device)),
+            size if isinstance(size, IntAttr) else IntAttr(size),
+        )
+
+    @property
+    def buffer_id(self) -> int:
+        return self.id.data
+
+    @property
+    def nbytes(self) -> int:
+        return self.size.data
+
+    @property
+    def on(self) -> Device:
+        return self.device.data
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.buffer_id}, {self.on.value}, {self.nbytes}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            buffer_id = parser.parse_integer(allow_boolean=False, allow_negative=False)
+            parser.parse_punctuation(",")
+            device = parser.parse_str_enum(Device)
+            parser.parse_punctuation(",")
+            size = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        return (IntAttr(buffer_id), DeviceAttr(device), IntAttr(size))
+
+
+# ================================================================================ buffers
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """Declares physical buffer `id` (everything is in its type). Not Pure: an allocation is
+    part of the plan even before its first use."""
+
+    name = "buffer.alloc"
+    buffer = result_def(BufType)
+
+    assembly_format = "attr-dict `:` type($buffer)"
+
+    def __init__(self, buf: BufType):
+        super().__init__(result_types=[buf])
+
+
+# ========================================================== values outside the memory plan
+
+
+class SourceValueOp(IRDLOperation):
+    """A value that needs no planned buffer: inputs (host memory, owned by the caller),
+    weights and constants (immutable; the backend embeds or binds them)."""
+
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+
+@irdl_op_definition
+class InputOp(SourceValueOp):
+    """Graph input number `index`, on the host (cpu)."""
+
+    name = "buffer.input"
+    index = prop_def(IntegerAttr[I64])
+
+    assembly_format = "$index attr-dict `:` type($result)"
+
+    def verify_(self) -> None:
+        if self.index.value.data < 0:
+            raise VerifyException(f"{self.name}: input index {self.index.value.data} is negative")
+
+
+@irdl_op_definition
+class WeightOp(SourceValueOp):
+    """A WeightStore entry, by name."""
+
+    name = "buffer.weight"
+    weight_name = prop_def(StringAttr, prop_name="name")
+
+    assembly_format = "$name attr-dict `:` type($result)"
+
+    def verify_(self) -> None:
+        if not self.weight_name.data:
+            raise VerifyException(f"{self.name}: weight name is empty")
+
+
+@irdl_op_definition
+class ConstantOp(SourceValueOp):
+    """A small inline value: `buffer.constant dense<1.0> : tensor<4xf32>`."""
+
+    name = "buffer.constant"
+    value = prop_def(DenseIntOrFPElementsAttr)
+    traits = traits_def(Pure(), ConstantLike())
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        pos = parser.pos
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            parser.raise_error("buffer.constant expects a dense<...> : tensor<...> value", pos, parser.pos)
+        attrs = parser.parse_optional_attr_dict()
+        return cls.create(
+            result_types=[value.get_type()], properties={"value": value}, attributes=attrs
+        )
+
+    def verify_(self) -> None:
+        if self.value.get_type() != self.result.type:
+            raise VerifyException(
+                f"{self.name}: value type {self.value.get_type()} does not match result type "
+                f"{self.result.type}"
+            )
+
+
+# ========================================================================= writing buffers
+
+
+class WriteOp(IRDLOperation):
+    """Base of the ops that write a logical value into a buffer and define it. Subclasses
+    declare the destination buffer operand `out` after their inputs."""
+
+    result = result_def(TensorType)
+
+    def out_buffer(self) -> BufType:
+        ty = self.operands[-1].type
+        assert isinstance(ty, BufType)
+        return ty
+
+    def _verify_fits(self, what: str) -> None:
+        buf, ty = self.out_buffer(), self.result.type
+        assert isinstance(ty, TensorType)
+        try:
+            needed = tensor_bytes(ty)
+        except ValueError as err:
+            raise VerifyException(f"{what}: {err}") from None
+        if buf.nbytes < needed:
+            raise VerifyException(
+                f"{what}: buffer {buf.buffer_id} holds {buf.nbytes} bytes but {ty} needs {needed}"
+            )
+
+
+@irdl_op_definition
+class TransferOp(WriteOp):
+    """Copy a value into a buffer on the other device (the explicit npu <-> cpu transition)."""
+
+    name = "buffer.transfer"
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    source = operand_def(T)
+    out = operand_def(BufType)
+    result = result_def(T)
+
+    assembly_format = "$source `into` $out attr-dict `:` type($source) `in` type($out)"
+
+    def __init__(self, source: SSAValue, out: SSAValue):
+        super().__init__(operands=[source, out], result_types=[source.type])
+
+    def verify_(self) -> None:
+        self._verify_fits(self.name)
+        buf, src = self.out_buffer(), value_device(self.source)
+        if src == buf.on:
+            where = value_buffer(self.source)
+            origin = f"buffer {where.buffer_id}" if where else "a graph input"
+            raise VerifyException(
+                f"{self.name}: source is already on {src.value} ({origin}); "
+                f"destination buffer {buf.buffer_id} is on {buf.on.value} too"
+            )
+
+
+_EXEC_KINDS: dict[str, type[NpuirOp]] = {
+    kind: cls for kind, cls in npuir_kinds().items() if not issubclass(cls, SourceOp)
+}
+
+
+def exec_kinds() -> dict[str, type[NpuirOp]]:
+    """The npuir kinds `buffer.exec` can run (all but input/weight/constant) and their classes."""
+    return dict(_EXEC_KINDS)
+
+
+@irdl_op_definition
+class ExecOp(WriteOp):
+    """Run npuir op kind `kind` on `device`, reading `ins` and writing the result into `out`.
+
+    `params` holds the npuir op's parameters (its properties but device and vreg); the custom
+    syntax prints them like npuir does: `{activation = gelu, perm = [0, 2, 1]}`."""
+
+    name = "buffer.exec"
+    ins = var_operand_def(TensorType)
+    out = operand_def(BufType)
+    device = prop_def(DeviceAttr)
+    kind = prop_def(StringAttr)
+    params = prop_def(DictionaryAttr, default_value=DictionaryAttr({}))
+
+    @staticmethod
+    def of(op: NpuirOp, ins: Sequence[SSAValue], out: SSAValue) -> ExecOp:
+        """The exec of npuir `op` on `ins` (standing for its operands), writing into `out`."""
+        return ExecOp.create(
+            operands=[*ins, out],
+            result_types=[op.result.type],
+            properties={
+                "device": op.device,
+                "kind": StringAttr(op.mnemonic()),
+                "params": DictionaryAttr(op_params(op)),
+            },
+        )
+
+    def npuir_class(self) -> type[NpuirOp] | None:
+        """The npuir op class of `kind` (None if unknown or not executable)."""
+        return _EXEC_KINDS.get(self.kind.data)
+
+    def param_view(self) -> Params:
+        """The parameters with the npuir kind's defaults filled in."""
+        cls = self.npuir_class()
+        assert cls is not None, f"unknown npuir kind {self.kind.data}"
+        return Params(cls, self.params.data)
+
+    # --------------------------------------------------------------------------- verify
+
+    def verify_(self) -> None:
+        kind = self.kind.data
+        what = f"{self.name} {kind}"
+        cls = self.npuir_class()
+        if cls is None:
+            if op_class(kind) is not None:
+                raise VerifyException(
+                    f"{self.name}: '{kind}' is a source, not an executable kind; "
+                    f"use buffer.{kind}"
+                )
+            raise VerifyException(f"{self.name}: unknown npuir kind '{kind}'")
+        lo, hi = cls.arity()
+        if len(self.ins) < lo or (hi is not None and len(self.ins) > hi):
+            expected = f"{lo}" if lo == hi else f"{lo} to {hi}" if hi is not None else f"at least {lo}"
+            raise VerifyException(f"{what}: expects {expected} inputs, got {len(self.ins)}")
+        try:
+            verify_params(cls, self.params.data)
+            ins = [v.type for v in self.ins]
+            cls.check(ins, self.result.type, Params(cls, self.params.data))  # pyright: ignore
+        except VerifyException as err:
+            raise VerifyException(f"{what}: {err}") from None
+        buf, device = self.out_buffer(), self.device.data
+        if buf.on != device:
+            raise VerifyException(
+                f"{what}: runs on {device.value} but writes buffer {buf.buffer_id} "
+                f"on {buf.on.value}"
+            )
+        self._verify_fits(what)
+        for i, value in enumerate(self.ins):
+            src = value_device(value)
+            if src is not None and src != device:
+                where = value_buffer(value)
+                origin = f"buffer {where.buffer_id}" if where else "a graph input"
+                raise VerifyException(
+                    f"{what}: input {i} is on {src.value} ({origin}) but the op runs on "
+                    f"{device.value}; insert a buffer.transfer"
+                )
+
+    # --------------------------------------------------------------------------- syntax
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.device.data.value} ")
+        printer.print_identifier_or_string_literal(self.kind.data)
+        printer.print_string("(")
+        printer.print_list(self.ins, printer.print_operand)
+        printer.print_string(") into ")
+        printer.print_operand(self.out)
+        cls = self.npuir_class()
+        if cls is not None:
+            print_params(printer, cls, self.params.data, self.attributes)
+        else:  # unknown kind: keep everything readable back, in generic form
+            attrs = {"params": self.params, **self.attributes}
+            printer.print_op_attributes(attrs)
+        printer.print_string(" : ")
+        printer.print_function_type([v.type for v in self.ins], [self.result.type])
+        printer.print_string(" in ")
+        printer.print_attribute(self.out.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ExecOp:
+        device = DeviceAttr(parser.parse_str_enum(Device))
+        kind = parser.parse_identifier_or_str_literal()
+        unresolved: list[UnresolvedOperand] = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        parser.parse_keyword("into")
+        out = parser.parse_unresolved_operand()
+        npuir_cls = _EXEC_KINDS.get(kind)
+        if npuir_cls is not None:
+            params, attrs = parse_params(parser, npuir_cls)
+            params = _with_defaults(npuir_cls, params)
+        else:
+            attrs = parser.parse_optional_attr_dict()
+            given = attrs.pop("params", DictionaryAttr({}))
+            params = given.data if isinstance(given, DictionaryAttr) else {}
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        ftype = parser.parse_function_type()
+        ins = parser.resolve_operands(unresolved, ftype.inputs.data, pos)
+        if len(ftype.outputs.data) != 1:
+            parser.raise_error("buffer.exec has exactly one result", pos, parser.pos)
+        parser.parse_keyword("in")
+        out_value = parser.resolve_operand(out, parser.parse_type())
+        return cls.create(
+            operands=[*ins, out_value],
+            result_types=ftype.outputs.data,
+            properties={
+                "device": device,
+                "kind": StringAttr(kind),
+                "params": DictionaryAttr(params),
+            },
+            attributes=attrs,
+        )
+
+
+def _with_defaults(cls: type[NpuirOp], params: Mapping[str, Attribute]) -> dict[str, Attribute]:
+    """`params` plus the kind's default values, as `op_params` of an npuir op would give."""
+    full = dict(params)
+    for key, prop in cls.get_irdl_definition().properties.items():
+        if key not in COMMON_PROPS and key not in full and prop.default_value is not None:
+            full[key] = prop.default_value
+    return full
+
+
+# ================================================================================ helpers
+
+
+def value_buffer(value: SSAValue) -> BufType | None:
+    """The buffer a logical value lives in (None for inputs, weights, constants, block args)."""
+    owner = value.owner
+    if isinstance(owner, WriteOp):
+        return owner.out_buffer()
+    return None
+
+
+def value_device(value: SSAValue) -> Device | None:
+    """Where a logical value is: its buffer's device, cpu for graph inputs, None when the value
+    is device-neutral (weights, constants) or unknown (block arguments)."""
+    if (buf := value_buffer(value)) is not None:
+        return buf.on
+    if isinstance(value.owner, InputOp):
+        return Device.CPU
+    return None
+
+
+def buffer_table(op: Operation) -> dict[int, BufType]:
+    """Every buffer allocated under `op` by id, in allocation order; VerifyException if two
+    allocations share an id. What an executor pre-allocates."""
+    table: dict[int, BufType] = {}
+    for inner in op.walk():
+        if isinstance(inner, AllocOp):
+            buf = inner.buffer.type
+            assert isinstance(buf, BufType)
+            if buf.buffer_id in table:
+                raise VerifyException(f"buffer.alloc: buffer id {buf.buffer_id} is allocated twice")
+            table[buf.buffer_id] = buf
+    return table
+
+
+Buffer = Dialect(
+    "buffer",
+    [AllocOp, InputOp, WeightOp, ConstantOp, TransferOp, ExecOp],
+    [BufType],
+)
