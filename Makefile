@@ -1,0 +1,40 @@
+# Forge: `make test` runs every test, `make demo` shows the compiler on a bundled example.
+# Both create (or reuse) .venv and install Forge into it first.
+
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+# Installed once; redone when pyproject.toml changes (or after `make clean-venv`).
+STAMP := $(VENV)/.forge-installed
+DEMO_PIPELINE ?= canonicalize
+
+export PIP_ROOT_USER_ACTION := ignore
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: install test demo clean-venv
+
+install: $(STAMP)
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# torch is pinned and installed first: a looser spec pulls a multi-GB CUDA build.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install 'torch==2.13.0'
+	$(BIN)/python -m pip install -e '.[dev]'
+	touch $@
+
+# pytest and lit both run; the target fails if either fails (a pytest exit code 5,
+# "no tests collected", counts as a failure too).
+test: $(STAMP)
+	@status=0; \
+	$(BIN)/python -m pytest || status=$$?; \
+	$(BIN)/lit -v filecheck/ || status=$$?; \
+	if [ $$status -ne 0 ]; then echo "make test: FAILED (exit $$status)" >&2; fi; \
+	exit $$status
+
+demo: $(STAMP)
+	$(BIN)/forge-opt examples/demo.mlir -p $(DEMO_PIPELINE) --timing
+
+clean-venv:
+	rm -rf $(VENV)

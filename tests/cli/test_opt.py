@@ -1,0 +1,107 @@
+"""forge-opt run in-process: user errors give one diagnostic and exit code 1, no traceback."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from forge.cli.opt import EXIT_ERROR, main
+
+GOOD = """\
+func.func @f(%a: i32, %b: i32) -> i32 {
+  %c = arith.addi %a, %b : i32
+  %d = arith.addi %a, %b : i32
+  func.return %c : i32
+}
+"""
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_diagnostic(err: str, pattern: str) -> str:
+    """One `error:` line, first, matching `pattern`; other lines are source context."""
+    assert "Traceback" not in err
+    lines = err.rstrip("\n").splitlines()
+    assert lines, "no diagnostic printed"
+    assert re.fullmatch(pattern, lines[0]), lines[0]
+    assert sum("error:" in line for line in lines) == 1, err
+    return lines[0]
+
+
+@pytest.fixture
+def write(tmp_path: Path):
+    def write(text: str, name: str = "input.mlir") -> str:
+        path = tmp_path / name
+        path.write_text(text)
+        return str(path)
+
+    return write
+
+
+def test_valid_input_prints_module(capsys, write):
+    code, out, err = run(capsys, write(GOOD), "-p", "xdsl-cse")
+    assert code == 0, err
+    assert out.count("arith.addi") == 1
+    assert err == ""
+
+
+def test_truncated_file(capsys, write):
+    path = write(GOOD[: GOOD.index("%b : i32\n  %d")])
+    code, out, err = run(capsys, path)
+    assert code == EXIT_ERROR
+    assert out == ""
+    assert_one_diagnostic(err, re.escape(path) + r":\d+:\d+: error: .+")
+
+
+def test_operand_type_mismatch_reported_at_op(capsys, write):
+    path = write(
+        "func.func @f(%a: i32, %b: i64) -> i32 {\n"
+        '  %c = "arith.addi"(%a, %b) : (i32, i64) -> i32\n'
+        "  func.return %c : i32\n"
+        "}\n"
+    )
+    code, _, err = run(capsys, path)
+    assert code == EXIT_ERROR
+    line = assert_one_diagnostic(err, re.escape(path) + r":2:8: error: 'arith.addi' op .+")
+    assert "i64" in line
+
+
+def test_unknown_pass(capsys, write):
+    code, out, err = run(capsys, write(GOOD), "-p", "canonicalize,no-such-pass")
+    assert code == EXIT_ERROR
+    assert out == ""
+    assert_one_diagnostic(err, r"forge-opt: error: unknown pass 'no-such-pass'.*")
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("canonicalize{bogus=1}", r"pass 'canonicalize' has no option 'bogus'; it takes no options"),
+        ("canonicalize{", r"invalid pass pipeline at column 14: .+"),
+    ],
+)
+def test_bad_pass_option(capsys, write, spec, message):
+    code, out, err = run(capsys, write(GOOD), "-p", spec)
+    assert code == EXIT_ERROR
+    assert out == ""
+    assert_one_diagnostic(err, r"forge-opt: error: " + message)
+
+
+def test_missing_input_file(capsys, tmp_path):
+    path = str(tmp_path / "nope.mlir")
+    code, _, err = run(capsys, path)
+    assert code == EXIT_ERROR
+    assert_one_diagnostic(err, r"forge-opt: error: cannot open input file .*nope\.mlir.*")
+
+
+def test_help_lists_passes(capsys):
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    assert "Forge passes:" in out
+    assert re.search(r"^  canonicalize +Applies all canonicalization patterns\.$", out, re.M)
