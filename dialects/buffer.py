@@ -79,6 +79,7 @@ from dialects.npuir import (
     npuir_kinds,
     op_class,
     op_params,
+    param_defs,
     parse_params,
     print_params,
     tensor_bytes,
@@ -389,11 +390,10 @@ class ExecOp(WriteOp):
         printer.print_string(") into ")
         printer.print_operand(self.out)
         cls = self.npuir_class()
-        if cls is not None:
+        if cls is not None and self.params.data.keys() <= param_defs(cls).keys():
             print_params(printer, cls, self.params.data, self.attributes)
-        else:  # unknown kind: keep everything readable back, in generic form
-            attrs = {"params": self.params, **self.attributes}
-            printer.print_op_attributes(attrs)
+        else:  # unknown kind or parameter (IR that does not verify): params in generic form
+            printer.print_op_attributes({"params": self.params, **self.attributes})
         printer.print_string(" : ")
         printer.print_function_type([v.type for v in self.ins], [self.result.type])
         printer.print_string(" in ")
@@ -413,9 +413,9 @@ class ExecOp(WriteOp):
             params, attrs = parse_params(parser, npuir_cls)
             params = _with_defaults(npuir_cls, params)
         else:
-            attrs = parser.parse_optional_attr_dict()
-            given = attrs.pop("params", DictionaryAttr({}))
-            params = given.data if isinstance(given, DictionaryAttr) else {}
+            params, attrs = {}, parser.parse_optional_attr_dict()
+        if isinstance(generic := attrs.pop("params", None), DictionaryAttr):
+            params = dict(generic.data)  # the generic fallback printed above
         parser.parse_punctuation(":")
         pos = parser.pos
         ftype = parser.parse_function_type()

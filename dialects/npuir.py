@@ -22,8 +22,9 @@ Custom syntax, one shape for every op (properties equal to their default are lef
 Verification of each op kind is a classmethod `check(ins, out, params)` on operand/result types and
 properties only, so `buffer.exec` (which names an npuir kind and carries its properties) reuses it.
 
-Helpers for the lowering and backends: `npuir_kinds()`, `op_params()`, `tensor_bytes()`,
-`broadcast_shapes()`, `Params`, and `NpuirOp.make()` (builds an op from plain Python values).
+Helpers for the lowering and backends: `npuir_kinds()`, `op_class()`, `op_params()`,
+`make_params()`, `tensor_bytes()`, `broadcast_shapes()`, `Params`, and `NpuirOp.make()`
+(builds an op from plain Python values with `Operation.create`).
 """
 
 from __future__ import annotations
@@ -57,10 +58,10 @@ from xdsl.ir import Attribute, Dialect, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     AttrConstraint,
     IRDLOperation,
-    VerificationContext,
     OptOperandDef,
     OptPropertyDef,
     VarOperandDef,
+    VerificationContext,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -283,6 +284,19 @@ def _unique_base(constr: AttrConstraint) -> type[Attribute] | None:
     return next(iter(bases)) if bases is not None and len(bases) == 1 else None
 
 
+def make_params(op_cls: type[NpuirOp], **values: Any) -> dict[str, Attribute]:
+    """Parameter attributes of kind `op_cls` from plain values (None values are skipped):
+    `make_params(TransposeOp, perm=[0, 2, 1])`. Attributes pass through unchanged."""
+    defs = param_defs(op_cls)
+    params: dict[str, Attribute] = {}
+    for key, value in values.items():
+        if key not in defs:
+            raise TypeError(f"{op_cls.name} has no parameter '{key}'")
+        if value is not None:
+            params[key] = _to_attr(defs[key], value)
+    return params
+
+
 def _to_attr(constr: AttrConstraint, value: Any) -> Attribute:
     """The property attribute for a plain Python value (str enum, bool, int, float, str, ints)."""
     if isinstance(value, Attribute):
@@ -392,14 +406,10 @@ def print_params(
     """Print ` {activation = gelu, perm = [0, 2, 1]}`: enums bare, i64 arrays in brackets,
     defaults left out, `vreg` last, then `extra` (discardable attributes) in generic form."""
     defs = op_cls.get_irdl_definition().properties
-    entries: list[tuple[str, Attribute, bool]] = [
-        (key, props[key], True)
-        for key, prop in defs.items()
-        if key not in COMMON_PROPS and key in props and props[key] != prop.default_value
-    ]
-    if "vreg" in props:
-        entries.append(("vreg", props["vreg"], True))
-    # Undeclared properties (only on IR that does not verify) and discardable attributes.
+    keys = [k for k, p in defs.items() if k in props and props[k] != p.default_value]
+    keys = [k for k in keys if k not in COMMON_PROPS] + (["vreg"] if "vreg" in props else [])
+    # A value that breaks its constraint (IR that does not verify) prints in generic form.
+    entries = [(k, props[k], _satisfies(defs[k].constr, props[k])) for k in keys]
     entries.extend((k, v, False) for k, v in props.items() if k not in defs)
     entries.extend((k, v, False) for k, v in extra.items())
     if not entries:
@@ -417,6 +427,14 @@ def print_params(
 
     printer.print_list(entries, entry)
     printer.print_string("}")
+
+
+def _satisfies(constr: AttrConstraint, value: Attribute) -> bool:
+    try:
+        constr.verify(value, VerificationContext())
+    except VerifyException:
+        return False
+    return True
 
 
 def _print_short(printer: Printer, value: Attribute) -> None:
@@ -461,13 +479,18 @@ def parse_params(
 
 
 def _parse_short(parser: Parser, constr: AttrConstraint) -> Attribute:
+    """A value in the short form of its constraint's base, else any attribute."""
     base = _unique_base(constr)
     if base is not None and issubclass(base, EnumAttribute):
-        return base(parser.parse_str_enum(base.enum_type))
+        if (value := parser.parse_optional_str_enum(base.enum_type)) is not None:
+            return base(value)
     if base is IntegerAttr:
         if (flag := parser.parse_optional_boolean()) is not None:
             return TRUE if flag else FALSE
-        return IntegerAttr(parser.parse_integer(allow_boolean=False), i64)
+        if (number := parser.parse_optional_integer(allow_boolean=False)) is not None:
+            if parser.parse_optional_punctuation(":") is not None:  # `3 : i32`, generic form
+                return IntegerAttr(number, parser.parse_type())  # pyright: ignore
+            return IntegerAttr(number, i64)
     if base is FloatAttr:
         value = parser.parse_attribute()  # `0.125`, `1`, or `0x7FF0000000000000 : f64`
         return FloatAttr(float(value.value.data), f64) if isinstance(value, IntegerAttr) else value
@@ -521,13 +544,11 @@ class NpuirOp(IRDLOperation, ABC):
     def verify_(self) -> None:
         if self.vreg.value.data < 0:
             raise VerifyException(f"{self.name}: vreg {self.vreg.value.data} is negative")
+        ins: list[TensorType] = [o.type for o in self.operands]  # pyright: ignore
         try:
-            self.check(self.operand_types_as_tensors(), self.result.type, Params.of(self))
+            self.check(ins, self.result.type, Params.of(self))
         except VerifyException as err:
             raise VerifyException(f"{self.name}: {err}") from None
-
-    def operand_types_as_tensors(self) -> list[TensorType]:
-        return [o.type for o in self.operands]  # pyright: ignore[reportReturnType]
 
     @classmethod
     def make(
@@ -542,16 +563,9 @@ class NpuirOp(IRDLOperation, ABC):
 
         Uses `Operation.create` (cheaper than IRDL init); defaults are filled in.
         """
-        defs = cls.get_irdl_definition().properties
-        props: dict[str, Attribute] = {
-            "device": device if isinstance(device, DeviceAttr) else _device_attr(Device(device)),
-            "vreg": _i64_attr(vreg),
-        }
-        for key, value in params.items():
-            if key not in defs:
-                raise TypeError(f"{cls.name} has no parameter '{key}'")
-            if value is not None:
-                props[key] = _to_attr(defs[key].constr, value)
+        props = make_params(cls, **params)
+        props["device"] = device if isinstance(device, DeviceAttr) else _device_attr(Device(device))
+        props["vreg"] = _i64_attr(vreg)
         return cls.create(operands=operands, result_types=[result_type], properties=props)
 
     # ---------------------------------------------------------------------------- syntax

@@ -130,14 +130,13 @@ def _exec(kind: str, ins, out: BufType, result: TensorType, device="npu", **para
     block = Block(arg_types=[*ins])
     alloc = AllocOp(out)
     cls = npuir.op_class(kind)
-    defs = npuir.param_defs(cls) if cls else {}
     op = ExecOp.create(
         operands=[*block.args, alloc.buffer],
         result_types=[result],
         properties={
             "device": npuir.DeviceAttr(Device(device)),
             "kind": StringAttr(kind),
-            "params": DictionaryAttr({k: npuir._to_attr(defs[k], v) for k, v in params.items()}),
+            "params": DictionaryAttr(npuir.make_params(cls, **params) if cls else {}),
         },
     )
     block.add_ops([alloc, op])
@@ -185,6 +184,13 @@ def test_unknown_kind_keeps_its_params_readable():
     assert "buffer.exec npu conv2d(%x) into %b {params = {stride = 2 : i64}} : " in text
     assert parse(text).is_structurally_equivalent(module)
     with pytest.raises(VerifyException, match="unknown npuir kind 'conv2d'"):
+        module.verify()
+    # An unknown parameter of a known kind also stays a parameter through the custom syntax.
+    module = parse(generic.replace('"conv2d"', '"softmax"').replace("stride", "axis = 0 : i64, dim"))
+    text = show(module)
+    assert "softmax(%x) into %b {params = {axis = 0 : i64, dim = 2 : i64}} : " in text
+    assert parse(text).is_structurally_equivalent(module)
+    with pytest.raises(VerifyException, match="unknown parameter 'dim' for softmax"):
         module.verify()
 
 
