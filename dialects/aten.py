@@ -54,7 +54,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from dialects import aten_schema as schema
 from dialects.aten_schema import ArgKind, ArgSpec, Signature
-from dialects.torch_types import dtype_of, meta_tensor, shape_of, tensor_type, torch_dtype
+from dialects.torch_types import dtype_of, is_dtype_attr, meta_tensor, shape_of, tensor_type, torch_dtype
 
 PRESENT_MASK = "present"
 """Property of ops with a `Tensor?[]` argument: 1/0 per list entry, whether a tensor is there."""
@@ -139,8 +139,10 @@ class AtenOp(IRDLOperation):
                 raise VerifyException(f"{self.name}: property '{spec.name}' has invalid value {attr}")
         self._verify_present_mask()
         for operand in self.operands:
-            if not isinstance(operand.type, TensorType) or operand.type.get_shape().count(-1):
-                raise VerifyException(f"{self.name}: operands must be statically shaped tensors")
+            if not isinstance(operand.type, TensorType) or not operand.type.has_static_shape():
+                raise VerifyException(f"{self.name}: operands must be statically shaped tensors, got {operand.type}")
+            if not is_dtype_attr(operand.type.element_type):
+                raise VerifyException(f"{self.name}: unsupported element type {operand.type.element_type}")
         inferred = self.infer_result_types()
         if list(inferred) != list(self.result_types):
             got = ", ".join(map(str, self.result_types))
