@@ -243,11 +243,27 @@ def is_valid_attribute(kind: ArgKind, attr: Attribute) -> bool:
         return isinstance(attr, IntegerAttr) and attr.type == i1
     if kind is ArgKind.INT:
         return isinstance(attr, IntegerAttr) and attr.type == i64
+    if kind is ArgKind.FLOAT:
+        return isinstance(attr, FloatAttr) and attr.type == f64
+    if kind is ArgKind.SCALAR:
+        return (isinstance(attr, IntegerAttr) and attr.type in (i64, i1)) or (
+            isinstance(attr, FloatAttr) and attr.type == f64
+        )
     if kind in (ArgKind.INT_LIST, ArgKind.FLOAT_LIST):
         want = i64 if kind is ArgKind.INT_LIST else f64
         return isinstance(attr, DenseArrayBase) and attr.elt_type == want
+    if kind is ArgKind.DEVICE:
+        return isinstance(attr, StringAttr) and _is_device(attr.data)
     if kind in (ArgKind.LAYOUT, ArgKind.MEMORY_FORMAT):
         return isinstance(attr, StringAttr) and isinstance(getattr(torch, attr.data, None), (torch.layout, torch.memory_format))
+    return True
+
+
+def _is_device(text: str) -> bool:
+    try:
+        torch.device(text)
+    except RuntimeError:
+        return False
     return True
 
 
