@@ -202,7 +202,8 @@ class AtenOp(IRDLOperation):
         present: list[int] = []
         for i, spec in enumerate(cls.SIGNATURE.tensor_args):
             if i:
-                parser.parse_punctuation(",")
+                hint = " (write `none` for an absent optional tensor)" if spec.kind is ArgKind.OPT_TENSOR else ""
+                parser.parse_punctuation(",", f" before tensor argument '{spec.name}' of {cls.name}{hint}")
             groups.append(_parse_tensor_arg(parser, spec, present))
         properties = _parse_properties(cls.SIGNATURE, parser)
         if any(s.kind is ArgKind.OPT_TENSOR_LIST for s in cls.SIGNATURE.args):
@@ -216,7 +217,7 @@ class AtenOp(IRDLOperation):
             parser.raise_error(
                 f"{cls.name}: {len(unresolved)} operands but {len(func_type.inputs.data)} operand types",
                 pos,
-                parser.pos,
+                _end_of_last_token(parser),
             )
         operands = iter(parser.resolve_operands(unresolved, func_type.inputs.data, pos))
         return cls.build_op(
@@ -269,6 +270,16 @@ def _operand_printer(op: AtenOp, spec: ArgSpec, operands, printer: Printer) -> C
         printer.print_string("]")
 
     return print_list
+
+
+def _end_of_last_token(parser: Parser) -> int:
+    """Where the last consumed token ends (`parser.pos` is the start of the next one, which may be
+    lines later): error spans then underline only what was parsed."""
+    text = parser.lexer.input.content
+    end = parser.pos
+    while end > 0 and text[end - 1].isspace():
+        end -= 1
+    return end
 
 
 def _parse_tensor_arg(parser: Parser, spec: ArgSpec, present: list[int]) -> list:
@@ -386,9 +397,9 @@ def _parse_properties(sig: Signature, parser: Parser) -> dict[str, Attribute]:
         key = parser.parse_identifier()
         if key not in by_name:
             known = ", ".join(by_name) or "none"
-            parser.raise_error(f"unknown property '{key}' (known: {known})", pos, parser.pos)
+            parser.raise_error(f"unknown property '{key}' (known: {known})", pos, _end_of_last_token(parser))
         if key in properties:
-            parser.raise_error(f"duplicate property '{key}'", pos, parser.pos)
+            parser.raise_error(f"duplicate property '{key}'", pos, _end_of_last_token(parser))
         parser.parse_punctuation("=")
         properties[key] = _parse_value(parser, by_name[key])
         if parser.parse_optional_punctuation(",") is None:
@@ -542,7 +553,9 @@ class ConstantOp(IRDLOperation):
         pos = parser.pos
         value = parser.parse_attribute()
         if not isinstance(value, DenseIntOrFPElementsAttr):
-            parser.raise_error("aten.constant expects a dense<...> : tensor<...> value", pos, parser.pos)
+            parser.raise_error(
+                "aten.constant expects a dense<...> : tensor<...> value", pos, _end_of_last_token(parser)
+            )
         op = cls(value)
         if attributes := parser.parse_optional_attr_dict_with_keyword():
             op.attributes.update(attributes.data)
