@@ -364,6 +364,8 @@ class ExecOp(WriteOp):
         except VerifyException as err:
             raise VerifyException(f"{what}: {err}") from None
         buf, device = self.out_buffer(), self.device.data
+        if cls.CPU_ONLY and device is not Device.CPU:
+            raise VerifyException(f"{what}: runs only on cpu, not {device.value}")
         if buf.on != device:
             raise VerifyException(
                 f"{what}: runs on {device.value} but writes buffer {buf.buffer_id} "

@@ -1,7 +1,8 @@
 """The `npuir` dialect: the typed, backend-oriented IR between `aten` and `buffer`.
 
 Fewer, coarser ops than `aten`: a linear layer with its activation fused in, matmul, attention,
-norms, four elementwise families (unary, binary, compare, select), reductions and data movement.
+norms, four elementwise families (unary, binary, compare, select), reductions and data movement,
+plus `npuir.aten`, a host-only fallback that runs an `aten` op unchanged (for what has no family).
 Every op has one ranked `tensor<...>` result and two common properties:
 
 - `device`: where the op runs, `npu` or `cpu` (`#npuir<device npu>` in generic form);
@@ -32,7 +33,7 @@ from __future__ import annotations
 import math
 from abc import ABC
 from collections.abc import Iterable, Mapping, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
@@ -41,6 +42,7 @@ from xdsl.dialects.builtin import (
     BoolAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    DictionaryAttr,
     FloatAttr,
     Float64Type,
     IndexType,
@@ -54,7 +56,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.interfaces import HasFolderInterface
-from xdsl.ir import Attribute, Dialect, SpacedOpaqueSyntaxAttribute, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     AttrConstraint,
     IRDLOperation,
@@ -516,6 +518,9 @@ class NpuirOp(IRDLOperation, ABC):
     result = result_def(TensorType)
 
     traits = traits_def(Pure())
+
+    CPU_ONLY: ClassVar[bool] = False
+    """Kinds only the host can run (the aten fallback): the verifier rejects them on the npu."""
 
     @classmethod
     def mnemonic(cls) -> str:
@@ -1197,6 +1202,74 @@ class ConvertOp(_MoveOneOp):
             )
 
 
+# ============================================================================ aten fallback
+
+
+@irdl_op_definition
+class AtenCallOp(ComputeOp):
+    """The generic host fallback: run the `aten` op named `op` (e.g. "aten.index.Tensor") with
+    its properties `attrs` on the operands and take its result number `result_index`.
+
+    For what has no npuir family (advanced indexing, integer division modes, random ops, ...):
+    the semantics are exactly the aten op's, so lowering never fails on an op the CPU can run.
+    Only on `cpu` (NNFactory cannot run it). Operands and `attrs` are the aten op's own (operand
+    segment sizes and `present` masks included); the check runs the aten op's type inference.
+    """
+
+    name = "npuir.aten"
+    inputs = var_operand_def(TensorType)
+    target = prop_def(StringAttr, prop_name="op")
+    attrs = prop_def(DictionaryAttr, default_value=DictionaryAttr({}))
+    result_index = prop_def(IntegerAttr[I64], default_value=IntegerAttr(0, i64))
+
+    CPU_ONLY: ClassVar[bool] = True
+
+    @classmethod
+    def check(cls, ins: Sequence[TensorType], out: TensorType, p: Params) -> None:
+        name = p.get_str("op")
+        attrs = p.attr("attrs")
+        assert isinstance(attrs, DictionaryAttr)
+        results = aten_call(name, attrs, tuple(ins)).result_types
+        index = p.get_int("result_index")
+        if not 0 <= index < len(results):
+            raise VerifyException(f"result_index {index} out of range: {name} has {len(results)} results")
+        if results[index] != out:
+            raise VerifyException(f"result type {out} does not match {name} result {index} type {results[index]}")
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.device.data is not Device.CPU:
+            raise VerifyException(f"{self.name}: the aten fallback runs only on cpu, not {self.device.data.value}")
+
+
+@cache
+def _aten_classes() -> dict[str, Any]:
+    from dialects import aten  # lazy: only the fallback needs the aten dialect
+
+    return {cls.name: cls for cls in aten.SCHEMA_OPS}
+
+
+@lru_cache(maxsize=4096)
+def aten_call(name: str, attrs: DictionaryAttr, in_types: tuple[Attribute, ...]) -> Any:
+    """A detached `aten` op `name` with properties `attrs` on placeholder operands of
+    `in_types`, verified, result types inferred: `aten_call(...).call(values)` runs it.
+    VerifyException if the op is unknown or rejects the operands."""
+    cls = _aten_classes().get(name)
+    if cls is None:
+        raise VerifyException(f"unknown aten op '{name}'")
+    args = Block(arg_types=in_types).args
+    props = dict(attrs.data)
+    try:
+        probe = cls.create(operands=args, result_types=[], properties=props)
+        op = cls.create(operands=args, result_types=probe.infer_result_types(), properties=props)
+        op.verify()
+    except VerifyException as err:
+        raise VerifyException(str(err)) from None
+    except Exception as err:  # malformed operand groups surface as assorted errors
+        raise VerifyException(f"{name}: operands or attributes do not fit its schema ({err})") from None
+    return op
+
+
 # ================================================================================== dialect
 
 _OPS: list[type[NpuirOp]] = [
@@ -1223,6 +1296,7 @@ _OPS: list[type[NpuirOp]] = [
     ConcatOp,
     GatherOp,
     ConvertOp,
+    AtenCallOp,
 ]
 
 _KINDS: dict[str, type[NpuirOp]] = {op.mnemonic(): op for op in _OPS}

@@ -167,3 +167,13 @@ func.func @case17() {
   %0 = buffer.exec npu gather(%w, %ids) into %b0 {axis = 0} : (tensor<10x4xf32>, tensor<4xi64>) -> tensor<4x4xf32> in !buffer.buf<0, npu, 64>
   func.return
 }
+
+// -----
+
+// CHECK: buffer.exec aten: runs only on cpu, not npu
+func.func @case18(%x: tensor<4xi64>) {
+  %b0 = buffer.alloc : !buffer.buf<0, npu, 32>
+  %w = buffer.weight "ids" : tensor<4xi64>
+  %0 = buffer.exec npu aten(%w) into %b0 {op = "aten.cumsum", attrs = {dim = 0 : i64}} : (tensor<4xi64>) -> tensor<4xi64> in !buffer.buf<0, npu, 32>
+  func.return
+}

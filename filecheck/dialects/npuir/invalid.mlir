@@ -439,3 +439,35 @@ func.func @case54(%x: tensor<2x3xf32>) {
   %0 = npuir.convert npu %x {vreg = 0} : (tensor<2x3xf32>) -> tensor<6xf16>
   func.return
 }
+
+// -----
+
+// CHECK: npuir.aten: the aten fallback runs only on cpu, not npu
+func.func @case55(%x: tensor<4xi64>) {
+  %0 = npuir.aten npu %x {op = "aten.cumsum", attrs = {dim = 0 : i64}, vreg = 0} : (tensor<4xi64>) -> tensor<4xi64>
+  func.return
+}
+
+// -----
+
+// CHECK: npuir.aten: unknown aten op 'aten.nope'
+func.func @case56(%x: tensor<4xi64>) {
+  %0 = npuir.aten cpu %x {op = "aten.nope", vreg = 0} : (tensor<4xi64>) -> tensor<4xi64>
+  func.return
+}
+
+// -----
+
+// CHECK: npuir.aten: result type tensor<4xf32> does not match aten.cumsum result 0 type tensor<4xi64>
+func.func @case57(%x: tensor<4xi64>) {
+  %0 = npuir.aten cpu %x {op = "aten.cumsum", attrs = {dim = 0 : i64}, vreg = 0} : (tensor<4xi64>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: npuir.aten: result_index 1 out of range: aten.cumsum has 1 results
+func.func @case58(%x: tensor<4xi64>) {
+  %0 = npuir.aten cpu %x {op = "aten.cumsum", attrs = {dim = 0 : i64}, result_index = 1, vreg = 0} : (tensor<4xi64>) -> tensor<4xi64>
+  func.return
+}

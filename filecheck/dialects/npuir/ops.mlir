@@ -80,5 +80,8 @@ func.func @data_movement(%x: tensor<1x128x768xf32>, %wte: tensor<50257x768xf32>,
   // Discardable attributes print after the properties.
   // CHECK-NEXT: %tagged = npuir.convert cpu %x {vreg = 37, fx_node = "to_1"} : (tensor<1x128x768xf32>) -> tensor<1x128x768xf16>
   %tagged = npuir.convert cpu %x {vreg = 37, fx_node = "to_1"} : (tensor<1x128x768xf32>) -> tensor<1x128x768xf16>
+  // The host fallback runs an aten op unchanged (its properties in `attrs`).
+  // CHECK-NEXT: %cs = npuir.aten cpu %ids {op = "aten.cumsum", attrs = {dim = -1 : i64}, vreg = 38} : (tensor<1x128xi64>) -> tensor<1x128xi64>
+  %cs = npuir.aten cpu %ids {op = "aten.cumsum", attrs = {dim = -1 : i64}, vreg = 38} : (tensor<1x128xi64>) -> tensor<1x128xi64>
   func.return
 }
