@@ -1,0 +1,152 @@
+"""Common subexpression elimination: merge side-effect-free ops that compute the same thing.
+
+Two ops are the same computation when they have the same name, operands, properties, discardable
+attributes and result types, have no regions, and are side-effect free (every `MemoryEffect`
+trait of the class is `NoMemoryEffect`, e.g. `Pure`; `aten.dropout` and
+`aten._assert_tensor_metadata` are not). The later op's results are replaced by the earlier op's.
+
+One forward sweep with a dict keyed on that tuple. xDSL's own `cse` re-hashes an `OperationInfo`
+on every lookup (most of its time); building the key once per op is about 10x cheaper. Scoping:
+a block sees the ops of the blocks that enclose it (defined before its parent op, so they
+dominate it); sibling blocks do not see each other; an `IsolatedFromAbove` op (`func.func`)
+starts afresh. Properties are compared as a set of (name, value) pairs, so the order in which a
+parser or builder inserted them does not matter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.traits import IsolatedFromAbove, IsTerminator, MemoryEffect, NoMemoryEffect
+
+from forge.transforms.dce import count
+
+_MERGEABLE: dict[type[Operation], bool] = {}
+
+
+def _mergeable_class(cls: type[Operation]) -> bool:
+    """Whether ops of `cls` are CSE candidates: effect-free by their traits, not terminators."""
+    cached = _MERGEABLE.get(cls)
+    if cached is None:
+        effects = cls.get_traits_of_type(MemoryEffect)
+        cached = _MERGEABLE[cls] = (
+            bool(effects)
+            and all(isinstance(t, NoMemoryEffect) for t in effects)
+            and not cls.has_trait(IsTerminator)
+        )
+    return cached
+
+
+_BUCKET_LIMIT = 8
+"""Ops sharing (name, operands) but not properties kept in a list before switching to full keys."""
+
+
+def _same(a: Operation, b: Operation) -> bool:
+    return (
+        a.properties == b.properties
+        and a.attributes == b.attributes
+        and a.result_types == b.result_types
+    )
+
+
+def _full_key(op: Operation) -> tuple[Any, ...]:
+    return (
+        op.name,
+        tuple(op.operands),
+        frozenset(op.properties.items()),
+        frozenset(op.attributes.items()),
+        tuple(op.result_types),
+    )
+
+
+class _Scope:
+    """The ops seen so far, found by (name, operands) first; properties are compared only on a hit.
+
+    Hashing attributes is what makes CSE slow (they hash recursively, on every lookup). Most ops
+    have a (name, operands) pair nobody else has, so the cheap key settles them; ops without
+    operands (weights, constants, factories) and crowded buckets use the full key instead.
+    """
+
+    __slots__ = ("buckets", "full")
+
+    def __init__(self, parent: _Scope | None = None):
+        self.buckets: dict[tuple[Any, ...], list[Operation]] = (
+            {k: list(v) for k, v in parent.buckets.items()} if parent else {}
+        )
+        self.full: dict[tuple[Any, ...], Operation] = dict(parent.full) if parent else {}
+
+    def find_or_add(self, op: Operation) -> Operation | None:
+        """The earlier op `op` duplicates, or None (then `op` is remembered)."""
+        operands = op.operands
+        if not operands:
+            key = _full_key(op)
+            existing = self.full.get(key)
+            if existing is None:
+                self.full[key] = op
+            return existing
+        key = (op.name, *operands)
+        bucket = self.buckets.get(key)
+        if bucket is None:
+            self.buckets[key] = [op]
+            return None
+        for candidate in bucket:
+            if _same(candidate, op):
+                return candidate
+        if len(bucket) < _BUCKET_LIMIT:
+            bucket.append(op)
+            return None
+        full = _full_key(op)
+        existing = self.full.get(full)
+        if existing is None:
+            self.full[full] = op
+        return existing
+
+
+def _cse_block(block: Block, scope: _Scope) -> int:
+    merged = 0
+    op = block.first_op
+    while op is not None:
+        following = op.next_op
+        if op.regions:
+            isolated = op.has_trait(IsolatedFromAbove)
+            for region in op.regions:
+                for inner in region.blocks:
+                    merged += _cse_block(inner, _Scope(None if isolated else scope))
+        elif op.results and _mergeable_class(type(op)):
+            existing = scope.find_or_add(op)
+            if existing is not None:
+                for old, new in zip(op.results, existing.results, strict=True):
+                    old.replace_all_uses_with(new)
+                Rewriter.erase_op(op)
+                merged += 1
+        op = following
+    return merged
+
+
+def eliminate_common_subexpressions(module: Operation) -> int:
+    """Merge duplicate ops nested in `module`; returns how many ops were merged away."""
+    merged = 0
+    for region in module.regions:
+        for block in region.blocks:
+            merged += _cse_block(block, _Scope())
+    return merged
+
+
+@dataclass(frozen=True)
+class CsePass(ModulePass):
+    """Merge side-effect-free ops with the same name, operands, properties and result types.
+
+    One forward sweep keyed on (name, operands, properties, attributes, result types); ops with
+    regions or effects (`aten.dropout`, asserts) are never merged.
+    """
+
+    name = "cse"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        count("MergeDuplicateOp", eliminate_common_subexpressions(op))

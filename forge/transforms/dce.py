@@ -1,0 +1,248 @@
+"""Dead code elimination, including the no-op ops that torch.export leaves in an eval-mode graph.
+
+One reverse sweep over every block (users are visited before their definitions, so a chain of
+dead ops goes in the same sweep, in linear time). On each op:
+
+1. an op with no used result and no effect is erased (any dialect: `Pure`/`NoMemoryEffect` ops,
+   or whatever xDSL's effect analysis proves trivially dead; this pass replaces xDSL's `dce`);
+2. otherwise the patterns below may forward it to its input or erase it:
+   - `aten._assert_tensor_metadata` is erased: shapes and dtypes are static and our verifier
+     checks them;
+   - `aten.dropout` with `train=false` or `p=0` is the identity;
+   - `aten.clone`, `aten.contiguous`, `aten.alias`, `aten.detach`, `aten.lift_fresh_copy` are the
+     identity on values (Forge IR has value semantics: no strides, no aliasing, no autograd);
+   - `aten.to.dtype`, `aten.to.dtype_layout`, `aten.to.device`, `aten._to_copy` are the identity
+     when they keep the type (a real dtype conversion stays) and name no device other than the
+     CPU the graph was exported on (a device move stays).
+
+The patterns are `ForgePattern`s (fire counts, `--explain-pattern`); `PatternTable` dispatches them
+by op class so an op without patterns costs one dict lookup (cheaper than a greedy walker).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import torch
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import IsTerminator, MemoryEffect, NoMemoryEffect, SymbolOpInterface
+from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
+
+from dialects import aten
+from forge.patterns import ForgePattern, current_pattern_stats
+
+# --- driving patterns cheaply ------------------------------------------------------------------
+
+
+class PatternTable:
+    """Patterns indexed by the op classes they match (`ForgePattern.OPS`), applied one op at a time.
+
+    `apply(op)` runs the patterns registered for `type(op)` until one rewrites; it returns whether
+    one did. Patterns still use `@op_type_rewrite_pattern`, so they also work in xDSL's walkers.
+    """
+
+    def __init__(self, patterns: Iterable[ForgePattern]):
+        self.patterns = tuple(patterns)
+        self._rewriter: PatternRewriter | None = None
+        self._by_type: dict[type[Operation], list[ForgePattern]] = {}
+        for pattern in self.patterns:
+            for cls in pattern.OPS:
+                self._by_type.setdefault(cls, []).append(pattern)
+
+    def __contains__(self, op: Operation) -> bool:
+        return type(op) in self._by_type
+
+    def apply(self, op: Operation) -> bool:
+        patterns = self._by_type.get(type(op))
+        if not patterns:
+            return False
+        rewriter = self._rewriter
+        if rewriter is None:
+            rewriter = self._rewriter = PatternRewriter(op)
+        else:  # reset it on `op`, as xDSL's walker does (cheaper than a new rewriter per op)
+            rewriter.has_done_action = False
+            rewriter.current_operation = op
+            rewriter.insertion_point = InsertPoint.before(op)
+        for pattern in patterns:
+            pattern.match_and_rewrite(op, rewriter)
+            if rewriter.has_done_action:
+                return True
+        return False
+
+
+def count(event: str, n: int = 1) -> None:
+    """Add `n` to the statistics counter `event` of the running pass (no-op when not collecting)."""
+    if n and (stats := current_pattern_stats()) is not None:
+        stats.fired[event] += n
+
+
+# --- deadness --------------------------------------------------------------------------------------
+
+_EFFECT_FREE: dict[type[Operation], bool] = {}
+
+
+def _statically_effect_free(cls: type[Operation]) -> bool | None:
+    """True when every op of `cls` is removable once unused; None when it depends on the op."""
+    cached = _EFFECT_FREE.get(cls)
+    if cached is None and cls not in _EFFECT_FREE:
+        effects = cls.get_traits_of_type(MemoryEffect)
+        static = (
+            bool(effects)
+            and all(isinstance(t, NoMemoryEffect) for t in effects)
+            and not cls.has_trait(IsTerminator)
+            and not cls.has_trait(SymbolOpInterface)
+        )
+        cached = _EFFECT_FREE[cls] = True if static else None
+    return cached
+
+
+def is_dead(op: Operation) -> bool:
+    """Whether `op` has no used result and no effect, so erasing it changes nothing."""
+    for result in op.results:
+        if result.first_use is not None:
+            return False
+    if _statically_effect_free(type(op)):
+        return True
+    return would_be_trivially_dead(op)
+
+
+def erase_dead_operands(op_operands: Sequence[SSAValue]) -> int:
+    """Erase the defining ops of `op_operands` that are now dead (one level); returns how many."""
+    erased = 0
+    for value in op_operands:
+        owner = value.owner
+        if isinstance(owner, Operation) and owner.parent is not None and is_dead(owner):
+            Rewriter.erase_op(owner)
+            erased += 1
+    return erased
+
+
+# --- patterns --------------------------------------------------------------------------------------
+
+
+def forward_to_input(op: Operation, rewriter: PatternRewriter) -> None:
+    """Replace the single-result `op` by its first operand (types are equal) and erase it."""
+    rewriter.replace(op, [], [op.operands[0]])
+
+
+class EraseAssertTensorMetadata(ForgePattern):
+    """`aten._assert_tensor_metadata` checks what the IR types already state: erase it."""
+
+    OPS: ClassVar = (aten.AssertTensorMetadataOp,)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: aten.AssertTensorMetadataOp, rewriter: PatternRewriter) -> None:
+        rewriter.erase(op)
+
+
+class ForwardEvalDropout(ForgePattern):
+    """`aten.dropout` with `train=false` or `p=0` is its input."""
+
+    OPS: ClassVar = (aten.DropoutOp,)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: aten.DropoutOp, rewriter: PatternRewriter) -> None:
+        if op.arg("train") and op.arg("p") != 0:
+            return self.fail(op, f"dropout in training mode with p={op.arg('p')}")
+        if op.result.type != op.input.type:
+            return self.fail(op, "result type differs from the input type")
+        forward_to_input(op, rewriter)
+
+
+class ForwardValueCopy(ForgePattern):
+    """`clone`, `contiguous`, `alias`, `detach`, `lift_fresh_copy`: the identity on values."""
+
+    OPS: ClassVar = (aten.CloneOp, aten.ContiguousOp, aten.AliasOp, aten.DetachOp, aten.LiftFreshCopyOp)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self,
+        op: aten.CloneOp | aten.ContiguousOp | aten.AliasOp | aten.DetachOp | aten.LiftFreshCopyOp,
+        rewriter: PatternRewriter,
+    ) -> None:
+        if op.result.type != op.input.type:
+            return self.fail(op, "result type differs from the input type")
+        forward_to_input(op, rewriter)
+
+
+_HOME_DEVICES = (None, torch.device("cpu"))
+"""Devices a conversion may name and still be a no-op: the graph is exported (and typed) on CPU."""
+
+
+class ForwardSameTypeConversion(ForgePattern):
+    """`to.dtype`/`to.dtype_layout`/`to.device`/`_to_copy` that keep the type (and device): input."""
+
+    OPS: ClassVar = (aten.ToDtypeOp, aten.ToDtypeLayoutOp, aten.ToDeviceOp, aten.ToCopyOp)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self,
+        op: aten.ToDtypeOp | aten.ToDtypeLayoutOp | aten.ToDeviceOp | aten.ToCopyOp,
+        rewriter: PatternRewriter,
+    ) -> None:
+        if op.result.type != op.input.type:
+            return self.fail(op, f"converts {op.input.type} to {op.result.type}")
+        if "device" in op.properties and op.arg("device") not in _HOME_DEVICES:
+            return self.fail(op, f"moves to device {op.arg('device')}")
+        forward_to_input(op, rewriter)
+
+
+DCE_PATTERNS: tuple[type[ForgePattern], ...] = (
+    EraseAssertTensorMetadata,
+    ForwardEvalDropout,
+    ForwardValueCopy,
+    ForwardSameTypeConversion,
+)
+
+
+# --- the pass ----------------------------------------------------------------------------------------
+
+
+def _sweep_block(block: Block, table: PatternTable) -> int:
+    """Reverse sweep of one block (nested regions first); returns how many dead ops were erased."""
+    erased = 0
+    op = block.last_op
+    while op is not None:
+        previous = op.prev_op
+        for region in op.regions:
+            for inner in reversed(region.blocks):
+                erased += _sweep_block(inner, table)
+        if is_dead(op):
+            Rewriter.erase_op(op)
+            erased += 1
+        else:
+            table.apply(op)
+        op = previous
+    return erased
+
+
+def eliminate_dead_code(module: Operation, table: PatternTable | None = None) -> int:
+    """Run the sweep on everything nested in `module`; returns how many dead ops were erased."""
+    table = table if table is not None else PatternTable(p() for p in DCE_PATTERNS)
+    erased = 0
+    for region in module.regions:
+        for block in reversed(region.blocks):
+            erased += _sweep_block(block, table)
+    return erased
+
+
+@dataclass(frozen=True)
+class DcePass(ModulePass):
+    """Remove unused side-effect-free ops and eval-mode no-ops (asserts, dropout, clones, same-type `to`).
+
+    Any dialect's unused `Pure` ops go, in one reverse sweep; `aten._assert_tensor_metadata` is
+    erased, and `dropout` (eval), `clone`/`contiguous`/`alias`/`detach`/`lift_fresh_copy` and
+    conversions to the same type and device are replaced by their input.
+    """
+
+    name = "dce"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        count("EraseDeadOp", eliminate_dead_code(op))
