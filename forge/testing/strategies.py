@@ -53,6 +53,7 @@ MAX_DIM = 8
 __all__ = [
     "ALL_MOTIFS",
     "MOTIFS",
+    "PASS_MOTIFS",
     "GraphBuilder",
     "GraphCase",
     "aten_graphs",
@@ -1000,11 +1001,16 @@ def _causal_bool(b: GraphBuilder, q: int, k: int) -> tuple[SSAValue, str]:
 
 
 def _padding_bool(b: GraphBuilder, k: int) -> SSAValue:
-    """A [1, k] bool padding mask from an inline attention_mask constant (first key always kept)."""
-    am = torch.ones(1, k, dtype=I64)
-    if k > 1:
-        am[0, k - 1] = 0
-    return b.op(aten.EqScalarOp, b.const(am, name="attention_mask"), 1)
+    """A [1, k] bool padding mask: an inline attention_mask constant (last key padded, first key
+    always kept), or ``new_ones`` on some live value (a constant although it has an operand)."""
+    if b.pool and b.chance(40):
+        am = b.op(aten.NewOnesOp, b.choice(b.pool), [1, k], dtype=I64, name="attention_mask")
+    else:
+        value = torch.ones(1, k, dtype=I64)
+        if k > 1:
+            value[0, k - 1] = 0
+        am = b.const(value, name="attention_mask")
+    return b.op(aten.EqScalarOp, am, 1)
 
 
 def mask_from_constants(b: GraphBuilder, q: int, k: int) -> tuple[SSAValue, bool, str]:
@@ -1238,6 +1244,17 @@ MOTIFS: dict[str, Callable[..., None]] = {
 
 ALL_MOTIFS: tuple[str, ...] = tuple(MOTIFS)
 
+PASS_MOTIFS: dict[str, tuple[str, ...]] = {
+    "dce": ("dead_code", "duplicates"),
+    "cse": ("duplicates", "dead_code"),
+    "fold": ("constant_subgraph", "identities"),
+    "fuse-attention": ("attention", "constant_subgraph"),
+    "fuse-ops": ("linear_act", "swiglu", "rmsnorm"),
+    "layout": ("layout", "attention", "linear_act"),
+}
+"""The motifs aimed at each pass (a pass should also be checked on ALL_MOTIFS: it must leave
+the other motifs' code intact)."""
+
 
 def build_motif(b: GraphBuilder, name: str, **options: Any) -> None:
     """Splice motif `name` into the graph `b` is building."""
@@ -1269,11 +1286,15 @@ def _graphs(draw: Any, motifs: tuple[str, ...], max_ops: int, max_motifs: int) -
     plan = [f"motif:{m}" for m in chosen] + ["op"] * draw(st.integers(0, max_ops))
     plan = draw(st.permutations(plan)) if plan else plan
     steps = list(RANDOM_STEPS)
+    random_steps = []
     for item in plan:
         if item == "op":
-            RANDOM_STEPS[draw(st.sampled_from(steps))](b)
+            random_steps.append(draw(st.sampled_from(steps)))
+            RANDOM_STEPS[random_steps[-1]](b)
         else:
             build_motif(b, item.removeprefix("motif:"))
+    if random_steps:
+        b.note(f"random[{','.join(random_steps)}]")
     return b.finish()
 
 

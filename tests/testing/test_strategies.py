@@ -32,7 +32,7 @@ def _check_case(case: GraphCase) -> tuple:
         if isinstance(op, aten.WeightOp):
             assert op.weight_name.data in case.weights
         for t in op.result_types:
-            assert all(1 <= d <= 512 for d in t.get_shape()) and len(t.get_shape()) <= 5, t
+            assert all(1 <= d <= 4096 for d in t.get_shape()) and len(t.get_shape()) <= 5, t
     outputs = interpret(case.module, case.weights, *case.inputs)
     assert len(outputs) == len(case.expected) >= 1
     for got, want in zip(outputs, case.expected):
@@ -133,3 +133,12 @@ def test_builder_op_binds_schema_arguments() -> None:
         assert "hand-written" in case.description and "aten.softmax.int" in repr(case)
 
     run()
+
+
+def test_pass_motifs_name_real_passes_and_motifs() -> None:
+    from forge.testing.strategies import PASS_MOTIFS
+    from forge.transforms import PASSES
+
+    assert set(PASS_MOTIFS) == set(PASSES)
+    for motifs in PASS_MOTIFS.values():
+        assert set(motifs) <= set(ALL_MOTIFS)
