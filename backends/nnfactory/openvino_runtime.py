@@ -1,0 +1,296 @@
+"""The ``openvino`` runtime: the NNFactory interface on OpenVINO's Python API.
+
+Every primitive of :class:`~.runtime.GraphBuilder` is one OpenVINO op (opset 1-16), and
+so are ``eltwise_sub``, ``maximum``/``minimum``, the comparisons (a boolean op plus a
+``Convert`` to the input dtype), ``select`` and ``broadcast``. Graphs compile for any
+OpenVINO device string (``CPU`` here, ``NPU`` on Intel AI Boost machines, ``GPU``).
+
+Precision: on CPUs with AVX512-BF16/AMX the CPU plugin's default inference precision is
+bf16, which puts f32 graphs ~1e-2 off torch. CPU and GPU compiles therefore pin
+``INFERENCE_PRECISION_HINT=f32`` (override with ``properties``); NPU computes in f16.
+
+Running: one ``InferRequest`` per compiled graph, inputs and outputs bound as
+``ov.Tensor(array, shared_memory=True)``: the request reads the caller's input arrays and
+writes straight into preallocated output arrays (rebinding only when a different array
+object is passed).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+import openvino as ov
+import openvino.opset1 as opset1
+import openvino.opset8 as opset8
+import openvino.opset16 as ops
+
+from .runtime import (
+    CompiledGraph,
+    GraphBuilder,
+    Node,
+    Runtime,
+    RuntimeUnavailable,
+    TensorSpec,
+)
+
+__all__ = ["OpenVINOGraphBuilder", "OpenVINOCompiledGraph", "OpenVINORuntime", "core", "is_available"]
+
+_NP_TO_OV = {
+    np.dtype(np.float16): ov.Type.f16,
+    np.dtype(np.float32): ov.Type.f32,
+    np.dtype(np.float64): ov.Type.f64,
+    np.dtype(np.int8): ov.Type.i8,
+    np.dtype(np.int16): ov.Type.i16,
+    np.dtype(np.int32): ov.Type.i32,
+    np.dtype(np.int64): ov.Type.i64,
+    np.dtype(np.uint8): ov.Type.u8,
+    np.dtype(np.bool_): ov.Type.boolean,
+}
+_OV_TO_NP = {v: k for k, v in _NP_TO_OV.items()}
+
+
+def is_available() -> bool:
+    return True
+
+
+@functools.cache
+def core() -> ov.Core:
+    """The process-wide ``ov.Core`` (creating one is slow; plugins load once)."""
+    return ov.Core()
+
+
+def _i64(values: Any) -> ov.Node:
+    return ops.constant(np.asarray(values, dtype=np.int64))
+
+
+class OpenVINOGraphBuilder(GraphBuilder):
+    supported_dtypes = frozenset(_NP_TO_OV)
+
+    def __init__(self, runtime: Runtime):
+        super().__init__(runtime)
+        self._parameters: list[ov.Node] = []
+
+    def _spec_of(self, handle: ov.Output) -> tuple[tuple[int, ...], np.dtype]:
+        pshape = handle.get_partial_shape()
+        if pshape.is_dynamic:
+            raise ValueError(f"dynamic output shape {pshape}")
+        etype = handle.get_element_type()
+        if etype not in _OV_TO_NP:
+            raise TypeError(f"element type {etype} has no numpy dtype here")
+        return tuple(pshape.to_shape()), _OV_TO_NP[etype]
+
+    # Every hook returns the op's first output.
+
+    def _op_parameter(self, shape, dtype):
+        p = ops.parameter(list(shape), _NP_TO_OV[dtype])
+        self._parameters.append(p)
+        return p.output(0)
+
+    def _op_constant(self, array):
+        return ops.constant(array).output(0)
+
+    def _op_matmul(self, a, b, trA, trB):
+        return ops.matmul(a.handle, b.handle, trA, trB).output(0)
+
+    def _op_scaled_dot_product_attention(self, q, k, v, mask, is_causal, scale):
+        scale_node = None if scale is None else ops.constant(np.asarray(scale, dtype=q.dtype))
+        return ops.scaled_dot_product_attention(
+            q.handle,
+            k.handle,
+            v.handle,
+            attention_mask=None if mask is None else mask.handle,
+            scale=scale_node,
+            causal=is_causal,
+        ).output(0)
+
+    def _op_softmax(self, x, axis):
+        return ops.softmax(x.handle, axis).output(0)
+
+    def _op_log_softmax(self, x, axis):
+        return ops.log_softmax(x.handle, axis).output(0)
+
+    def _op_gelu(self, x):
+        return ops.gelu(x.handle, "tanh").output(0)
+
+    def _op_gelu_erf(self, x):
+        return ops.gelu(x.handle, "erf").output(0)
+
+    def _op_relu(self, x):
+        return ops.relu(x.handle).output(0)
+
+    def _op_sigmoid(self, x):
+        return ops.sigmoid(x.handle).output(0)
+
+    def _op_swish(self, x):
+        return ops.swish(x.handle).output(0)
+
+    def _op_tanh(self, x):
+        return ops.tanh(x.handle).output(0)
+
+    def _op_exp(self, x):
+        return ops.exp(x.handle).output(0)
+
+    def _op_log(self, x):
+        return ops.log(x.handle).output(0)
+
+    def _op_sqrt(self, x):
+        return ops.sqrt(x.handle).output(0)
+
+    def _op_negative(self, x):
+        return ops.negative(x.handle).output(0)
+
+    def _op_abs(self, x):
+        return ops.abs(x.handle).output(0)
+
+    def _op_sign(self, x):
+        return ops.sign(x.handle).output(0)
+
+    def _op_erf(self, x):
+        return ops.erf(x.handle).output(0)
+
+    def _op_sin(self, x):
+        return ops.sin(x.handle).output(0)
+
+    def _op_cos(self, x):
+        return ops.cos(x.handle).output(0)
+
+    def _op_clamp(self, x, lo, hi):
+        return ops.clamp(x.handle, lo, hi).output(0)
+
+    def _op_eltwise_add(self, a, b):
+        return ops.add(a.handle, b.handle).output(0)
+
+    def _op_eltwise_sub(self, a, b):
+        return ops.subtract(a.handle, b.handle).output(0)
+
+    def _op_eltwise_mul(self, a, b):
+        return ops.multiply(a.handle, b.handle).output(0)
+
+    def _op_eltwise_div(self, a, b):
+        return ops.divide(a.handle, b.handle).output(0)
+
+    def _op_power(self, a, b):
+        return ops.power(a.handle, b.handle).output(0)
+
+    def _op_maximum(self, a, b):
+        return ops.maximum(a.handle, b.handle).output(0)
+
+    def _op_minimum(self, a, b):
+        return ops.minimum(a.handle, b.handle).output(0)
+
+    def _compare(self, fn, a: Node, b: Node) -> ov.Output:
+        return ops.convert(fn(a.handle, b.handle), _NP_TO_OV[a.dtype]).output(0)
+
+    def _op_equal(self, a, b):
+        return self._compare(ops.equal, a, b)
+
+    def _op_not_equal(self, a, b):
+        return self._compare(ops.not_equal, a, b)
+
+    def _op_less(self, a, b):
+        return self._compare(ops.less, a, b)
+
+    def _op_less_equal(self, a, b):
+        return self._compare(ops.less_equal, a, b)
+
+    def _op_greater(self, a, b):
+        return self._compare(ops.greater, a, b)
+
+    def _op_greater_equal(self, a, b):
+        return self._compare(ops.greater_equal, a, b)
+
+    def _op_select(self, cond, a, b, shape):
+        c = cond.handle if cond.dtype == np.bool_ else ops.convert(cond.handle, ov.Type.boolean)
+        return ops.select(c, a.handle, b.handle).output(0)
+
+    def _op_reduce_sum(self, x, axes, keep_dims):
+        return ops.reduce_sum(x.handle, _i64(axes), keep_dims).output(0)
+
+    def _op_reduce_mean(self, x, axes, keep_dims):
+        return ops.reduce_mean(x.handle, _i64(axes), keep_dims).output(0)
+
+    def _op_reduce_max(self, x, axes, keep_dims):
+        return ops.reduce_max(x.handle, _i64(axes), keep_dims).output(0)
+
+    def _op_reduce_min(self, x, axes, keep_dims):
+        return ops.reduce_min(x.handle, _i64(axes), keep_dims).output(0)
+
+    def _op_reduce_prod(self, x, axes, keep_dims):
+        return ops.reduce_prod(x.handle, _i64(axes), keep_dims).output(0)
+
+    def _op_reshape(self, x, shape):
+        return ops.reshape(x.handle, _i64(shape), special_zero=False).output(0)
+
+    def _op_transpose(self, x, order):
+        return ops.transpose(x.handle, _i64(order)).output(0)
+
+    def _op_broadcast(self, x, shape):
+        return ops.broadcast(x.handle, _i64(shape)).output(0)
+
+    def _op_slice(self, x, begin, end, stride):
+        # StridedSlice-1, the op Intel's NNFactory.slice builds (zero masks).
+        zeros = [0] * len(begin)
+        return opset1.strided_slice(
+            x.handle, _i64(begin), _i64(end), _i64(stride), zeros, zeros
+        ).output(0)
+
+    def _op_concat(self, xs, axis):
+        return ops.concat([x.handle for x in xs], axis).output(0)
+
+    def _op_gather(self, data, indices, axis, batch_dims):
+        return opset8.gather(data.handle, indices.handle, _i64(axis), batch_dims).output(0)
+
+    def _op_convert(self, x, dtype):
+        return ops.convert(x.handle, _NP_TO_OV[dtype]).output(0)
+
+    def _compile(self, params: list[Node], results: list[Node]) -> OpenVINOCompiledGraph:
+        model = ov.Model([ops.result(r.handle) for r in results], self._parameters, "forge_nnfactory")
+        compiled = core().compile_model(model, self.runtime.device, self.runtime.properties)
+        return OpenVINOCompiledGraph(
+            self.runtime, compiled, [p.spec for p in params], [r.spec for r in results]
+        )
+
+
+class OpenVINOCompiledGraph(CompiledGraph):
+    def __init__(self, runtime: Runtime, compiled: ov.CompiledModel, input_specs: list[TensorSpec], output_specs: list[TensorSpec]):
+        super().__init__(runtime, input_specs, output_specs)
+        self.compiled_model = compiled
+        self._request = compiled.create_infer_request()
+        # Cache of ov.Tensor wrappers of the last input arrays (same array -> no rebind).
+        self._input_arrays: list[np.ndarray | None] = [None] * len(input_specs)
+
+    def _bind_output(self, index: int, array: np.ndarray) -> None:
+        self._request.set_output_tensor(index, ov.Tensor(array, shared_memory=True))
+
+    def _execute(self, inputs: list[np.ndarray]) -> None:
+        for i, array in enumerate(inputs):
+            if self._input_arrays[i] is not array:
+                self._request.set_input_tensor(i, ov.Tensor(array, shared_memory=True))
+                self._input_arrays[i] = array
+        self._request.infer()
+
+
+class OpenVINORuntime(Runtime):
+    """NNFactory-shaped graphs on OpenVINO for any device (``CPU``, ``GPU``, ``NPU``).
+
+    ``properties`` are passed to ``compile_model`` on top of the defaults
+    (``INFERENCE_PRECISION_HINT=f32`` and ``PERFORMANCE_HINT=LATENCY`` on CPU/GPU).
+    """
+
+    name = "openvino"
+    builder_class = OpenVINOGraphBuilder
+
+    def __init__(self, device: str = "CPU", properties: dict[str, Any] | None = None):
+        super().__init__(device)
+        base = device.split(".")[0].split(":")[0]
+        if base in ("CPU", "GPU", "NPU") and base not in {d.split(".")[0] for d in core().available_devices}:
+            raise RuntimeUnavailable(
+                f"OpenVINO device {device!r} is not available here "
+                f"(available: {', '.join(core().available_devices)})"
+            )
+        self.properties: dict[str, Any] = {}
+        if base in ("CPU", "GPU"):
+            self.properties.update({"INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY"})
+        self.properties.update(properties or {})
