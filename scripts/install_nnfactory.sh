@@ -7,7 +7,8 @@
 #
 # Python: $PYTHON, else $VIRTUAL_ENV/bin/python, else `python3` (must be a venv).
 # Build cache: $FORGE_NNFACTORY_BUILD_DIR (default ~/.cache/forge-nnfactory): the sdist
-# is downloaded there once; sources are re-unpacked and re-patched on every build.
+# is downloaded there once (or copied from $FORGE_NNFACTORY_SDIST, for offline machines);
+# sources are re-unpacked and re-patched on every build.
 #
 # Unattended and idempotent: when the installed build matches (same sdist, same patch
 # script, same OpenVINO version; the stamp is written only after a passing smoke test)
@@ -39,7 +40,7 @@ FORCE=0
 for arg in "$@"; do
   case "$arg" in
     --force) FORCE=1 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) fail "unknown argument '$arg' (usage: $0 [--force])" ;;
   esac
 done
@@ -137,6 +138,10 @@ fi
 
 BUILD="${FORGE_NNFACTORY_BUILD_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/forge-nnfactory}"
 mkdir -p "$BUILD/dist"
+if [ ! -f "$BUILD/dist/$SDIST" ] && [ -n "${FORGE_NNFACTORY_SDIST:-}" ]; then
+  step "using the local sdist $FORGE_NNFACTORY_SDIST"
+  cp "$FORGE_NNFACTORY_SDIST" "$BUILD/dist/$SDIST" || fail "cannot copy $FORGE_NNFACTORY_SDIST"
+fi
 if [ ! -f "$BUILD/dist/$SDIST" ]; then
   step "downloading $SDIST from PyPI"
   "$PY" -m pip download --quiet --no-deps --no-binary :all: --no-build-isolation \

@@ -9,10 +9,10 @@ sdist is not the one we know), so the script never half-patches silently.
 
 Patches (each a one-line or one-block change of Intel's code):
 
-1. backend/factory.py ``get_tensor_dtype``: OpenVINO 2025 removed
-   ``element::Type_t::undefined`` (the enum's first value), so every ``op_dtype`` code is
-   one lower than the table expects: an f32 output is taken for f16 and its output
-   buffer is allocated at half size (OpenVINO then writes past it).
+1. backend/factory.py ``get_tensor_dtype`` and backend/tensor.py ``Tensor.dtype``:
+   OpenVINO 2025 removed ``element::Type_t::undefined`` (the enum's first value), so
+   every ``op_dtype`` code is one lower than their tables expect: an f32 output is taken
+   for f16 and its output buffer is allocated at half size (OpenVINO writes past it).
 2. backend/bindings.py: ``slice``, ``convolution``, ``avg_pooling`` and ``max_pooling``
    declare C++ ``size_t`` arguments as ``ctypes.c_int``. Past the sixth argument they go
    on the stack as 4 bytes with garbage above them; the C++ side reads a huge size and
@@ -98,6 +98,13 @@ def main(root: Path) -> None:
             "        dtype_int = backend_lib.op_dtype(node) + 1"
             "  # forge: OpenVINO>=2025 dropped Type_t::undefined\n",
             "factory.py op_dtype off-by-one",
+        ),
+        _patch(
+            pkg / "backend" / "tensor.py",
+            "        dtype_int = backend_lib.op_dtype(self.node)\n",
+            "        dtype_int = backend_lib.op_dtype(self.node) + 1"
+            "  # forge: OpenVINO>=2025 dropped Type_t::undefined\n",
+            "tensor.py op_dtype off-by-one",
         ),
         _patch_bindings_size_t(pkg / "backend" / "bindings.py"),
         _patch(

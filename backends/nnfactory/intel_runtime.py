@@ -1,0 +1,400 @@
+"""The ``nnfactory`` runtime: the interface on Intel's own NNFactory.
+
+``intel_npu_acceleration_library.backend.NNFactory`` (release 1.4.0, the last one) is a
+ctypes binding of a C++ ``ModelFactory`` that builds an OpenVINO model and compiles it
+for the NPU, falling back to the CPU plugin when the machine has no NPU. Installing it
+needs a build against the venv's OpenVINO plus fixes: ``scripts/install_nnfactory.sh``.
+
+Native on this runtime (one NNFactory call each): parameter, constant, matmul,
+scaled_dot_product_attention (``_simple`` without mask), softmax, log_softmax, gelu,
+gelu_erf, relu, sigmoid, swish, tanh, exp, log, sqrt, negative, abs, sign, erf, sin, cos,
+clamp, eltwise_add/mul/div, power, reduce_sum/mean/max/min/prod, reshape, transpose,
+slice, concat (chained pairwise), gather, convert (``to``). Everything else is a
+composition from :mod:`.runtime` (eltwise_sub = add(negative), comparisons via sign of
+the difference, select via a batched gather, broadcast via concat doubling,
+maximum/minimum via select, layer_norm/rms_norm via reductions, linear via matmul+add).
+An SDPA ``scale`` is folded into q (the native op has none).
+
+How the library is used safely:
+
+* It is imported without running the package ``__init__`` (which imports transformers
+  and neural-compressor and patches torch): stub parent packages point at the installed
+  directory and only ``backend.bindings``/``backend.factory`` are loaded.
+* OpenVINO exceptions inside the C++ library abort the process, so every op is first
+  built on a *shadow* graph with OpenVINO's Python API (the same op semantics; its errors
+  are Python exceptions) and only then on the NNFactory; the NNFactory's own shape and
+  dtype of each result are checked against the shadow's.
+* No boolean element type exists there (no bool parameters/constants/outputs).
+* ``compile()`` writes ``./cache``: it runs in a temporary directory (removed afterwards)
+  or in ``$FORGE_NNFACTORY_CACHE_DIR`` when set (kept, e.g. to cache NPU blobs).
+* ``run()`` reuses the same output arrays every call; results are copied unless the
+  caller passes its own output buffers, which are bound with ``set_output``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import importlib
+import importlib.machinery
+import importlib.util
+import math
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .openvino_runtime import OpenVINOGraphBuilder
+from .runtime import CompiledGraph, GraphBuilder, Node, Runtime, RuntimeUnavailable, TensorSpec
+
+__all__ = ["IntelNNFactoryGraphBuilder", "IntelNNFactoryRuntime", "is_available", "load_backend"]
+
+PACKAGE = "intel_npu_acceleration_library"
+INSTALL_HINT = "install it with scripts/install_nnfactory.sh (into the active venv)"
+_STAMP = ".forge-nnfactory-stamp"
+_LIBS = ("libintel_npu_acceleration_library.so", "libopenvino.so")
+
+
+def _package_dir() -> Path | None:
+    """The installed package directory, found without importing the package."""
+    module = sys.modules.get(PACKAGE)
+    if module is not None and getattr(module, "__path__", None):
+        return Path(list(module.__path__)[0])
+    try:
+        spec = importlib.util.find_spec(PACKAGE)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _missing() -> str | None:
+    """Why the runtime is unusable, or None."""
+    if sys.platform != "linux":
+        return f"the nnfactory runtime supports Linux only (this is {sys.platform})"
+    pkg = _package_dir()
+    if pkg is None:
+        return f"{PACKAGE} is not installed"
+    for lib in _LIBS:
+        if not (pkg / "lib" / lib).exists():
+            return f"{pkg / 'lib' / lib} is missing"
+    if not (pkg / "lib" / _STAMP).exists():
+        return f"{PACKAGE} at {pkg} was not built by scripts/install_nnfactory.sh (unpatched)"
+    return None
+
+
+def is_available() -> bool:
+    return _missing() is None
+
+
+def _stub_package(name: str, path: Path) -> None:
+    spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+    spec.submodule_search_locations = [str(path)]
+    module = importlib.util.module_from_spec(spec)
+    module.__file__ = None
+    sys.modules[name] = module
+
+
+@functools.cache
+def load_backend() -> SimpleNamespace:
+    """Import NNFactory and its ctypes library without the package ``__init__``."""
+    reason = _missing()
+    if reason is not None:
+        raise RuntimeUnavailable(f"the nnfactory runtime is unavailable: {reason}; {INSTALL_HINT}")
+    pkg = _package_dir()
+    assert pkg is not None
+    if PACKAGE not in sys.modules:
+        _stub_package(PACKAGE, pkg)
+    if f"{PACKAGE}.backend" not in sys.modules:
+        _stub_package(f"{PACKAGE}.backend", pkg / "backend")
+    saved_path = list(sys.path)  # bindings.py inserts <pkg>/external and appends <pkg>/lib
+    try:
+        with warnings.catch_warnings():
+            # "OpenVINO library is already loaded": it is the very same libopenvino
+            # (the package's lib/libopenvino.so links to the wheel's).
+            warnings.simplefilter("ignore")
+            bindings = importlib.import_module(f"{PACKAGE}.backend.bindings")
+            backend = sys.modules[f"{PACKAGE}.backend"]
+            if not hasattr(backend, "lib"):
+                backend.lib = bindings.lib  # what tensor.py imports from the package
+            factory = importlib.import_module(f"{PACKAGE}.backend.factory")
+    except OSError as e:
+        raise RuntimeUnavailable(f"cannot load the NNFactory library: {e}; {INSTALL_HINT}") from e
+    finally:
+        sys.path[:] = saved_path
+    return SimpleNamespace(NNFactory=factory.NNFactory, lib=bindings.lib, package_dir=pkg)
+
+
+_compile_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _compile_directory():
+    """cwd for NNFactory.compile(), which sets OpenVINO's cache_dir to ./cache."""
+    keep = os.environ.get("FORGE_NNFACTORY_CACHE_DIR")
+    directory = keep or tempfile.mkdtemp(prefix="forge-nnfactory-")
+    os.makedirs(directory, exist_ok=True)
+    previous = os.getcwd()
+    with _compile_lock:
+        os.chdir(directory)
+        try:
+            yield
+        finally:
+            os.chdir(previous)
+            if not keep:
+                shutil.rmtree(directory, ignore_errors=True)
+
+
+class _H(NamedTuple):
+    """A value on both graphs: the NNFactory ``Tensor`` and the shadow OpenVINO output."""
+
+    native: Any
+    shadow: Any
+
+
+class IntelNNFactoryGraphBuilder(GraphBuilder):
+    supported_dtypes = frozenset(
+        np.dtype(t) for t in ("float16", "float32", "float64", "int8", "int16", "int32", "int64")
+    )
+
+    def __init__(self, runtime: IntelNNFactoryRuntime):
+        super().__init__(runtime)
+        self._backend = load_backend()
+        self._f = self._backend.NNFactory(profile=False, device=runtime.device)
+        self._shadow = OpenVINOGraphBuilder(runtime)
+
+    def _spec_of(self, handle: _H) -> tuple[tuple[int, ...], np.dtype]:
+        return self._shadow._spec_of(handle.shadow)
+
+    def _sh(self, x: Node) -> Node:
+        return Node(self._shadow, x.handle.shadow, x.shape, x.dtype)
+
+    def _emit(self, op: str, inputs: tuple, extra: tuple, native) -> _H:
+        """Build ``op`` on the shadow graph (validates, raises Python errors), then on
+        the NNFactory via ``native()``."""
+        shadow_args = [self._sh(a) if isinstance(a, Node) else a for a in inputs]
+        return self._finish(getattr(self._shadow, f"_op_{op}")(*shadow_args, *extra), native)
+
+    def _finish(self, shadow: Any, native) -> _H:
+        shape, dtype = self._shadow._spec_of(shadow)
+        if dtype not in self.supported_dtypes:
+            raise TypeError(f"result dtype {dtype.name} has no NNFactory element type")
+        tensor = native()
+        got_shape = tuple(self._f.get_tensor_shape(tensor.node))
+        got_dtype = np.dtype(self._f.get_tensor_dtype(tensor.node))
+        if got_shape != shape or got_dtype != dtype:
+            raise RuntimeError(
+                f"NNFactory built {got_dtype.name}{list(got_shape)} where OpenVINO infers "
+                f"{dtype.name}{list(shape)} (is the install patched?)"
+            )
+        return _H(tensor, shadow)
+
+    def _unary_native(self, op: str, method: str, x: Node) -> _H:
+        return self._emit(op, (x,), (), lambda: getattr(self._f, method)(x.handle.native))
+
+    # ---- primitives ---------------------------------------------------------------
+
+    def _op_parameter(self, shape, dtype):
+        return self._emit("parameter", (), (shape, dtype), lambda: self._f.parameter(list(shape), dtype))
+
+    def _op_constant(self, array):
+        return self._emit("constant", (), (array,), lambda: self._f.constant(array))
+
+    def _op_matmul(self, a, b, trA, trB):
+        return self._emit(
+            "matmul", (a, b), (trA, trB), lambda: self._f.matmul(a.handle.native, b.handle.native, trA, trB)
+        )
+
+    def _op_scaled_dot_product_attention(self, q, k, v, mask, is_causal, scale):
+        if scale is not None:
+            # native SDPA always scales by 1/sqrt(E): pre-scale q to get `scale`
+            factor = scale * math.sqrt(q.shape[-1])
+            if factor != 1.0:
+                q = self.eltwise_mul(q, self._scalar(factor, q))
+        n = [t.handle.native for t in (q, k, v)]
+        if mask is None:
+            call = lambda: self._f.scaled_dot_product_attention_simple(*n, is_causal)  # noqa: E731
+        else:
+            call = lambda: self._f.scaled_dot_product_attention(*n, mask.handle.native, is_causal)  # noqa: E731
+        return self._emit("scaled_dot_product_attention", (q, k, v, mask), (is_causal, None), call)
+
+    def _op_softmax(self, x, axis):
+        return self._emit("softmax", (x,), (axis,), lambda: self._f.softmax(x.handle.native, axis))
+
+    def _op_log_softmax(self, x, axis):
+        return self._emit("log_softmax", (x,), (axis,), lambda: self._f.log_softmax(x.handle.native, axis))
+
+    def _op_gelu(self, x):
+        return self._unary_native("gelu", "gelu", x)
+
+    def _op_gelu_erf(self, x):
+        return self._unary_native("gelu_erf", "gelu_erf", x)
+
+    def _op_relu(self, x):
+        return self._unary_native("relu", "relu", x)
+
+    def _op_sigmoid(self, x):
+        return self._unary_native("sigmoid", "sigmoid", x)
+
+    def _op_swish(self, x):
+        return self._unary_native("swish", "swish", x)
+
+    def _op_tanh(self, x):
+        return self._unary_native("tanh", "tanh", x)  # tanh_act
+
+    def _op_exp(self, x):
+        return self._unary_native("exp", "exp", x)  # exp_act
+
+    def _op_log(self, x):
+        return self._unary_native("log", "log", x)  # log_act
+
+    def _op_sqrt(self, x):
+        return self._unary_native("sqrt", "sqrt", x)  # sqrt_act
+
+    def _op_negative(self, x):
+        return self._unary_native("negative", "negative", x)
+
+    def _op_abs(self, x):
+        return self._unary_native("abs", "abs", x)  # abs_act
+
+    def _op_sign(self, x):
+        return self._unary_native("sign", "sign", x)
+
+    def _op_erf(self, x):
+        return self._unary_native("erf", "erf", x)  # erf_act
+
+    def _op_sin(self, x):
+        return self._unary_native("sin", "sin", x)  # sin_act
+
+    def _op_cos(self, x):
+        return self._unary_native("cos", "cos", x)  # cos_act
+
+    def _op_clamp(self, x, lo, hi):
+        return self._emit("clamp", (x,), (lo, hi), lambda: self._f.clamp(x.handle.native, lo, hi))
+
+    def _op_eltwise_add(self, a, b):
+        return self._emit("eltwise_add", (a, b), (), lambda: self._f.eltwise_add(a.handle.native, b.handle.native))
+
+    def _op_eltwise_mul(self, a, b):
+        return self._emit("eltwise_mul", (a, b), (), lambda: self._f.eltwise_mul(a.handle.native, b.handle.native))
+
+    def _op_eltwise_div(self, a, b):
+        return self._emit("eltwise_div", (a, b), (), lambda: self._f.eltwise_div(a.handle.native, b.handle.native))
+
+    def _op_power(self, a, b):
+        # NNFactory.power's Python wrapper demands equal shapes (and reads the exponent's
+        # shape with the input's rank); the C++ op broadcasts numpy-style, so call it
+        # through the factory's generic op entry point.
+        return self._emit(
+            "power", (a, b), (), lambda: self._f._call_backend_op("power", a.handle.native, b.handle.native)
+        )
+
+    def _reduce_native(self, op: str, x: Node, axes: list[int], keep_dims: bool) -> _H:
+        return self._emit(op, (x,), (axes, keep_dims), lambda: getattr(self._f, op)(x.handle.native, axes, keep_dims))
+
+    def _op_reduce_sum(self, x, axes, keep_dims):
+        return self._reduce_native("reduce_sum", x, axes, keep_dims)
+
+    def _op_reduce_mean(self, x, axes, keep_dims):
+        return self._reduce_native("reduce_mean", x, axes, keep_dims)
+
+    def _op_reduce_max(self, x, axes, keep_dims):
+        return self._reduce_native("reduce_max", x, axes, keep_dims)
+
+    def _op_reduce_min(self, x, axes, keep_dims):
+        return self._reduce_native("reduce_min", x, axes, keep_dims)
+
+    def _op_reduce_prod(self, x, axes, keep_dims):
+        return self._reduce_native("reduce_prod", x, axes, keep_dims)
+
+    def _op_reshape(self, x, shape):
+        return self._emit("reshape", (x,), (shape,), lambda: self._f.reshape(x.handle.native, list(shape)))
+
+    def _op_transpose(self, x, order):
+        return self._emit("transpose", (x,), (order,), lambda: self._f.transpose(x.handle.native, list(order)))
+
+    def _op_slice(self, x, begin, end, stride):
+        return self._emit(
+            "slice", (x,), (begin, end, stride), lambda: self._f.slice(x.handle.native, begin, end, stride)
+        )
+
+    def _op_concat(self, xs, axis):
+        def native():
+            acc = xs[0].handle.native
+            for x in xs[1:]:
+                acc = self._f.concat(acc, x.handle.native, axis)
+            return acc
+
+        return self._finish(self._shadow._op_concat([self._sh(x) for x in xs], axis), native)
+
+    def _op_gather(self, data, indices, axis, batch_dims):
+        def native():
+            axis_node = self._f.constant(axis)
+            return self._f.gather(data.handle.native, indices.handle.native, axis_node, batch_dims)
+
+        return self._emit("gather", (data, indices), (axis, batch_dims), native)
+
+    def _op_convert(self, x, dtype):
+        return self._emit("convert", (x,), (dtype,), lambda: self._f.to(x.handle.native, dtype))
+
+    # ---- compile ------------------------------------------------------------------
+
+    def _compile(self, params: list[Node], results: list[Node]) -> IntelNNFactoryCompiledGraph:
+        f = self._f
+        # Outputs are exactly the marked results, in order (NNFactory would otherwise
+        # take every unconsumed node and drop consumed ones).
+        f.output_nodes = [r.handle.native.node for r in results]
+        with _compile_directory():
+            f.compile()
+        out_specs = [r.spec for r in results]
+        for i, (array, spec) in enumerate(zip(f.out, out_specs)):
+            if array.shape != spec.shape or array.dtype != spec.dtype:
+                raise RuntimeError(f"NNFactory output #{i} is {array.dtype}{list(array.shape)}, expected {spec}")
+        return IntelNNFactoryCompiledGraph(self.runtime, f, self._backend.lib, [p.spec for p in params], out_specs)
+
+
+class IntelNNFactoryCompiledGraph(CompiledGraph):
+    def __init__(self, runtime: Runtime, factory: Any, lib: Any, input_specs: list[TensorSpec], output_specs: list[TensorSpec]):
+        super().__init__(runtime, input_specs, output_specs)
+        self.factory = factory
+        self._lib = lib
+        # compile() allocated one array per output and bound it; use those as ours.
+        self._own_outputs = list(factory.out)
+        self._bound = list(factory.out)
+
+    def _bind_output(self, index: int, array: np.ndarray) -> None:
+        self._lib.set_output(self.factory._mm, array.ctypes.data_as(ctypes.c_void_p), index)
+
+    def _execute(self, inputs: list[np.ndarray]) -> None:
+        if inputs:
+            self.factory.run(inputs[0], *inputs[1:])
+        else:
+            self._lib.run(self.factory._mm)
+
+
+class IntelNNFactoryRuntime(Runtime):
+    """Intel's NNFactory (``intel_npu_acceleration_library`` 1.4.0, patched build).
+
+    ``device`` is ``NPU`` or ``CPU``; the library itself silently falls back to the CPU
+    when there is no NPU, so asking for ``NPU`` without one raises here instead.
+    """
+
+    name = "nnfactory"
+    builder_class = IntelNNFactoryGraphBuilder
+
+    def __init__(self, device: str = "CPU"):
+        if device not in ("CPU", "NPU"):
+            raise RuntimeUnavailable(f"the nnfactory runtime runs on 'CPU' or 'NPU', not {device!r}")
+        super().__init__(device)
+        backend = load_backend()
+        if device == "NPU" and not backend.lib.isNPUAvailable():
+            raise RuntimeUnavailable("no NPU on this machine (NNFactory would fall back to CPU); use device='CPU'")
