@@ -276,7 +276,7 @@ class OpenVINORuntime(Runtime):
     """NNFactory-shaped graphs on OpenVINO for any device (``CPU``, ``GPU``, ``NPU``).
 
     ``properties`` are passed to ``compile_model`` on top of the defaults
-    (``INFERENCE_PRECISION_HINT=f32`` and ``PERFORMANCE_HINT=LATENCY`` on CPU/GPU).
+    (``INFERENCE_PRECISION_HINT=f32`` on CPU/GPU).
     """
 
     name = "openvino"
@@ -292,5 +292,5 @@ class OpenVINORuntime(Runtime):
             )
         self.properties: dict[str, Any] = {}
         if base in ("CPU", "GPU"):
-            self.properties.update({"INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY"})
+            self.properties["INFERENCE_PRECISION_HINT"] = "f32"
         self.properties.update(properties or {})

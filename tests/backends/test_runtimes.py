@@ -370,6 +370,16 @@ def test_constants_scalars_and_parameter_outputs(rt):
     check(run_graph(rt, [x], build), [x * 2.5, torch.tensor(2.5), x, torch.arange(6).reshape(2, 3)])
 
 
+def test_graph_without_inputs_and_repeated_results(rt):
+    g = rt.builder()
+    y = g.exp(g.constant(np.arange(4, dtype=np.float32)))
+    g.result(y)
+    g.result(y)
+    prog = g.compile()
+    assert prog.input_specs == ()
+    check(prog.run([]), [torch.arange(4.0).exp()] * 2)
+
+
 # ----------------------------------------------------------------------- running
 
 
