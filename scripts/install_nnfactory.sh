@@ -72,7 +72,7 @@ pkg_dir() {
 smoke_test() {
   local pkg="$1"
   "$PY" - "$pkg" <<'EOF'
-import importlib, importlib.machinery, importlib.util, os, sys, tempfile, warnings
+import atexit, importlib, importlib.machinery, importlib.util, os, shutil, sys, tempfile, warnings
 import numpy as np
 root = sys.argv[1]
 for name, path in (("intel_npu_acceleration_library", root),
@@ -85,7 +85,9 @@ with warnings.catch_warnings():
     bindings = importlib.import_module("intel_npu_acceleration_library.backend.bindings")
     sys.modules["intel_npu_acceleration_library.backend"].lib = bindings.lib
     factory = importlib.import_module("intel_npu_acceleration_library.backend.factory")
-os.chdir(tempfile.mkdtemp(prefix="forge-nnfactory-smoke-"))
+workdir = tempfile.mkdtemp(prefix="forge-nnfactory-smoke-")  # compile() writes ./cache
+atexit.register(shutil.rmtree, workdir, True)
+os.chdir(workdir)
 rng = np.random.default_rng(0)
 x = rng.standard_normal((4, 256)).astype(np.float32)
 w = rng.standard_normal((128, 256)).astype(np.float32)
