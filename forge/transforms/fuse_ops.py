@@ -1,0 +1,802 @@
+"""fuse-ops: fold linear layers, their bias and activation, SwiGLU and RMSNorm into fused ops.
+
+One forward sweep over the IR (`apply_recursively=False`, no DCE: each pattern erases exactly the
+ops it made dead). Patterns look *backwards* from the last op of a motif, so a forward walk meets
+every producer before its consumers and the motifs compose in one sweep:
+
+* `LinearToFusedLinear` -- every linear-like op becomes `aten.fused_linear` with `activation =
+  "none"`: `linear`; `addmm(b, x, W)` (alpha = beta = 1, bias [N]); `mm`/`matmul` whose right
+  operand is a constant (`aten.weight`/`aten.constant`). One op form for "a linear layer" keeps
+  the lowering to `npuir.linear` a 1:1 mapping. `fused_linear` wants the torch `[out, in]` weight:
+  a `[in, out]` right operand (GPT-2's Conv1D, `mm`, `matmul`) is passed through an explicit
+  `aten.t`, which `layout` folds into a pre-transposed WeightStore entry when the store is
+  attached (a transpose already in the IR, `t(W)`, is looked through instead). GPT-2's
+  `view(addmm(b, view(x3d), W))` flattening becomes a single N-D `fused_linear(x3d, ...)`.
+* `FuseBiasAdd` -- `add(fused_linear(x, W, none), b[N])` (through reshapes that keep the last dim)
+  takes the bias in.
+* `FuseActivation` -- relu, gelu (erf or tanh), silu, sigmoid of a linear (through single-use
+  reshapes) becomes the linear's `activation`.
+* `GeluPolynomial` -- GPT-2's written-out `0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x**3)))` and
+  BERT's `x*0.5*(1+erf(x/sqrt(2)))` (constants checked with a relative tolerance, every
+  intermediate used only inside the motif) become gelu(tanh) / gelu: fused into the producing
+  linear when legal, else `aten.gelu`.
+* `GatedMlp` -- `act(x·Wgᵀ) * (x·Wuᵀ)` (both linears bias-free, same input) becomes
+  `aten.gated_mlp`.
+* `RmsNormFusion` -- `w * [cast] (x * rsqrt(mean(x**2, -1, keepdim) + eps))`, with Llama's
+  no-op `to.dtype` casts, becomes `aten.rms_norm(x, [N], w, eps)` (without `w`: no weight).
+
+Every legality check that fails records its reason (`forge-opt --explain-pattern NAME`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, get_args
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, ModuleOp, StringAttr, TensorType, f64, i64
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from dialects import aten
+from dialects.torch_types import element_type
+from forge.patterns import ForgePattern
+
+# --- small helpers ---------------------------------------------------------------------------------
+
+_TYPES: dict[tuple[Attribute, tuple[int, ...]], TensorType] = {}
+
+
+def _tensor_type(element: Attribute, shape: Sequence[int]) -> TensorType:
+    key = (element, tuple(shape))
+    ty = _TYPES.get(key)
+    if ty is None:
+        ty = _TYPES[key] = TensorType(element, list(shape))
+    return ty
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    ty = value.type
+    return tuple(ty.get_shape()) if isinstance(ty, TensorType) else ()
+
+
+def _element(value: SSAValue) -> Attribute | None:
+    ty = value.type
+    return ty.element_type if isinstance(ty, TensorType) else None
+
+
+def _producer(value: SSAValue) -> Operation | None:
+    owner = value.owner
+    return owner if isinstance(owner, Operation) else None
+
+
+def _is_satisfied_assert(op: Operation, value: SSAValue) -> bool:
+    """Whether `op` is an `_assert_tensor_metadata` that the static type of `value` satisfies.
+
+    torch.export leaves these on intermediates (Llama's RMSNorm casts); they check nothing the
+    types do not already say, so they do not count as users and go away with the value.
+    """
+    if not isinstance(op, aten.AssertTensorMetadataOp):
+        return False
+    dtype, size = op.arg("dtype"), op.arg("size")
+    if dtype is not None and element_type(dtype) != _element(value):
+        return False
+    return size is None or tuple(size) == _shape(value)
+
+
+def _users(value: SSAValue) -> list[Operation]:
+    """The ops using `value`, not counting satisfied metadata assertions."""
+    return [use.operation for use in value.uses if not _is_satisfied_assert(use.operation, value)]
+
+
+def _single_use(value: SSAValue) -> bool:
+    return len(_users(value)) == 1
+
+
+def _uses_within(value: SSAValue, ops: Iterable[Operation]) -> bool:
+    allowed = ops if isinstance(ops, (set, frozenset)) else set(ops)
+    return all(user in allowed for user in _users(value))
+
+
+def _unique_user(value: SSAValue) -> Operation | None:
+    users = _users(value)
+    return users[0] if len(users) == 1 else None
+
+
+def _close(value: object, target: float, rel: float = 1e-5) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isclose(float(value), target, rel_tol=rel, abs_tol=0.0))
+
+
+def _is_one(value: object) -> bool:
+    return _close(value, 1.0, 0.0)
+
+
+def _erase_dead(rewriter: PatternRewriter, ops: Sequence[Operation]) -> None:
+    """Erase those of `ops` that are (or become) unused, users before producers."""
+    pending = [op for op in ops if op.parent is not None]
+    progress = True
+    while pending and progress:
+        progress = False
+        rest = []
+        for op in pending:
+            if all(not _users(r) for r in op.results):
+                for r in op.results:
+                    for use in list(r.uses):
+                        rewriter.erase(use.operation)
+                rewriter.erase(op)
+                progress = True
+            else:
+                rest.append(op)
+        pending = rest
+
+
+def _either(reasons: list[str]) -> str:
+    """One failure reason per operand order: `lhs: ...; rhs: ...` unless they agree."""
+    if len(set(reasons)) == 1:
+        return reasons[0]
+    return "; ".join(f"{side}: {r}" for side, r in zip(("as ordered", "swapped"), reasons))
+
+
+def _name(value: SSAValue) -> str:
+    return f"%{value.name_hint}" if value.name_hint else "the value"
+
+
+_RESHAPES = (aten.ViewOp, aten.ReshapeOp, aten.UnsafeViewOp)
+"""Ops that only reinterpret the shape: elementwise ops commute with them."""
+
+_TRANSPOSES_2D = (aten.TOp, aten.TransposeIntOp, aten.PermuteOp)
+
+_ACTIVATION_OPS = {aten.ReluOp: "relu", aten.SiluOp: "silu", aten.SigmoidOp: "sigmoid"}
+_GELU_ACTIVATION = {"none": "gelu", "tanh": "gelu_tanh"}
+
+
+def activation_of(op: Operation | None) -> str | None:
+    """The `fused_linear` activation name an activation op computes, or None."""
+    if op is None:
+        return None
+    if isinstance(op, aten.GeluOp):
+        return _GELU_ACTIVATION.get(op.arg("approximate"))
+    return _ACTIVATION_OPS.get(type(op))
+
+
+def _swaps_2d(op: Operation) -> bool:
+    """Whether `op` transposes a 2-D tensor."""
+    if not isinstance(op, _TRANSPOSES_2D) or len(_shape(op.operands[0])) != 2:
+        return False
+    if isinstance(op, aten.TOp):
+        return True
+    if isinstance(op, aten.TransposeIntOp):
+        return {op.arg("dim0") % 2, op.arg("dim1") % 2} == {0, 1}
+    return [d % 2 for d in op.arg("dims")] == [1, 0]
+
+
+def _is_constant(value: SSAValue) -> bool:
+    op = _producer(value)
+    if isinstance(op, _TRANSPOSES_2D) and _swaps_2d(op):
+        op = _producer(op.operands[0])
+    return isinstance(op, (aten.WeightOp, aten.ConstantOp))
+
+
+# --- linear layers ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Linear:
+    """A linear-like op read as activation(input · Wᵀ + bias)."""
+
+    op: Operation
+    input: SSAValue
+    weight: SSAValue
+    weight_is_kn: bool
+    """True when `weight` is [in, out] (matmul's right operand), not torch's [out, in]."""
+    bias: SSAValue | None
+    activation: str
+
+    def out_features(self) -> int:
+        return _shape(self.weight)[1 if self.weight_is_kn else 0]
+
+    def replaced_transpose(self) -> list[Operation]:
+        """The transpose `weight_nk` looks through (to erase once it is dead), if any."""
+        producer = _producer(self.weight) if self.weight_is_kn else None
+        return [producer] if producer is not None and _swaps_2d(producer) else []
+
+    def weight_nk(self) -> tuple[list[Operation], SSAValue]:
+        """New ops and the [out, in] weight value: a transpose in the IR is looked through,
+        otherwise an `aten.t` is created (`layout` folds it into the WeightStore)."""
+        if not self.weight_is_kn:
+            return [], self.weight
+        producer = _producer(self.weight)
+        if producer is not None and _swaps_2d(producer):
+            return [], producer.operands[0]
+        k, n = _shape(self.weight)
+        t = aten.TOp.build_op([[self.weight]], {}, [_tensor_type(_element(self.weight), (n, k))],
+                              location=self.op.location)
+        if self.weight.name_hint:
+            t.results[0].name_hint = f"{self.weight.name_hint}_t"
+        return [t], t.results[0]
+
+
+def as_linear(op: Operation | None) -> _Linear | str:
+    """Read `op` as a linear layer, or say why it is not one."""
+    if isinstance(op, aten.FusedLinearOp):
+        return _Linear(op, op.input, op.weight, False, op.bias, op.arg("activation"))
+    if isinstance(op, aten.LinearOp):
+        if len(_shape(op.weight)) != 2:
+            return "linear weight is not 2-D"
+        return _Linear(op, op.input, op.weight, False, op.bias, "none")
+    if isinstance(op, aten.AddmmOp):
+        if not (_is_one(op.arg("beta")) and _is_one(op.arg("alpha"))):
+            return "addmm with alpha or beta != 1"
+        n = _shape(op.mat2)[1]
+        if _shape(op.input) != (n,):
+            return f"addmm bias of shape {list(_shape(op.input))} is not [{n}]"
+        if _element(op.input) != _element(op.mat1):
+            return "addmm bias has another element type"
+        return _Linear(op, op.mat1, op.mat2, True, op.input, "none")
+    if isinstance(op, aten.MmOp):
+        return _Linear(op, op.input, op.mat2, True, None, "none")
+    if isinstance(op, aten.MatmulOp):
+        if len(_shape(op.other)) != 2 or not _shape(op.input):
+            return "matmul whose right operand is not a matrix"
+        return _Linear(op, op.input, op.other, True, None, "none")
+    if isinstance(op, aten.MatmulTransposedOp):
+        if len(_shape(op.other)) != 2 or op.arg("transpose_input") or not _shape(op.input):
+            return "matmul_transposed that is not a linear layer"
+        return _Linear(op, op.input, op.other, not op.arg("transpose_other"), None, "none")
+    return f"{op.name if op is not None else 'a block argument'} is not a linear layer"
+
+
+def _fused_linear(lin: _Linear, input: SSAValue, bias: SSAValue | None, activation: str,
+                  result_type: Attribute, location) -> list[Operation]:
+    ops, weight = lin.weight_nk()
+    fused = aten.FusedLinearOp.build_op(
+        [[input], [weight], [bias] if bias is not None else []],
+        {"activation": StringAttr(activation)}, [result_type], location=location)
+    fused.results[0].name_hint = lin.op.results[0].name_hint  # named after the linear layer
+    ops.append(fused)
+    return ops
+
+
+def fuse_activation(rewriter: PatternRewriter, root: Operation, x: SSAValue, activation: str,
+                    internal: Sequence[Operation]) -> str | None:
+    """Fold `activation`, computed from `x` by the ops `internal` (ending with `root`), into the
+    linear layer producing `x` (through single-use reshapes). Returns why not, or None if done."""
+    allowed: Sequence[Operation] = internal
+    value = x
+    while True:
+        if not _uses_within(value, allowed):
+            return f"{_name(value)} has users besides the activation"
+        producer = _producer(value)
+        if isinstance(producer, _RESHAPES):
+            allowed, value = (producer,), producer.operands[0]
+            continue
+        break
+    lin = as_linear(producer)
+    if isinstance(lin, str):
+        return lin
+    if lin.activation != "none":
+        return f"the linear already applies {lin.activation}"
+    # The root goes first: `x` may be the linear's own result, which the last step replaces.
+    rewriter.replace(root, [], [x])
+    _erase_dead(rewriter, internal)
+    rewriter.replace(producer, _fused_linear(lin, lin.input, lin.bias, activation,
+                                             producer.results[0].type, producer.location))
+    _erase_dead(rewriter, lin.replaced_transpose())
+    return None
+
+
+_LinearRoot = aten.LinearOp | aten.AddmmOp | aten.MmOp | aten.MatmulOp
+
+
+class LinearToFusedLinear(ForgePattern):
+    """linear / addmm / mm·W / matmul·W → `fused_linear activation="none"`."""
+
+    ROOTS = get_args(_LinearRoot)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: _LinearRoot, rewriter: PatternRewriter) -> None:
+        lin = as_linear(op)
+        if isinstance(lin, str):
+            return self.fail(op, lin)
+        if isinstance(op, (aten.MmOp, aten.MatmulOp)) and not _is_constant(lin.weight):
+            return self.fail(op, "right operand is not a weight (left to layout)")
+        result = op.results[0]
+        # view(addmm(b, view(x3d), W)) -> fused_linear(x3d, W', b): drop the 2-D flattening.
+        flatten = _producer(lin.input)
+        user = _unique_user(result)
+        if isinstance(op, (aten.AddmmOp, aten.MmOp)) and isinstance(flatten, _RESHAPES) \
+                and isinstance(user, _RESHAPES):
+            x = flatten.operands[0]
+            lead = _shape(x)[:-1]
+            out_shape = (*lead, lin.out_features())
+            if lead and _shape(x)[-1] == _shape(lin.input)[1] and math.prod(lead) == _shape(lin.input)[0] \
+                    and _shape(user.results[0]) == out_shape:
+                rewriter.replace(user, _fused_linear(lin, x, lin.bias, "none", user.results[0].type,
+                                                     op.location))
+                _erase_dead(rewriter, [op, flatten, *lin.replaced_transpose()])
+                return
+        rewriter.replace(op, _fused_linear(lin, lin.input, lin.bias, "none", result.type, op.location))
+        _erase_dead(rewriter, lin.replaced_transpose())
+
+
+class FuseBiasAdd(ForgePattern):
+    """add(fused_linear(x, W, none, no bias), b[N]) → fused_linear(x, W, b)."""
+
+    ROOTS = (aten.AddTensorOp,)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: aten.AddTensorOp, rewriter: PatternRewriter) -> None:
+        if not _is_one(op.arg("alpha")):
+            return self.fail(op, "add with alpha != 1")
+        reasons: list[str] = []
+        for value, bias in ((op.input, op.other), (op.other, op.input)):
+            reason = self._try(op, value, bias, rewriter)
+            if reason is None:
+                return
+            reasons.append(reason)
+        return self.fail(op, _either(reasons))
+
+    def _try(self, op: aten.AddTensorOp, value: SSAValue, bias: SSAValue,
+             rewriter: PatternRewriter) -> str | None:
+        if op.results[0].type != value.type:
+            return "the add broadcasts the linear's output"
+        allowed: tuple[Operation, ...] = (op,)
+        while True:
+            if not _uses_within(value, allowed):
+                return f"{_name(value)} has users besides the bias add"
+            producer = _producer(value)
+            if isinstance(producer, _RESHAPES) and _shape(producer.operands[0])[-1:] == _shape(value)[-1:]:
+                allowed, value = (producer,), producer.operands[0]
+                continue
+            break
+        lin = as_linear(producer)
+        if isinstance(lin, str):
+            return lin
+        if lin.activation != "none" or lin.bias is not None:
+            return "the linear already has a bias or an activation"
+        n = lin.out_features()
+        if _shape(bias) != (n,) or _element(bias) != _element(value):
+            return f"bias of type {bias.type} is not a [{n}] vector of the linear's type"
+        if isinstance(_producer(bias), Operation) and not _dominates(bias, producer):
+            return "the bias is computed after the linear"
+        rewriter.replace(producer, _fused_linear(lin, lin.input, bias, "none", producer.results[0].type,
+                                                 producer.location))
+        rewriter.replace(op, [], [op.input if op.input is not bias else op.other])
+        _erase_dead(rewriter, lin.replaced_transpose())
+        return None
+
+
+def _dominates(value: SSAValue, op: Operation) -> bool:
+    """Whether `value` is defined before `op` (same block, or an enclosing one)."""
+    producer = _producer(value)
+    if producer is None:
+        return True
+    if producer.parent is op.parent:
+        return producer.is_before_in_block(op)
+    return False
+
+
+_ActivationRoot = aten.ReluOp | aten.GeluOp | aten.SiluOp | aten.SigmoidOp
+
+
+class FuseActivation(ForgePattern):
+    """relu / gelu / silu / sigmoid (linear) → fused_linear with that activation."""
+
+    ROOTS = get_args(_ActivationRoot)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: _ActivationRoot, rewriter: PatternRewriter) -> None:
+        activation = activation_of(op)
+        if activation is None:
+            return self.fail(op, f"unsupported gelu approximation {op.arg('approximate')!r}")
+        reason = fuse_activation(rewriter, op, op.operands[0], activation, (op,))
+        if reason is not None:
+            return self.fail(op, reason)
+
+
+# --- written-out GELUs (GPT-2's tanh form, BERT's erf form) ---------------------------------------
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_GELU_CUBIC = 0.044715
+_SQRT_2 = math.sqrt(2.0)
+
+
+class GeluPolynomial(ForgePattern):
+    """GPT-2's `0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x**3)))` → gelu(tanh) and BERT's
+    `x*0.5*(1+erf(x/sqrt(2)))` → gelu, fused into the producing linear when legal, else `aten.gelu`.
+
+    Accepted shapes of the outer product: `(0.5*x) * (1+f)`, `x * (0.5*(1+f))`, `(x*(1+f)) * 0.5`,
+    operands in either order; `x**3` as `pow(x, 3)` or `x*(x*x)`; 0.5 as `*0.5` or `/2`; `x/sqrt(2)`
+    as a division or `*(1/sqrt(2))`. Constants must match to a relative 1e-5, and every
+    intermediate must be used only inside the motif (x itself may have other users).
+    """
+
+    ROOTS = (aten.MulTensorOp, aten.MulScalarOp)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: aten.MulTensorOp | aten.MulScalarOp, rewriter: PatternRewriter) -> None:
+        match = self._match(op)
+        if isinstance(match, str):
+            return self.fail(op, match)
+        x, activation, internal = match
+        for inner in internal[:-1]:
+            if not _uses_within(inner.results[0], internal):
+                return self.fail(op, f"{_name(inner.results[0])} is used outside the GELU")
+        if fuse_activation(rewriter, op, x, activation, internal) is None:
+            return
+        approximate = "tanh" if activation == "gelu_tanh" else "none"
+        props = {"approximate": StringAttr(approximate)} if approximate != "none" else {}
+        gelu = aten.GeluOp.build_op([[x]], props, [op.results[0].type], location=op.location)
+        rewriter.replace(op, gelu)
+        _erase_dead(rewriter, internal[:-1])
+
+    def _match(self, op: Operation) -> tuple[SSAValue, str, list[Operation]] | str:
+        """(x, activation, the motif's ops with `op` last), or why the product is not a GELU."""
+        if op.results[0].type != op.operands[0].type:
+            return "the product broadcasts"
+        if isinstance(op, aten.MulScalarOp):
+            # (x * (1 + f)) * 0.5
+            if not _close(op.arg("other"), 0.5):
+                return "not a product with 0.5"
+            inner = _producer(op.input)
+            if not isinstance(inner, aten.MulTensorOp):
+                return "0.5 does not multiply x*(1+f(x))"
+            found = _x_times_one_plus(inner)
+            if isinstance(found, str):
+                return found
+            x, activation, ops = found
+            return x, activation, [*ops, inner, op]
+        reasons = []
+        for half, rest in ((op.input, op.other), (op.other, op.input)):
+            # (0.5 * x) * (1 + f)
+            x = _half_of(half)
+            if x is not None:
+                poly = _one_plus_gelu_term(rest, x)
+                if not isinstance(poly, str):
+                    return x, poly[0], [*poly[1], _producer(half), op]
+                reasons.append(poly)
+            # x * (0.5 * (1 + f))
+            one_plus = _half_of(rest)
+            if one_plus is not None:
+                poly = _one_plus_gelu_term(one_plus, half)
+                if not isinstance(poly, str):
+                    return half, poly[0], [*poly[1], _producer(rest), op]
+                reasons.append(poly)
+        if reasons:
+            return reasons[0]
+        if not isinstance(_x_times_one_plus(op), str):
+            return "the product is not multiplied by 0.5"
+        return "no factor is 0.5*x or 0.5*(1+f(x))"
+
+
+def _x_times_one_plus(op: aten.MulTensorOp) -> tuple[SSAValue, str, list[Operation]] | str:
+    reason = "no factor is 1 + tanh(...) or 1 + erf(...)"
+    for x, rest in ((op.input, op.other), (op.other, op.input)):
+        poly = _one_plus_gelu_term(rest, x)
+        if not isinstance(poly, str):
+            return x, poly[0], poly[1]
+        reason = poly
+    return reason
+
+
+def _half_of(value: SSAValue) -> SSAValue | None:
+    """y when `value` is 0.5*y (mul.Scalar 0.5 or div.Scalar 2)."""
+    op = _producer(value)
+    if isinstance(op, aten.MulScalarOp) and _close(op.arg("other"), 0.5):
+        return op.input
+    if isinstance(op, aten.DivScalarOp) and _close(op.arg("other"), 2.0):
+        return op.input
+    return None
+
+
+def _one_plus_gelu_term(value: SSAValue, x: SSAValue) -> tuple[str, list[Operation]] | str:
+    """(activation, ops) when `value` is `1 + tanh(sqrt(2/pi)*(x + 0.044715*x**3))` (gelu_tanh)
+    or `1 + erf(x/sqrt(2))` (gelu), ops in dependency order; else why not."""
+    add_one = _producer(value)
+    if not (isinstance(add_one, aten.AddScalarOp) and _close(add_one.arg("other"), 1.0)
+            and _is_one(add_one.arg("alpha"))):
+        return "no 1 + f(x) factor"
+    inner = _producer(add_one.input)
+    if isinstance(inner, aten.ErfOp):
+        scale = _producer(inner.input)
+        if isinstance(scale, aten.DivScalarOp) and scale.input is x:
+            if not _close(scale.arg("other"), _SQRT_2):
+                return f"erf argument divides by {scale.arg('other')}, not sqrt(2)"
+        elif isinstance(scale, aten.MulScalarOp) and scale.input is x:
+            if not _close(scale.arg("other"), 1 / _SQRT_2):
+                return f"erf argument scales by {scale.arg('other')}, not 1/sqrt(2)"
+        else:
+            return "erf argument is not x/sqrt(2)"
+        return "gelu", [scale, inner, add_one]
+    if not isinstance(inner, aten.TanhOp):
+        return "1 + ... is not 1 + tanh(...) or 1 + erf(...)"
+    tanh = inner
+    scale = _producer(tanh.input)
+    if not isinstance(scale, aten.MulScalarOp):
+        return "tanh argument is not a scaled sum"
+    if not _close(scale.arg("other"), _SQRT_2_OVER_PI):
+        return f"tanh scale {scale.arg('other')} is not sqrt(2/pi)"
+    inner = _producer(scale.input)
+    if not (isinstance(inner, aten.AddTensorOp) and _is_one(inner.arg("alpha"))):
+        return "tanh argument is not x + c*x**3"
+    cubic_term = inner.other if inner.input is x else inner.input if inner.other is x else None
+    if cubic_term is None:
+        return "tanh argument does not add x"
+    coeff = _producer(cubic_term)
+    if not isinstance(coeff, aten.MulScalarOp):
+        return "x**3 is not scaled"
+    if not _close(coeff.arg("other"), _GELU_CUBIC):
+        return f"cubic coefficient {coeff.arg('other')} is not 0.044715"
+    cube = _cube_ops(coeff.input, x)
+    if cube is None:
+        return "the cubic term is not x**3 of the same x"
+    return "gelu_tanh", [*cube, coeff, inner, scale, tanh, add_one]
+
+
+def _cube_ops(value: SSAValue, x: SSAValue) -> list[Operation] | None:
+    op = _producer(value)
+    if isinstance(op, aten.PowTensorScalarOp) and op.input is x and _close(op.arg("exponent"), 3.0, 0.0):
+        return [op]
+    if isinstance(op, aten.MulTensorOp):
+        for a, b in ((op.input, op.other), (op.other, op.input)):
+            square = _producer(b)
+            if a is x and isinstance(square, aten.MulTensorOp) and square.input is x and square.other is x:
+                return [square, op]
+    return None
+
+
+# --- SwiGLU ----------------------------------------------------------------------------------------
+
+
+class GatedMlp(ForgePattern):
+    """act(x·Wgᵀ) * (x·Wuᵀ) → gated_mlp(x, Wg, Wu, act) (SwiGLU with silu, GeGLU with gelu)."""
+
+    ROOTS = (aten.MulTensorOp,)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: aten.MulTensorOp, rewriter: PatternRewriter) -> None:
+        reasons: list[str] = []
+        for gate, up in ((op.input, op.other), (op.other, op.input)):
+            found = self._match(op, gate, up)
+            if isinstance(found, str):
+                reasons.append(found)
+                continue
+            gate_lin, up_lin, activation, internal = found
+            new_ops, gate_w = gate_lin.weight_nk()
+            up_ops, up_w = up_lin.weight_nk()
+            new_ops += up_ops
+            new_ops.append(aten.GatedMlpOp.build_op(
+                [[gate_lin.input], [gate_w], [up_w]], {"activation": StringAttr(activation)},
+                [op.results[0].type], location=op.location))
+            rewriter.replace(op, new_ops)
+            _erase_dead(rewriter, [*internal, *gate_lin.replaced_transpose(), *up_lin.replaced_transpose()])
+            return
+        return self.fail(op, _either(reasons))
+
+    @staticmethod
+    def _match(op: Operation, gate: SSAValue, up: SSAValue) -> tuple[_Linear, _Linear, str, list[Operation]] | str:
+        if not (_single_use(gate) and _single_use(up)) or gate is up:
+            return "gate or up projection has other users"
+        producer = _producer(gate)
+        activation = activation_of(producer)
+        if activation is not None:
+            inner = producer.operands[0]
+            if not _single_use(inner):
+                return "the gate linear has other users"
+            gate_lin = as_linear(_producer(inner))
+            if isinstance(gate_lin, str):
+                return gate_lin
+            if gate_lin.activation != "none":
+                return "the gate linear already has an activation"
+            internal = [producer, gate_lin.op]
+        else:
+            gate_lin = as_linear(producer)
+            if isinstance(gate_lin, str):
+                return gate_lin
+            activation = gate_lin.activation
+            if activation == "none":
+                return "the gate has no activation"
+            internal = [gate_lin.op]
+        up_lin = as_linear(_producer(up))
+        if isinstance(up_lin, str):
+            return up_lin
+        if up_lin.activation != "none":
+            return "the up projection has an activation"
+        if gate_lin.bias is not None or up_lin.bias is not None:
+            return "gated_mlp has no bias"
+        if gate_lin.input is not up_lin.input:
+            return "gate and up projections read different inputs"
+        if _shape(gate_lin.weight) != _shape(up_lin.weight) or gate_lin.weight_is_kn != up_lin.weight_is_kn:
+            return "gate and up weights differ in shape or layout"
+        if gate.type != up.type or op.results[0].type != gate.type:
+            return "the product broadcasts"
+        return gate_lin, up_lin, activation, [*internal, up_lin.op]
+
+
+# --- RMSNorm ---------------------------------------------------------------------------------------
+
+
+def _scalar_constant(value: SSAValue) -> float | None:
+    """The value of a one-element `aten.constant`, or None."""
+    op = _producer(value)
+    if not isinstance(op, aten.ConstantOp) or math.prod(_shape(value)) != 1:
+        return None
+    number = op.to_tensor().reshape(()).item()
+    return float(number) if isinstance(number, (int, float)) and not isinstance(number, bool) else None
+
+
+def _match_rms(value: SSAValue) -> tuple[SSAValue, float, list[Operation]] | str:
+    """`value` = [no-op to.dtype] (x * rsqrt(mean(x**2, -1, keepdim) + eps)): (x, eps, ops from
+    `value`'s producer up). Every op above the product must be used only inside the motif.
+    Variants: `x*x` for the square, `1/sqrt` (reciprocal of sqrt) for rsqrt, eps as a one-element
+    constant tensor."""
+    ops: list[Operation] = []
+    scaled = _producer(value)
+    if isinstance(scaled, aten.ToDtypeOp) and scaled.results[0].type == scaled.input.type:
+        ops.append(scaled)
+        if not _single_use(scaled.input):
+            return "the normalized value has other users"
+        scaled = _producer(scaled.input)
+    if not isinstance(scaled, aten.MulTensorOp):
+        return "not x * rsqrt(...)"
+    ops.append(scaled)
+    for x, inv in ((scaled.input, scaled.other), (scaled.other, scaled.input)):
+        inv_op = _producer(inv)
+        if isinstance(inv_op, aten.RsqrtOp):
+            inv_ops = [inv_op]
+            break
+        if isinstance(inv_op, aten.ReciprocalOp) and isinstance(sqrt := _producer(inv_op.input), aten.SqrtOp):
+            inv_ops = [inv_op, sqrt]
+            break
+    else:
+        return "the normalized value is not x * rsqrt(...)"
+    shape = _shape(x)
+    if not shape:
+        return "x is a scalar"
+    if scaled.results[0].type != x.type:
+        return "the product broadcasts x"
+    add = _producer(inv_ops[-1].operands[0])
+    if isinstance(add, aten.AddScalarOp) and _is_one(add.arg("alpha")):
+        eps, mean = add.arg("other"), _producer(add.input)
+    elif isinstance(add, aten.AddTensorOp) and _is_one(add.arg("alpha")):
+        eps, mean, constant = _scalar_constant(add.other), _producer(add.input), add.other
+        if eps is None:
+            eps, mean, constant = _scalar_constant(add.input), _producer(add.other), add.input
+        ops.append(_producer(constant))  # erased with the motif if nothing else uses it
+        if add.results[0].type != add.input.type:
+            return "eps broadcasts the mean"
+    else:
+        return "rsqrt argument is not mean + eps"
+    if not isinstance(eps, (int, float)) or isinstance(eps, bool) or not 0 <= eps < 1:
+        return f"eps {eps!r} is not a small non-negative number"
+    if not isinstance(mean, aten.MeanDimOp):
+        return "eps is not added to a mean"
+    dims = mean.arg("dim")
+    if dims is None or [d % len(shape) for d in dims] != [len(shape) - 1]:
+        return f"mean over dims {dims}, not the last axis"
+    if not mean.arg("keepdim") or mean.arg("dtype") is not None:
+        return "mean without keepdim or with a dtype"
+    square = _producer(mean.input)
+    if isinstance(square, aten.PowTensorScalarOp):
+        if square.input is not x or not _close(square.arg("exponent"), 2.0, 0.0):
+            return "the mean is not over x**2"
+    elif isinstance(square, aten.MulTensorOp):
+        if square.input is not x or square.other is not x:
+            return "the mean is not over x*x"
+    else:
+        return "the mean is not over x**2"
+    above = [*inv_ops, add, mean, square]
+    for inner in above:
+        if not _single_use(inner.results[0]):
+            return f"{_name(inner.results[0])} has users outside the RMSNorm"
+    return x, float(eps), ops + above
+
+
+def _rms_norm(x: SSAValue, weight: SSAValue | None, eps: float, root: Operation) -> Operation:
+    return aten.RmsNormOp.build_op(
+        [[x], [weight] if weight is not None else []],
+        {"normalized_shape": DenseArrayBase.from_list(i64, [_shape(x)[-1]]), "eps": FloatAttr(eps, f64)},
+        [root.results[0].type], location=root.location)
+
+
+def _is_norm_weight(value: SSAValue, x_type: Attribute) -> bool:
+    """Whether `value` can be RMSNorm's weight for an x of type `x_type`: a [N] vector, same type."""
+    assert isinstance(x_type, TensorType)
+    return _shape(value) == tuple(x_type.get_shape())[-1:] and _element(value) == x_type.element_type
+
+
+class RmsNormFusion(ForgePattern):
+    """w * [to.dtype] (x * rsqrt(mean(x**2, dim=-1, keepdim=True) + eps)) → rms_norm(x, [N], w, eps);
+    without the weight product → rms_norm(x, [N], none, eps)."""
+
+    ROOTS = (aten.MulTensorOp,)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: aten.MulTensorOp, rewriter: PatternRewriter) -> None:
+        reasons: list[str] = []
+        for weight, normed in ((op.input, op.other), (op.other, op.input)):
+            if not _single_use(normed):
+                reasons.append("the normalized value has other users")
+                continue
+            found = _match_rms(normed)
+            if isinstance(found, str):
+                reasons.append(found)
+                continue
+            x, eps, internal = found
+            if not _is_norm_weight(weight, x.type) or op.results[0].type != x.type:
+                reasons.append(f"weight of type {weight.type} is not a [N] vector of x's type")
+                continue
+            rewriter.replace(op, _rms_norm(x, weight, eps, op))
+            _erase_dead(rewriter, internal)
+            return
+        # No weight: `op` itself is x * rsqrt(...), unless a weight product follows it.
+        found = _match_rms(op.results[0])
+        if isinstance(found, str):
+            return self.fail(op, _either(reasons))
+        x, eps, internal = found
+        user = _unique_user(op.results[0])
+        if isinstance(user, aten.ToDtypeOp) and user.results[0].type == user.input.type:
+            user = _unique_user(user.results[0])
+        if isinstance(user, aten.MulTensorOp) and (_is_norm_weight(user.input, x.type)
+                                                   or _is_norm_weight(user.other, x.type)):
+            return self.fail(op, "left for the weight product that follows")
+        rewriter.replace(op, _rms_norm(x, None, eps, op))
+        _erase_dead(rewriter, internal[1:])
+
+
+# --- the pass --------------------------------------------------------------------------------------
+
+
+class PatternsByRoot(RewritePattern):
+    """Offer each op only to the patterns whose `ROOTS` contain its class, in the given order.
+
+    A greedy applier calls every pattern on every op; most ops match none, so looking the
+    candidates up by op class makes a sweep ≈ 3x cheaper (the walk itself is the floor).
+    """
+
+    def __init__(self, patterns: Sequence[RewritePattern]):
+        self.patterns = list(patterns)
+        self.by_root: dict[type[Operation], list[RewritePattern]] = {}
+        for pattern in self.patterns:
+            for root in getattr(pattern, "ROOTS"):
+                self.by_root.setdefault(root, []).append(pattern)
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        for pattern in self.by_root.get(type(op), ()):
+            pattern.match_and_rewrite(op, rewriter)
+            if rewriter.has_done_action:
+                return
+
+
+def sweep(module: ModuleOp, patterns: Sequence[RewritePattern]) -> None:
+    """One forward walk over `module` offering each op to `patterns` (no re-visits, no DCE)."""
+    PatternRewriteWalker(PatternsByRoot(patterns), apply_recursively=False).rewrite_module(module)
+
+
+@dataclass(frozen=True)
+class FuseOpsPass(ModulePass):
+    """Fuse linear layers with their bias and activation, SwiGLU MLPs and written-out RMSNorms."""
+
+    name: ClassVar[str] = "fuse-ops"
+
+    canonicalize_linear: bool = True
+    """Also turn linear layers without activation into `fused_linear activation="none"`."""
+
+    def patterns(self) -> list[RewritePattern]:
+        patterns: list[RewritePattern] = []
+        if self.canonicalize_linear:
+            patterns.append(LinearToFusedLinear())
+        patterns += [FuseBiasAdd(), FuseActivation(), GatedMlp(), RmsNormFusion(), GeluPolynomial()]
+        return patterns
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        sweep(op, self.patterns())
