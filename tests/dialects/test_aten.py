@@ -67,8 +67,7 @@ def test_every_aten_op_has_a_round_trip_test():
     dialect_ops = {cls.name for cls in Aten.operations}
     missing = sorted(dialect_ops - seen)
     assert not missing, (
-        f"aten ops without a round-trip test in {FILECHECK_DIR.relative_to(FILECHECK_DIR.parents[2])}/: "
-        + ", ".join(missing)
+        f"aten ops without a round-trip test in {FILECHECK_DIR}/*.mlir: " + ", ".join(missing)
     )
     assert seen <= dialect_ops  # parsing would have failed otherwise
 
