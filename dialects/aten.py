@@ -123,9 +123,15 @@ class AtenOp(IRDLOperation):
         return [int(v) for v in mask.get_values()]
 
     def call(self, values: Sequence[Any]) -> Any:
-        """Run the op's semantics on concrete values (tensors for operands, in operand order)."""
+        """Run the op's semantics on concrete values (tensors for operands, in operand order).
+
+        Forge IR has value semantics: tensors carry no strides, so passes may drop a
+        `contiguous` before a `view`. Ops whose ATen kernel depends on strides run as their
+        value-semantics equivalent (`view` as `reshape`), see VALUE_SEMANTICS.
+        """
         args, kwargs = self.call_arguments(values)
-        return self.SIGNATURE.target(*args, **kwargs)
+        target = VALUE_SEMANTICS.get(self.SIGNATURE.target, self.SIGNATURE.target)
+        return target(*args, **kwargs)
 
     # --- verification: shapes and dtypes inferred by running the overload on meta tensors ----
 
@@ -483,6 +489,13 @@ def aten_op(target: Any, *, mnemonic: str | None = None, pure: bool = True) -> t
     cls.NEEDS_SEGMENT_SIZES = needs_segments
     return cls
 
+
+VALUE_SEMANTICS: dict[Any, Any] = {
+    torch.ops.aten.view.default: torch.ops.aten.reshape.default,
+    torch.ops.aten._unsafe_view.default: torch.ops.aten.reshape.default,
+}
+"""Overloads whose result depends on input strides, and the stride-free overload that computes
+the same values; `AtenOp.call` uses the latter (shape inference is unaffected)."""
 
 OPS_BY_TARGET: dict[Any, type[AtenOp]] = {}
 """The aten op class of each torch overload (what the importer looks up)."""
