@@ -1,10 +1,20 @@
 """Dialect-to-dialect conversions (aten -> npuir -> buffer) and memory planning, one per module.
 
-`PASSES` maps each conversion's pass name to a lazy loader.
+`PASSES` maps each conversion's pass name to a lazy loader (importing this package imports
+nothing else). The lowering pipeline the model compiler runs is `LOWERING_PIPELINE`.
 """
 
 from collections.abc import Callable
+from importlib import import_module
 
 from xdsl.passes import ModulePass
 
-PASSES: dict[str, Callable[[], type[ModulePass]]] = {}
+
+def _lazy(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+    return lambda: getattr(import_module(f"lowering.{module}"), cls)
+
+
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "lower-aten-to-npuir": _lazy("aten_to_npuir", "LowerAtenToNpuirPass"),
+}
+
