@@ -10,7 +10,9 @@ dead ops goes in the same sweep, in linear time). On each op:
      checks them;
    - `aten.dropout` with `train=false` or `p=0` is the identity;
    - `aten.clone`, `aten.contiguous`, `aten.alias`, `aten.detach`, `aten.lift_fresh_copy` are the
-     identity on values (Forge IR has value semantics: no strides, no aliasing, no autograd);
+     identity on values (Forge IR has value semantics: no strides, no aliasing, no autograd),
+     except that a copy read by a `view` stays: the reference semantics is eager torch, whose
+     `view` rejects a transposed layout that the copy made contiguous;
    - `aten.to.dtype`, `aten.to.dtype_layout`, `aten.to.device`, `aten._to_copy` are the identity
      when they keep the type (a real dtype conversion stays) and name no device other than the
      CPU the graph was exported on (a device move stays).
@@ -132,6 +134,27 @@ def forward_to_input(op: Operation, rewriter: PatternRewriter) -> None:
     rewriter.replace(op, [], [op.operands[0]])
 
 
+_STRIDE_SENSITIVE = (aten.ViewOp, aten.UnsafeViewOp)
+"""Ops whose eager kernel rejects some layouts (`view` of a transposed tensor): the reference
+interpreter runs eager torch, so a `contiguous` feeding them must stay."""
+
+
+_COPIES = (aten.ContiguousOp, aten.CloneOp, aten.LiftFreshCopyOp, aten.ToCopyOp)
+
+
+def may_relayout(op: Operation) -> bool:
+    """Whether eager torch may give `op`'s result other strides than its input's: `contiguous`,
+    the copies (`clone` of an expanded tensor is dense), a conversion with `copy=true` or a
+    memory format. `alias`, `detach` and a same-type `to` return their input's layout."""
+    if isinstance(op, _COPIES):
+        return True
+    return "memory_format" in op.properties or ("copy" in op.properties and op.arg("copy"))
+
+
+def read_by_a_view(value: SSAValue) -> bool:
+    return any(isinstance(use.operation, _STRIDE_SENSITIVE) for use in value.uses)
+
+
 class EraseAssertTensorMetadata(ForgePattern):
     """`aten._assert_tensor_metadata` checks what the IR types already state: erase it."""
 
@@ -169,6 +192,8 @@ class ForwardValueCopy(ForgePattern):
     ) -> None:
         if op.result.type != op.input.type:
             return self.fail(op, "result type differs from the input type")
+        if may_relayout(op) and read_by_a_view(op.result):
+            return self.fail(op, "a view reads the copy (eager view may need its layout)")
         forward_to_input(op, rewriter)
 
 
@@ -191,6 +216,8 @@ class ForwardSameTypeConversion(ForgePattern):
             return self.fail(op, f"converts {op.input.type} to {op.result.type}")
         if "device" in op.properties and op.arg("device") not in _HOME_DEVICES:
             return self.fail(op, f"moves to device {op.arg('device')}")
+        if may_relayout(op) and read_by_a_view(op.result):
+            return self.fail(op, "a view reads the copy (eager view may need its layout)")
         forward_to_input(op, rewriter)
 
 

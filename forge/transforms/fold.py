@@ -60,7 +60,6 @@ from forge.transforms.dce import (
     PatternTable,
     count,
     erase_dead_operands,
-    forward_to_input,
 )
 from forge.weights import WeightStore, weights_of
 
@@ -358,7 +357,10 @@ class _IdentityPattern(ForgePattern):
 
 
 def _forward(op: Operation, value: SSAValue, rewriter: PatternRewriter) -> None:
+    """Replace `op` by `value`; erase what only `op` used (a 0/1 constant, say)."""
+    operands = tuple(op.operands)
     rewriter.replace(op, [], [value])
+    erase_dead_operands(operands)
 
 
 def _scalar(op: Operation, name: str, default: Any = None) -> Any:
@@ -548,7 +550,7 @@ class SameShapeNoOp(ForgePattern):
     def match_and_rewrite(self, op: aten.ExpandOp | aten.SliceTensorOp, rewriter: PatternRewriter) -> None:
         if not _same_type(op.operands[0], op.results[0]):
             return self.fail(op, "changes the shape")
-        forward_to_input(op, rewriter)
+        _forward(op, op.operands[0], rewriter)
 
 
 def identity_patterns(store: WeightStore | None) -> list[ForgePattern]:
