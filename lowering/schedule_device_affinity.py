@@ -1,0 +1,163 @@
+"""Device-affinity scheduling: reorder npuir ops so that ops of one device run back to back.
+
+Pass `schedule-device-affinity`. Every device change along the schedule is a transition (a
+segment boundary: the NPU subgraph ends, data moves, the CPU runs, data moves back), so fewer
+transitions mean fewer, larger compiled NPU subgraphs.
+
+List scheduling over the data-dependence DAG of each function body, O(n log n):
+- a ready queue per device (a heap keyed by original position, so independent work keeps its
+  program order and its locality);
+- keep taking ready ops of the current device; switch device only when its queue is empty;
+- run it twice, starting on the cpu and on the npu, and keep the schedule with fewer
+  transitions (ties: the one starting on the device of the first op).
+
+Sources (`npuir.input`, `npuir.weight`, `npuir.constant`) have no device cost: they move to the
+top of the block, in their original order. Transitions are counted over the other ops only
+(`count_transitions`). The pass records `npuir.schedule = {transitions_before, transitions_after}`
+on the module, which the model compiler's report reads (`forge.analysis.metrics`).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, i64
+from xdsl.ir import Block, Operation
+from xdsl.passes import ModulePass
+
+from dialects import npuir as N
+from forge.diagnostics import pass_failure
+
+
+def _device(op: Operation) -> str | None:
+    """The device an op runs on, or None for sources and ops without one."""
+    if isinstance(op, N.SourceOp):
+        return None
+    attr = op.properties.get("device")
+    return None if attr is None else attr.data.value  # type: ignore[attr-defined]
+
+
+def count_transitions(devices: Iterable[str | None]) -> int:
+    """Device changes along a sequence of devices (None entries are skipped)."""
+    count, last = 0, None
+    for d in devices:
+        if d is None:
+            continue
+        if last is not None and d != last:
+            count += 1
+        last = d
+    return count
+
+
+def _list_schedule(
+    ops: Sequence[Operation], devices: Sequence[str], preds: list[int], succs: list[list[int]], start: str
+) -> list[int]:
+    remaining = preds[:]
+    ready: dict[str, list[int]] = {"npu": [], "cpu": []}
+    for i, n in enumerate(remaining):
+        if n == 0:
+            ready[devices[i]].append(i)  # ascending: already a heap
+    order: list[int] = []
+    current = start
+    while len(order) < len(ops):
+        queue = ready[current]
+        if not queue:
+            current = "cpu" if current == "npu" else "npu"
+            queue = ready[current]
+        i = heapq.heappop(queue)
+        order.append(i)
+        for s in succs[i]:
+            remaining[s] -= 1
+            if remaining[s] == 0:
+                heapq.heappush(ready[devices[s]], s)
+    return order
+
+
+@dataclass
+class ScheduleStats:
+    transitions_before: int = 0
+    transitions_after: int = 0
+
+
+def schedule_block(block: Block) -> ScheduleStats:
+    """Reorder `block` (sources first, then the list schedule, the terminator last)."""
+    sources: list[Operation] = []
+    ops: list[Operation] = []
+    terminator: Operation | None = None
+    for op in block.ops:
+        if isinstance(op, N.SourceOp):
+            sources.append(op)
+        elif op.name == "func.return":
+            terminator = op
+        else:
+            if _device(op) is None:
+                raise pass_failure(op, f"schedule-device-affinity: {op.name} has no device (lower to npuir first)")
+            ops.append(op)
+    devices = [_device(op) for op in ops]
+    before = count_transitions(devices)
+    index = {op: i for i, op in enumerate(ops)}
+    preds = [0] * len(ops)
+    succs: list[list[int]] = [[] for _ in ops]
+    for i, op in enumerate(ops):
+        seen: set[int] = set()
+        for operand in op.operands:
+            j = index.get(operand.owner)  # type: ignore[arg-type]
+            if j is not None and j not in seen:
+                seen.add(j)
+                preds[i] += 1
+                succs[j].append(i)
+    best: list[int] | None = None
+    best_count = 0
+    first = devices[0] if devices else "cpu"
+    for start in (first, "npu" if first == "cpu" else "cpu"):
+        order = _list_schedule(ops, devices, preds, succs, start)  # type: ignore[arg-type]
+        n = count_transitions(devices[i] for i in order)
+        if best is None or n < best_count:
+            best, best_count = order, n
+    assert best is not None
+    if best_count >= before:  # no gain: keep the program order (and its memory profile)
+        best, best_count = list(range(len(ops))), before
+    tail = [terminator] if terminator is not None else []
+    _reorder(block, [*sources, *(ops[i] for i in best), *tail])
+    return ScheduleStats(before, best_count)
+
+
+def _reorder(block: Block, order: list[Operation]) -> None:
+    current = list(block.ops)
+    if current == order:
+        return
+    for op in order:
+        op.detach()
+    block.add_ops(order)
+
+
+def schedule_module(module: ModuleOp) -> ScheduleStats:
+    total = ScheduleStats()
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.body.blocks:
+            stats = schedule_block(op.body.block)
+            total.transitions_before += stats.transitions_before
+            total.transitions_after += stats.transitions_after
+    return total
+
+
+@dataclass(frozen=True)
+class ScheduleDeviceAffinityPass(ModulePass):
+    """Group ops of one device together (data dependences respected); records
+    `npuir.schedule = {transitions_before, transitions_after}` on the module."""
+
+    name: ClassVar[str] = "schedule-device-affinity"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        stats = schedule_module(op)
+        op.attributes["npuir.schedule"] = DictionaryAttr(
+            {
+                "transitions_before": IntegerAttr(stats.transitions_before, i64),
+                "transitions_after": IntegerAttr(stats.transitions_after, i64),
+            }
+        )
