@@ -16,5 +16,15 @@ def _lazy(module: str, cls: str) -> Callable[[], type[ModulePass]]:
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lower-aten-to-npuir": _lazy("aten_to_npuir", "LowerAtenToNpuirPass"),
+    "schedule-device-affinity": _lazy("schedule_device_affinity", "ScheduleDeviceAffinityPass"),
+    "lower-npuir-to-buffer": _lazy("npuir_to_buffer", "LowerNpuirToBufferPass"),
+    "check-buffer-allocation": _lazy("check_allocation", "CheckBufferAllocationPass"),
 }
 
+LOWERING_PIPELINE = (
+    "lower-aten-to-npuir",
+    "schedule-device-affinity",
+    "lower-npuir-to-buffer",
+    "check-buffer-allocation",
+)
+"""aten -> npuir -> (scheduled) npuir -> buffer, then the allocation checker."""

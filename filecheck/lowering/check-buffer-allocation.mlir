@@ -1,0 +1,76 @@
+// RUN: forge-opt %s --split-input-file --verify-diagnostics -p check-buffer-allocation | filecheck %s
+
+// The allocation checker: a buffer may hold one live value at a time, and every read must see
+// the value written last.
+
+// A correct plan passes unchanged.
+// CHECK-LABEL: func.func @ok
+func.func @ok() -> tensor<4xf32> {
+  %b0 = buffer.alloc : !buffer.buf<0, npu, 16>
+  %b1 = buffer.alloc : !buffer.buf<1, npu, 16>
+  %b2 = buffer.alloc : !buffer.buf<2, npu, 16>
+  %w = buffer.weight "w" : tensor<4xf32>
+  %a = buffer.exec npu unary(%w) into %b0 {kind = exp} : (tensor<4xf32>) -> tensor<4xf32> in !buffer.buf<0, npu, 16>
+  %b = buffer.exec npu unary(%a) into %b1 {kind = exp} : (tensor<4xf32>) -> tensor<4xf32> in !buffer.buf<1, npu, 16>
+  %c = buffer.exec npu unary(%b) into %b0 {kind = exp} : (tensor<4xf32>) -> tensor<4xf32> in !buffer.buf<0, npu, 16>
+  %d = buffer.exec npu unary(%c) into %b2 {kind = exp} : (tensor<4xf32>) -> tensor<4xf32> in !buffer.buf<2, npu, 16>
+  func.return %d : tensor<4xf32>
+}
+
+// -----
+
+// CHECK: check-buffer-allocation: buffer.exec npu unary %l writes buffer 0 while %a (written by buffer.exec npu unary %a) is still to be read by buffer.exec npu unary %r
+// Two simultaneously-live values in one buffer: %l overwrites %a, which %r still reads.
+func.func @diamond_shared() -> tensor<4xf32> {
+  %b0 = buffer.alloc : !buffer.buf<0, npu, 16>
+  %b1 = buffer.alloc : !buffer.buf<1, npu, 16>
+  %b2 = buffer.alloc : !buffer.buf<2, npu, 16>
+  %w = buffer.weight "w" : tensor<4xf32>
+  %a = buffer.exec npu unary(%w) into %b0 {kind = exp} : (tensor<4xf32>) -> tensor<4xf32> in !buffer.buf<0, npu, 16>
+  // expected-error @+1 {{check-buffer-allocation: buffer.exec npu unary %l writes buffer 0 while %a (written by buffer.exec npu unary %a) is still to be read by buffer.exec npu unary %r}}
+  %l = buffer.exec npu unary(%a) into %b0 {kind = tanh} : (tensor<4xf32>) -> tensor<4xf32> in !buffer.buf<0, npu, 16>
+  %r = buffer.exec npu unary(%a) into %b1 {kind = neg} : (tensor<4xf32>) -> tensor<4xf32> in !buffer.buf<1, npu, 16>
+  %j = buffer.exec npu binary(%l, %r) into %b2 {kind = add} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> in !buffer.buf<2, npu, 16>
+  func.return %j : tensor<4xf32>
+}
+
+// -----
+
+// CHECK: check-buffer-allocation: buffer.exec npu unary %b writes buffer 0 while %a {{.*}} (in place)
+// In place: an op may not write the buffer of a value it reads.
+func.func @in_place() -> tensor<4xf32> {
+  %b0 = buffer.alloc : !buffer.buf<0, npu, 16>
+  %w = buffer.weight "w" : tensor<4xf32>
+  %a = buffer.exec npu unary(%w) into %b0 {kind = exp} : (tensor<4xf32>) -> tensor<4xf32> in !buffer.buf<0, npu, 16>
+  // expected-error @+1 {{check-buffer-allocation: buffer.exec npu unary %b writes buffer 0 while %a (written by buffer.exec npu unary %a) is still to be read by this op (in place)}}
+  %b = buffer.exec npu unary(%a) into %b0 {kind = exp} : (tensor<4xf32>) -> tensor<4xf32> in !buffer.buf<0, npu, 16>
+  func.return %b : tensor<4xf32>
+}
+
+// -----
+
+// CHECK: check-buffer-allocation: buffer.exec cpu unary %c writes buffer 0 while %a (written by buffer.exec cpu unary %a) is still to be read by func.return
+// A returned value whose buffer is overwritten before the end.
+func.func @clobbered_output() -> (tensor<4xf32>, tensor<4xf32>) {
+  %b0 = buffer.alloc : !buffer.buf<0, cpu, 16>
+  %b1 = buffer.alloc : !buffer.buf<1, npu, 16>
+  %b2 = buffer.alloc : !buffer.buf<2, npu, 16>
+  %w = buffer.weight "w" : tensor<4xf32>
+  %a = buffer.exec cpu unary(%w) into %b0 {kind = exp} : (tensor<4xf32>) -> tensor<4xf32> in !buffer.buf<0, cpu, 16>
+  %t = buffer.transfer %a into %b1 : tensor<4xf32> in !buffer.buf<1, npu, 16>
+  %n = buffer.exec npu unary(%t) into %b2 {kind = exp} : (tensor<4xf32>) -> tensor<4xf32> in !buffer.buf<2, npu, 16>
+  // expected-error @+1 {{check-buffer-allocation: buffer.exec cpu unary %c writes buffer 0 while %a (written by buffer.exec cpu unary %a) is still to be read by func.return}}
+  %c = buffer.exec cpu unary(%w) into %b0 {kind = neg} : (tensor<4xf32>) -> tensor<4xf32> in !buffer.buf<0, cpu, 16>
+  func.return %a, %c : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// CHECK: check-buffer-allocation: buffer.alloc: buffer id 0 is allocated twice
+// Two allocations with one id.
+func.func @duplicate_id() {
+  // expected-error @+1 {{check-buffer-allocation: buffer.alloc: buffer id 0 is allocated twice}}
+  %b0 = buffer.alloc : !buffer.buf<0, npu, 16>
+  %b1 = buffer.alloc : !buffer.buf<0, npu, 16>
+  func.return
+}

@@ -1,0 +1,107 @@
+"""Liveness over a straight-line schedule: when each value is written and last read.
+
+The schedule is a sequence of steps; step `i` reads some values, then defines at most one. A
+value's live interval is `[start, end]`: `start` the step that defines it, `end` the last step
+that reads it (`start` when nothing reads it; `LIVE_OUT` when the function returns it). Two values
+may share a buffer only if their intervals do not overlap: `a.end < b.start` (a step never writes
+the buffer of a value it reads: there is no in-place execution).
+
+- `live_ranges(steps, live_out)`: the generic computation, over any hashable keys.
+- `npuir_liveness(block)`: intervals of the npuir values that need a planned buffer (all but
+  inputs, weights and constants), over the block's op order.
+- `buffer_liveness(block)`: intervals of the logical values of `buffer` IR, each with its buffer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+
+from xdsl.ir import Block, SSAValue
+
+from dialects import buffer as B
+from dialects import npuir as N
+
+LIVE_OUT = 1 << 62
+"""`end` of a value the function returns: live past the last step."""
+
+
+@dataclass(slots=True)
+class Interval:
+    """The live interval of one value that needs a buffer."""
+
+    key: Hashable
+    start: int
+    end: int
+    size: int
+    device: str
+    buffer: int | None = None
+    """The physical buffer holding it (set by the allocator, or read from buffer IR)."""
+
+    @property
+    def live_out(self) -> bool:
+        return self.end == LIVE_OUT
+
+    def overlaps(self, other: Interval) -> bool:
+        return not (self.end < other.start or other.end < self.start)
+
+
+def live_ranges(
+    steps: Iterable[tuple[Hashable | None, Sequence[Hashable]]], live_out: Iterable[Hashable] = ()
+) -> dict[Hashable, tuple[int, int]]:
+    """`{key: (start, end)}` for every key a step defines; reads of keys no step defines
+    (inputs, weights, constants) are ignored. One pass, linear in the number of reads."""
+    start: dict[Hashable, int] = {}
+    end: dict[Hashable, int] = {}
+    for pos, (defined, reads) in enumerate(steps):
+        for key in reads:
+            if key in start:
+                end[key] = pos
+        if defined is not None:
+            start[defined] = pos
+            end[defined] = pos
+    for key in live_out:
+        if key in start:
+            end[key] = LIVE_OUT
+    return {key: (s, end[key]) for key, s in start.items()}
+
+
+def npuir_liveness(block: Block) -> list[Interval]:
+    """Intervals of the non-source npuir values of `block`, in definition order (positions are
+    indices among the block's non-source ops; the terminator reads the live-out values)."""
+    steps: list[tuple[Hashable | None, Sequence[Hashable]]] = []
+    meta: dict[Hashable, tuple[int, str]] = {}
+    live_out: list[Hashable] = []
+    for op in block.ops:
+        if isinstance(op, N.SourceOp):
+            continue
+        if isinstance(op, N.NpuirOp):
+            steps.append((op.result, op.operands))
+            meta[op.result] = (N.tensor_bytes(op.result.type), op.device.data.value)
+        elif op.name == "func.return":
+            live_out.extend(op.operands)
+    ranges = live_ranges(steps, live_out)
+    return [Interval(k, s, e, *meta[k]) for k, (s, e) in ranges.items()]
+
+
+def buffer_liveness(block: Block) -> list[Interval]:
+    """Intervals of the values written by `buffer.exec` / `buffer.transfer` in `block`, with the
+    id of the buffer each one lives in. Positions count every op of the block."""
+    steps: list[tuple[Hashable | None, Sequence[Hashable]]] = []
+    meta: dict[Hashable, tuple[int, str, int]] = {}
+    live_out: list[SSAValue] = []
+    for op in block.ops:
+        if isinstance(op, B.WriteOp):
+            buf = op.out_buffer()
+            steps.append((op.results[0], op.operands[:-1]))
+            meta[op.results[0]] = (N.tensor_bytes(op.results[0].type), buf.on.value, buf.buffer_id)
+        else:
+            steps.append((None, op.operands))
+            if op.name == "func.return":
+                live_out.extend(op.operands)
+    ranges = live_ranges(steps, live_out)
+    out = []
+    for key, (s, e) in ranges.items():
+        size, device, buf = meta[key]
+        out.append(Interval(key, s, e, size, device, buf))
+    return out

@@ -1,0 +1,280 @@
+"""npuir -> buffer: explicit device transitions, liveness, linear-scan buffer allocation.
+
+Pass `lower-npuir-to-buffer`. The op order of the npuir function is the schedule (run
+`schedule-device-affinity` first to group devices). For each function:
+
+1. Transitions. The schedule splits into segments (maximal runs of ops on one device). A value
+   read on the other device than the one it lives on (graph inputs live on the cpu; weights and
+   constants are device-neutral and never move) is copied by a `buffer.transfer`, placed at the
+   start of the first segment that reads it and reused by later segments of that device.
+2. Liveness (`forge.analysis.liveness.live_ranges`) over the resulting steps (transfers and
+   execs): a value is live from the step that writes it to its last reader; returned values are
+   live to the end.
+3. Linear scan (`linear_scan`), per device: walk values in definition order; first release the
+   buffers whose value's last reader ran before this step, then give the value the smallest free
+   buffer of its device that is large enough (best fit by size), or a new buffer of exactly its
+   size. Returned values get a buffer of their own that is never reused; inputs, weights and
+   constants get none. A step never writes a buffer it reads (no in-place execution).
+4. Emission: `buffer.alloc` for every physical buffer (ids in allocation order), then the
+   sources, then the steps in destination-passing style (`buffer.exec ... into %bN`,
+   `buffer.transfer ... into %bN`), then the return.
+
+The pass records `buffer.plan = {vregs, values, transfers, buffers, peak_bytes_naive,
+peak_bytes_planned}` on the module (`vregs`: npuir ops; `values`: values needing a buffer;
+`peak_bytes_naive`: their total size, what a plan without reuse needs; `peak_bytes_planned`:
+the total size of the buffers).
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_left, insort
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from dialects import buffer as B
+from dialects import npuir as N
+from forge.analysis.liveness import LIVE_OUT, Interval, live_ranges
+from forge.diagnostics import pass_failure
+
+# ============================================================================ linear scan
+
+
+@dataclass
+class Allocation:
+    """The result of `linear_scan`: a buffer per interval and the buffers themselves."""
+
+    buffers: list[tuple[str, int]] = field(default_factory=list)
+    """(device, bytes) of buffer i."""
+
+    @property
+    def planned_bytes(self) -> int:
+        return sum(size for _, size in self.buffers)
+
+
+def linear_scan(intervals: Sequence[Interval]) -> Allocation:
+    """Assign `interval.buffer` for every interval (given in increasing `start` order)."""
+    alloc = Allocation()
+    free: dict[str, list[tuple[int, int]]] = {}  # device -> sorted (size, buffer id)
+    active: list[tuple[int, int]] = []  # heap of (end, buffer id)
+    for iv in intervals:
+        while active and active[0][0] < iv.start:
+            _, bid = heapq.heappop(active)
+            device, size = alloc.buffers[bid]
+            insort(free.setdefault(device, []), (size, bid))
+        if iv.end == LIVE_OUT:
+            iv.buffer = _new(alloc, iv)
+            continue
+        pool = free.get(iv.device)
+        k = bisect_left(pool, (iv.size, -1)) if pool else 0
+        if pool and k < len(pool):
+            iv.buffer = pool.pop(k)[1]
+        else:
+            iv.buffer = _new(alloc, iv)
+        heapq.heappush(active, (iv.end, iv.buffer))
+    return alloc
+
+
+def _new(alloc: Allocation, iv: Interval) -> int:
+    alloc.buffers.append((iv.device, iv.size))
+    return len(alloc.buffers) - 1
+
+
+# ============================================================================== lowering
+
+
+@dataclass
+class PlanStats:
+    vregs: int = 0
+    values: int = 0
+    transfers: int = 0
+    buffers: int = 0
+    peak_bytes_naive: int = 0
+    peak_bytes_planned: int = 0
+
+    def add(self, other: PlanStats) -> None:
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+_DEVICE_ATTR = {"npu": N.DeviceAttr(N.Device.NPU), "cpu": N.DeviceAttr(N.Device.CPU)}
+_SOURCES = frozenset(cls for cls in N.npuir_kinds().values() if issubclass(cls, N.SourceOp))
+_COMPUTE = frozenset(cls for cls in N.npuir_kinds().values() if not issubclass(cls, N.SourceOp))
+_KIND = {cls: StringAttr(kind) for kind, cls in N.npuir_kinds().items()}
+_COMMON = frozenset(N.COMMON_PROPS)
+
+
+@lru_cache(maxsize=None)
+def _bytes(t: Attribute) -> int:
+    return N.tensor_bytes(t)
+
+
+def _device_of(op: Operation) -> str:
+    return op.properties["device"].data.value  # type: ignore[attr-defined]
+
+
+def _exec(op: Operation, ins: list[SSAValue], out: SSAValue) -> Operation:
+    """`ExecOp.of(op, ins, out)` without IRDL accessors (the lowering's hot path)."""
+    props = op.properties
+    params = {k: v for k, v in props.items() if k not in _COMMON}
+    return B.ExecOp.create(
+        operands=[*ins, out],
+        result_types=[op.results[0].type],
+        properties={"device": props["device"], "kind": _KIND[type(op)], "params": DictionaryAttr(params)},
+        location=op.location,
+    )
+
+
+def lower_block(block: Block) -> tuple[Block, PlanStats]:
+    """The buffer-dialect block equivalent to npuir `block` (which is left untouched)."""
+    sources: list[Operation] = []
+    compute: list[Operation] = []
+    ret: Operation | None = None
+    for op in block.ops:
+        cls = type(op)
+        if cls in _SOURCES:
+            sources.append(op)
+        elif cls in _COMPUTE:
+            compute.append(op)
+        elif op.name == "func.return":
+            ret = op
+        else:
+            raise pass_failure(op, f"lower-npuir-to-buffer: cannot lower {op.name} (expected npuir ops)")
+
+    # Where each value lives: the device of its op; inputs on the cpu; weights/constants nowhere.
+    home: dict[SSAValue, str | None] = {}
+    for op in sources:
+        home[op.results[0]] = "cpu" if type(op) is N.InputOp else None
+
+    # 1. steps: (kind, key, op-or-source, reads) with transfers at segment starts.
+    Step = tuple[str, Hashable, object, list[Hashable]]
+    steps: list[Step] = []
+    transferred: dict[tuple[SSAValue, str], Hashable] = {}
+    i, n = 0, len(compute)
+    while i < n:
+        device = _device_of(compute[i])
+        j = i
+        while j < n and _device_of(compute[j]) == device:
+            j += 1
+        execs: list[Step] = []
+        for op in compute[i:j]:
+            reads: list[Hashable] = []
+            for v in op.operands:
+                where = home.get(v)
+                if where is None or where == device:
+                    reads.append(v)
+                    continue
+                key = transferred.get((v, device))
+                if key is None:
+                    key = transferred[(v, device)] = (v, device)
+                    steps.append(("transfer", key, v, [v]))
+                reads.append(key)
+            result = op.results[0]
+            execs.append(("exec", result, op, reads))
+            home[result] = device
+        steps.extend(execs)
+        i = j
+
+    # 2. liveness, 3. linear scan
+    live_out = list(ret.operands) if ret is not None else []
+    ranges = live_ranges(((key, reads) for _, key, _, reads in steps), live_out)
+    intervals: list[Interval] = []
+    for kind, key, what, _ in steps:
+        start, end = ranges[key]
+        if kind == "exec":
+            size, device = _bytes(key.type), _device_of(what)  # type: ignore[attr-defined,arg-type]
+        else:
+            v, device = key  # type: ignore[misc]
+            size = _bytes(v.type)
+        intervals.append(Interval(key, start, end, size, device))
+    alloc = linear_scan(intervals)
+
+    # 4. emission
+    new = Block(arg_types=block.arg_types)
+    for old_arg, new_arg in zip(block.args, new.args):
+        new_arg.name_hint = old_arg.name_hint
+    ops: list[Operation] = []
+    bufs: list[SSAValue] = []
+    for bid, (device, size) in enumerate(alloc.buffers):
+        a = B.AllocOp.create(result_types=[B.BufType(bid, _DEVICE_ATTR[device], size)])
+        a.results[0].name_hint = f"b{bid}"
+        ops.append(a)
+        bufs.append(a.results[0])
+    vmap: dict[Hashable, SSAValue] = {}
+    for op in sources:
+        vmap[op.results[0]] = _source(op, ops)
+    for (kind, key, what, reads), iv in zip(steps, intervals):
+        assert iv.buffer is not None
+        ins = [vmap[r] for r in reads]
+        if kind == "exec":
+            new_op = _exec(what, ins, bufs[iv.buffer])  # type: ignore[arg-type]
+            hint = key.name_hint  # type: ignore[attr-defined]
+        else:
+            new_op = B.TransferOp.create(operands=[ins[0], bufs[iv.buffer]], result_types=[ins[0].type])
+            hint = f"{ins[0].name_hint}_{key[1]}" if ins[0].name_hint else None  # type: ignore[index]
+        if hint is not None:
+            new_op.results[0].name_hint = hint
+        ops.append(new_op)
+        vmap[key] = new_op.results[0]
+    new.add_ops(ops)
+    if ret is not None:
+        new.add_op(func.ReturnOp(*[vmap[v] for v in ret.operands]))
+
+    stats = PlanStats(
+        vregs=len(sources) + len(compute),
+        values=len(steps),
+        transfers=len(transferred),
+        buffers=len(alloc.buffers),
+        peak_bytes_naive=sum(iv.size for iv in intervals),
+        peak_bytes_planned=alloc.planned_bytes,
+    )
+    return new, stats
+
+
+_SOURCE_OPS = {N.InputOp: (B.InputOp, "index"), N.WeightOp: (B.WeightOp, "name"), N.ConstantOp: (B.ConstantOp, "value")}
+
+
+def _source(op: Operation, ops: list[Operation]) -> SSAValue:
+    cls, prop = _SOURCE_OPS[type(op)]  # type: ignore[index]
+    result = op.results[0]
+    new = cls.create(properties={prop: op.properties[prop]}, result_types=[result.type])
+    if result.name_hint is not None:
+        new.results[0].name_hint = result.name_hint
+    ops.append(new)
+    return new.results[0]
+
+
+def lower_module(module: ModuleOp) -> PlanStats:
+    total = PlanStats()
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.body.blocks:
+            old = op.body.block
+            new, stats = lower_block(old)
+            op.body.insert_block_before(new, old)
+            op.body.detach_block(old)
+            total.add(stats)
+    return total
+
+
+@dataclass(frozen=True)
+class LowerNpuirToBufferPass(ModulePass):
+    """npuir -> buffer with explicit transfers and linear-scan buffer reuse; records
+    `buffer.plan = {vregs, values, transfers, buffers, peak_bytes_naive, peak_bytes_planned}`."""
+
+    name: ClassVar[str] = "lower-npuir-to-buffer"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        stats = lower_module(op)
+        op.attributes["buffer.plan"] = DictionaryAttr(
+            {k: IntegerAttr(getattr(stats, k), i64) for k in PlanStats.__dataclass_fields__}
+        )
+
+
