@@ -90,9 +90,9 @@ func.func @inverse_through_unary(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
   func.return %q : tensor<2x3x4xf32>
 }
 
-// A chain of views and reshapes collapses into one reshape to the final shape.
+// A chain of views and reshapes collapses into one, to the final shape (a view: the chain ends in one).
 // CHECK-LABEL: func.func @view_chain
-// CHECK-NEXT:    %v = aten.reshape %x {shape = [4, 6]} : (tensor<2x3x4xf32>) -> tensor<4x6xf32>
+// CHECK-NEXT:    %v = aten.view %x {size = [4, 6]} : (tensor<2x3x4xf32>) -> tensor<4x6xf32>
 // CHECK-NEXT:    func.return %v : tensor<4x6xf32>
 // CHECK-NEXT:  }
 func.func @view_chain(%x: tensor<2x3x4xf32>) -> tensor<4x6xf32> {
@@ -114,11 +114,11 @@ func.func @view_chain_identity(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
   func.return %v_1 : tensor<2x3x4xf32>
 }
 
-// GPT-2/BERT's merge-heads: the contiguous goes away, and the view becomes a reshape (a view
-// of the transposed value would not be legal in torch; reshape means the same on values).
+// GPT-2/BERT's merge-heads: the contiguous goes away (value semantics: a view of the transposed
+// value means the same as a reshape of it).
 // CHECK-LABEL: func.func @merge_heads
 // CHECK-NEXT:    %t = aten.transpose.int %x {dim0 = 1, dim1 = 2} : (tensor<1x2x4x8xf32>) -> tensor<1x4x2x8xf32>
-// CHECK-NEXT:    %view = aten.reshape %t {shape = [1, 4, 16]} : (tensor<1x4x2x8xf32>) -> tensor<1x4x16xf32>
+// CHECK-NEXT:    %view = aten.view %t {size = [1, 4, 16]} : (tensor<1x4x2x8xf32>) -> tensor<1x4x16xf32>
 // CHECK-NEXT:    func.return %view : tensor<1x4x16xf32>
 // CHECK-NEXT:  }
 func.func @merge_heads(%x: tensor<1x2x4x8xf32>) -> tensor<1x4x16xf32> {

@@ -21,16 +21,13 @@ of the same kind of chain is left for them to absorb, so every chain is rewritte
   `bmm`, `mm` or `matmul_transposed`, becomes that operand's transpose flag of
   `aten.matmul_transposed` (flags toggle; a matmul_transposed left without flags is a matmul).
 * `CollapseReshapes` -- a chain of view/reshape/_unsafe_view/flatten/unsqueeze/squeeze (and the
-  copies between them) becomes one `aten.reshape` to the final shape, or nothing when the shape
-  does not change.
+  copies between them) becomes one reshape to the final shape (`aten.view` if the chain ends in
+  one, else `aten.reshape`), or nothing when the shape does not change.
 * `DropCopies` -- `contiguous`, `clone`, `alias`, `detach` are identities on values: their users
   read the input (or one reshape of the chain above them).
 
-Why every `aten.view` ends as `aten.reshape`: in Forge's IR tensors are values; strides are the
-backend's business, and `npuir` has only `reshape`. A torch `view` additionally demands
-view-compatible strides, which stops holding once `contiguous` is gone (the reference interpreter
-runs torch, where `view` of a transposed tensor raises). `reshape` means the same thing on values
-and is valid on any strides.
+Forge's IR has value semantics (tensors carry no strides; `aten.view` evaluates like `reshape`),
+so dropping a `contiguous` in front of a `view` is legal, and a lone view is left as it is.
 """
 
 from __future__ import annotations
@@ -321,9 +318,9 @@ class TransposeIntoMatmul(ForgePattern):
             _erase_dead_chain(rewriter, [producer])
 
 
-def _collapse_chain(op: Operation, rewriter: PatternRewriter, keep_single: bool) -> bool:
-    """Replace the reshape/copy chain ending at `op` by one reshape of its source, or by the
-    source itself when the shape does not change. `keep_single`: leave a lone reshape alone."""
+def _collapse_chain(op: Operation, rewriter: PatternRewriter) -> bool:
+    """Replace the reshape/copy chain ending at `op` by one reshape of its source (a `view` if `op`
+    is one), or by the source itself when the shape does not change. A lone reshape stays."""
     chain = [op]
     source = op.operands[0]
     while isinstance(producer := _producer(source), _RESHAPE_CHAIN):
@@ -332,11 +329,14 @@ def _collapse_chain(op: Operation, rewriter: PatternRewriter, keep_single: bool)
     result = op.results[0]
     if source.type == result.type:
         rewriter.replace(op, [], [source])
-    elif len(chain) > 1 or not keep_single:
+    elif len(chain) > 1:
         assert isinstance(result.type, TensorType)
         shape = DenseArrayBase.from_list(i64, list(result.type.get_shape()))
-        rewriter.replace(op, aten.ReshapeOp.build_op([[source]], {"shape": shape}, [result.type],
-                                                     location=op.location))
+        if isinstance(op, aten.ViewOp):
+            new = aten.ViewOp.build_op([[source]], {"size": shape}, [result.type], location=op.location)
+        else:
+            new = aten.ReshapeOp.build_op([[source]], {"shape": shape}, [result.type], location=op.location)
+        rewriter.replace(op, new)
     else:
         return False
     _erase_dead_chain(rewriter, chain[1:])
@@ -352,8 +352,7 @@ class CollapseReshapes(ForgePattern):
     def match_and_rewrite(self, op: _ReshapeRoot, rewriter: PatternRewriter) -> None:
         if _absorbed_by_users(op, _RESHAPE_CHAIN):
             return self.fail(op, "its users are reshapes that absorb it")
-        keep_single = not isinstance(op, (aten.ViewOp, aten.UnsafeViewOp))
-        if not _collapse_chain(op, rewriter, keep_single):
+        if not _collapse_chain(op, rewriter):
             return self.fail(op, "a single reshape that changes the shape")
 
 
@@ -366,7 +365,7 @@ class DropCopies(ForgePattern):
     def match_and_rewrite(self, op: _CopyRoot, rewriter: PatternRewriter) -> None:
         if _absorbed_by_users(op, _RESHAPE_CHAIN):
             return self.fail(op, "its users are reshapes that absorb it")
-        _collapse_chain(op, rewriter, keep_single=False)
+        _collapse_chain(op, rewriter)
 
 
 @dataclass(frozen=True)
