@@ -57,6 +57,9 @@ class SourceLoc:
     col: int
 
     def __str__(self) -> str:
+        # Column 0 means "no column" (e.g. locations of Python source lines).
+        if self.col <= 0:
+            return f"{self.file}:{self.line}"
         return f"{self.file}:{self.line}:{self.col}"
 
 
@@ -199,7 +202,18 @@ def find_failing_op(root: Operation, exc: BaseException) -> Operation | None:
                 first = op
         except Exception:
             continue
-    return first
+    # Raised by a block or region check (e.g. a missing terminator): the deepest op whose
+    # full verification raises it. Quadratic in nesting depth; error path only.
+    deepest: Operation | None = None
+    for op in root.walk():
+        try:
+            op.verify()
+        except DiagnosticException as e:
+            if str(e) == wanted:
+                deepest = op
+        except Exception:
+            continue
+    return deepest if deepest is not None else first
 
 
 # --------------------------------------------------------------------------- formatting
@@ -278,6 +292,7 @@ def op_diagnostic(
     if op is None:
         return Diagnostic(one_line(message), prefix=fallback)
     text = one_line(message).removeprefix("Operation does not verify: ")
+    text = text.removeprefix(f"Operation {op.name} ")
     return Diagnostic(
         f"'{op.name}' op {text}",
         op_location(op),

@@ -30,7 +30,10 @@ class PatternStats:
     explain: str | None = None
     """Record match failures of the pattern with this class name (`--explain-pattern`)."""
     events: list[str] = field(default_factory=list)
-    """Human-readable lines: fired rewrites (debug) and failure reasons (explain)."""
+    """Human-readable lines: fired rewrites (debug), and rewrites and failure reasons of the
+    explained pattern (explain)."""
+    explain_attempts: int = 0
+    """How many ops the explained pattern was tried on (tells "never ran" from "never matched")."""
 
 
 _CURRENT: ContextVar[PatternStats | None] = ContextVar("forge_pattern_stats", default=None)
@@ -53,27 +56,48 @@ def current_pattern_stats() -> PatternStats | None:
 
 def describe_op(op: Operation) -> str:
     """`aten.mul.Tensor %mul_3 at model.py:42` — how diagnostics name an op."""
+    from forge.diagnostics import location_of
+
     result = f" %{op.results[0].name_hint}" if op.results and op.results[0].name_hint else ""
     location = getattr(op, "location", None)
-    where = f" at {location}" if location is not None and "unknown" not in str(location) else ""
+    if (loc := location_of(location)) is not None:
+        where = f" at {loc}"
+    elif location is not None and "unknown" not in str(location):
+        where = f" at {location}"
+    else:
+        where = ""
     return f"{op.name}{result}{where}"
 
 
 def _counted(match_and_rewrite):
+    if getattr(match_and_rewrite, "_forge_counted", False):  # e.g. dataclass(slots=True) copies
+        return match_and_rewrite
+
     @functools.wraps(match_and_rewrite)
     def wrapper(self: ForgePattern, op: Operation, rewriter: PatternRewriter) -> None:
-        stats = _CURRENT.get()
-        if stats is None:
-            return match_and_rewrite(self, op, rewriter)
-        before = rewriter.has_done_action
-        description = describe_op(op) if stats.debug else ""
-        match_and_rewrite(self, op, rewriter)
-        if rewriter.has_done_action and not before:
+        try:
+            stats = _CURRENT.get()
+            if stats is None:
+                return match_and_rewrite(self, op, rewriter)
             name = type(self).__name__
-            stats.fired[name] += 1
-            if stats.debug:
-                stats.events.append(f"{name} fired on {description}")
+            explained = stats.explain == name
+            before = rewriter.has_done_action
+            description = describe_op(op) if stats.debug or explained else ""
+            match_and_rewrite(self, op, rewriter)
+            if explained:
+                stats.explain_attempts += 1
+            if rewriter.has_done_action and not before:
+                stats.fired[name] += 1
+                if stats.debug or explained:
+                    stats.events.append(f"{name} fired on {description}")
+        except Exception as e:
+            # forge-opt reports the error at the op the pattern was looking at.
+            from forge.diagnostics import with_op
 
+            with_op(e, op)
+            raise
+
+    wrapper._forge_counted = True  # type: ignore[attr-defined]
     return wrapper
 
 
@@ -85,8 +109,13 @@ class ForgePattern(RewritePattern):
         if "match_and_rewrite" in cls.__dict__:
             cls.match_and_rewrite = _counted(cls.__dict__["match_and_rewrite"])
 
-    def fail(self, op: Operation, reason: str) -> None:
-        """Record why `op` did not match (only when this pattern is being explained); returns None."""
+    def fail(self, op: Operation, reason: str, *args: object) -> None:
+        """Record why `op` did not match (only when this pattern is being explained); returns None.
+
+        `reason % args` is only formatted when someone asked, so pass values as `args`:
+        `return self.fail(op, "rank %d, expected 4", rank)`.
+        """
         stats = _CURRENT.get()
         if stats is not None and stats.explain == type(self).__name__:
-            stats.events.append(f"{type(self).__name__} did not match {describe_op(op)}: {reason}")
+            text = reason % args if args else reason
+            stats.events.append(f"{type(self).__name__} did not match {describe_op(op)}: {text}")

@@ -8,7 +8,13 @@ Everything `xdsl-opt` accepts still works (`-p`, `--split-input-file`, `--verify
   diagnostic (`file.mlir:3:5: error: ...` plus the source line) with exit code 1, never with
   a traceback;
 - an internal error (a bug in a pass, in Forge or in xDSL) prints the traceback and exits 70;
-- `--help` lists every available pass with its one-line description.
+- `--help` lists every available pass with its one-line description;
+- mlir-opt's debugging flags (all reports go to stderr): `--timing`, `--print-ir-before=PASS`,
+  `--print-ir-before-all`, `--print-ir-after=PASS`, `--print-ir-after-all`,
+  `--print-ir-after-change`, `--ir-dump-dir DIR`, `--verify-each`, and for patterns
+  `--debug-patterns` and `--explain-pattern NAME`;
+- a crash reproducer: when a pass fails, the IR it was given is written to a file and the
+  exact `forge-opt FILE -p PASS` command that reproduces the failure is printed.
 
 Exit codes: 0 success, 1 error in the input or pipeline, 2 bad command line, 70 internal error.
 """
@@ -20,7 +26,10 @@ import dataclasses
 import difflib
 import os
 import re
+import shlex
 import sys
+import tempfile
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -28,6 +37,7 @@ from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
@@ -43,6 +53,8 @@ from forge.diagnostics import (
     op_diagnostic,
     parse_error_diagnostic,
 )
+from forge.pipeline import PassFailure, PassRecord, PipelineObserver, PipelineRunner
+from forge.pipeline import format_timing
 
 PROG = "forge-opt"
 EXIT_ERROR = 1
@@ -50,6 +62,8 @@ EXIT_INTERNAL = 70
 
 TEST_PASSES_ENV = "FORGE_TEST_PASSES"
 """Set to 1 to register Forge's test-only passes (`forge.testing.passes`)."""
+
+REPRODUCER_NAME = "forge-opt-reproducer.mlir"
 
 
 def _forge_version() -> str:
@@ -80,13 +94,21 @@ class OutputVerifyError(Exception):
 
 
 class PassRunError(Exception):
-    """Wraps an exception raised while running (or verifying after) a pass."""
+    """A pass failed; carries the pipeline's `PassFailure` and the reproducer written for it."""
 
-    def __init__(self, pass_: ModulePass, index: int, error: BaseException):
-        super().__init__(str(error))
-        self.pass_ = pass_
-        self.index = index
-        self.error = error
+    def __init__(
+        self,
+        failure: PassFailure,
+        reproducer: str | None = None,
+        command: str | None = None,
+        reproducer_error: str | None = None,
+    ):
+        super().__init__(str(failure))
+        self.failure = failure
+        self.error = failure.error
+        self.reproducer = reproducer
+        self.command = command
+        self.reproducer_error = reproducer_error
 
 
 def pass_description(pass_cls: type[ModulePass], width: int = 100) -> str:
@@ -113,8 +135,14 @@ class ForgeOptMain(xDSLOptMain):
     pass_list: tuple[ModulePass, ...]
     pass_specs: tuple[str, ...]
 
-    def __init__(self, args: Sequence[str] | None = None):
+    def __init__(
+        self, args: Sequence[str] | None = None, *, stderr: IO[str] | None = None
+    ):
         self._argv = list(sys.argv[1:] if args is None else args)
+        self.err = stderr if stderr is not None else sys.stderr
+        self.phase_ms: list[tuple[str, float]] = []
+        self.records: list[PassRecord] = []
+        self.chunk_index = -1
         self.forge_pass_names = set()
         self.sources = SourceManager()
         self.module = None
@@ -158,10 +186,81 @@ class ForgeOptMain(xDSLOptMain):
                     "comma-separated pass pipeline, e.g. 'cse,canonicalize' or "
                     "'pass{option=value other=1}' (passes are listed below)"
                 )
+        self.register_debug_arguments(arg_parser)
         if any(a in ("-h", "--help") for a in self._argv):
             # Listing passes loads every pass module: only do it when help is asked for.
             arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
             arg_parser.epilog = self.format_pass_list()
+
+    def register_debug_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        g = arg_parser.add_argument_group(
+            "Forge debugging flags (mlir-opt names; reports go to stderr)"
+        )
+        g.add_argument(
+            "--timing",
+            action="store_true",
+            help="print a table of wall time per pass and phase, op counts before -> "
+            "after and the patterns that fired most",
+        )
+        g.add_argument(
+            "--print-ir-before",
+            action="append",
+            default=[],
+            metavar="PASS",
+            help="print the IR before each run of PASS (repeatable, or comma-separated)",
+        )
+        g.add_argument(
+            "--print-ir-before-all", action="store_true", help="print the IR before every pass"
+        )
+        g.add_argument(
+            "--print-ir-after",
+            action="append",
+            default=[],
+            metavar="PASS",
+            help="print the IR after each run of PASS (repeatable, or comma-separated)",
+        )
+        g.add_argument(
+            "--print-ir-after-all", action="store_true", help="print the IR after every pass"
+        )
+        g.add_argument(
+            "--print-ir-after-change",
+            action="store_true",
+            help="print the IR after a pass only if the pass changed it (compares the "
+            "printed IR); combines with the other --print-ir-after flags",
+        )
+        g.add_argument(
+            "--ir-dump-dir",
+            metavar="DIR",
+            help="write the input to DIR/00-input.mlir and, after each pass that changed "
+            "the IR, DIR/NN-<pass>.mlir (NN: position of the pass in the pipeline)",
+        )
+        g.add_argument(
+            "--verify-each",
+            action="store_true",
+            help="verify the IR after every pass (default: after parsing and at the end)",
+        )
+        g.add_argument(
+            "--reproducer-dir",
+            metavar="DIR",
+            help=f"when a pass fails, write the IR it was given to DIR/{REPRODUCER_NAME} "
+            "(default: a new forge-opt-reproducer-*.mlir in the system temp directory)",
+        )
+        g.add_argument(
+            "--no-reproducer",
+            action="store_true",
+            help="do not keep a copy of the IR before each pass, nor write reproducers",
+        )
+        g.add_argument(
+            "--debug-patterns",
+            action="store_true",
+            help="print every ForgePattern rewrite: pattern, op and its location",
+        )
+        g.add_argument(
+            "--explain-pattern",
+            metavar="NAME",
+            help="print where the ForgePattern class NAME fired and why it did not match "
+            "elsewhere (the reasons its self.fail(...) calls gave)",
+        )
 
     def format_pass_list(self) -> str:
         """Every registered pass with its one-line description, Forge's first."""
@@ -182,6 +281,13 @@ class ForgeOptMain(xDSLOptMain):
         lines = ["Forge passes:"]
         lines += rows(forge) if forge else ["  (none registered yet)"]
         lines += ["", "xDSL passes:", *rows(xdsl)]
+        lines += [
+            "",
+            f"{TEST_PASSES_ENV}=1 in the environment also registers the test-only passes of "
+            "forge/testing/passes.py.",
+            "Exit codes: 0 success, 1 error in the input or pipeline, 2 bad command line, "
+            "70 internal error.",
+        ]
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ pipeline
@@ -193,11 +299,8 @@ class ForgeOptMain(xDSLOptMain):
         except ArgSpecParseError as e:
             raise _pipeline_syntax_error(str(e), self.args.passes) from None
         self.pass_list = tuple(self.instantiate_pass(spec) for spec in specs)
-        # How each pass is spelled on the command line (aliases such as `xdsl-cse` kept).
-        self.pass_specs = tuple(
-            str(ArgSpec(spec.name, p.spec().parameters))
-            for spec, p in zip(specs, self.pass_list, strict=True)
-        )
+        # Each pass as written on the command line (aliases such as `xdsl-cse` kept).
+        self.pass_specs = tuple(str(spec) for spec in specs)
         self.pipeline = PassPipeline(self.pass_list)
 
     def instantiate_pass(self, spec: ArgSpec) -> ModulePass:
@@ -273,72 +376,320 @@ class ForgeOptMain(xDSLOptMain):
         self.sources.add(name, text, start_offset)
         # Lines are shifted by xDSL's run() for ParseErrors; locations on ops by us.
         parser = LocatingParser(self.ctx, text, name, start_offset)
+        start = time.perf_counter()
         self.module = parser.parse_module(not self.args.no_implicit_module)
+        self.phase_ms.append(("parse", (time.perf_counter() - start) * 1e3))
         return self.module
 
     # ------------------------------------------------------------------ running
 
     def verify(self, module: ModuleOp) -> None:
         if not self.args.disable_verify:
+            start = time.perf_counter()
             module.verify()
+            self.phase_ms.append(("verify", (time.perf_counter() - start) * 1e3))
+
+    def format_ir(self, module: ModuleOp) -> str:
+        """The module as forge-opt prints it (honours --print-op-generic/-debuginfo)."""
+        from io import StringIO
+
+        out = StringIO()
+        Printer(
+            stream=out,
+            print_generic_format=self.args.print_op_generic,
+            print_debuginfo=self.args.print_debuginfo,
+        ).print_op(module)
+        return out.getvalue() + "\n"
+
+    def dump_dir(self) -> str | None:
+        """Directory for --ir-dump-dir files of the current chunk (created on demand)."""
+        if not self.args.ir_dump_dir:
+            return None
+        path = self.args.ir_dump_dir
+        if self.args.split_input_file:
+            path = os.path.join(path, f"chunk-{self.chunk_index}")
+        os.makedirs(path, exist_ok=True)
+        return path
 
     def apply_passes(self, prog: ModuleOp) -> None:
         self.module = prog
+        self.records = []
+        self.chunk_index += 1
+        self.attach_companion_weights(prog)
         self.verify(prog)  # the input must be valid before any pass sees it
-        for index, p in enumerate(self.pass_list):
-            try:
-                p.apply(self.ctx, prog)
-            except Exception as e:
-                if self.args.verify_diagnostics and isinstance(e, DiagnosticException):
-                    raise  # expected output: xDSL's run() prints it, per chunk
-                raise PassRunError(p, index, e) from e
-            if self.args.print_between_passes and index + 1 < len(self.pass_list):
-                print(f"IR after {p.name}:")
-                print(prog)
-                print("\n\n")
+        if (directory := self.dump_dir()) is not None:
+            with open(os.path.join(directory, "00-input.mlir"), "w") as f:
+                f.write(self.format_ir(prog))
+        args = self.args
+        runner = PipelineRunner(
+            self.ctx,
+            self.pass_list,
+            names=self.pass_specs,
+            verify_each=args.verify_each and not args.disable_verify,
+            snapshot_before=not args.no_reproducer and not args.verify_diagnostics,
+            changes="text" if args.print_ir_after_change or args.ir_dump_dir else "cheap",
+            debug_patterns=args.debug_patterns,
+            explain_pattern=args.explain_pattern,
+            observers=[_DebugOutput(self)],
+        )
+        try:
+            self.records = runner.run(prog)
+        except PassFailure as failure:
+            if args.verify_diagnostics and isinstance(failure.error, DiagnosticException):
+                raise failure.error from None  # expected output: xDSL's run() prints it
+            self.print_events(failure.name, failure.events)
+            raise self.write_reproducer(failure) from failure.error
+        self.explain_summary()
         if self.pass_list:
             try:
                 self.verify(prog)
             except DiagnosticException as e:
-                if self.args.verify_diagnostics:
+                if args.verify_diagnostics:
                     raise
                 raise OutputVerifyError(e) from e
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        start = time.perf_counter()
+        text = super().output_resulting_program(prog)
+        self.phase_ms.append(("output", (time.perf_counter() - start) * 1e3))
+        self.save_companion_weights(prog)
+        if self.args.timing:
+            print(format_timing(self.records, self.merged_phases()), file=self.err)
+        self.phase_ms = []
+        return text
+
+    def merged_phases(self) -> list[tuple[str, float]]:
+        merged: dict[str, float] = {}
+        for name, ms in self.phase_ms:
+            merged[name] = merged.get(name, 0.0) + ms
+        return list(merged.items())
+
+    # ------------------------------------------------------------------ weights
+
+    def attach_companion_weights(self, prog: ModuleOp) -> None:
+        """`model.mlir` comes with `model.safetensors`: give passes its WeightStore."""
+        if not self.args.input_file:
+            return
+        # forge.weights.WEIGHTS_SUFFIX; importing forge.weights loads torch (seconds), so
+        # only import it when there is a weights file.
+        path = os.path.splitext(self.args.input_file)[0] + ".safetensors"
+        if not os.path.exists(path):
+            return
+        from forge.weights import WeightsError, WeightStore, attach_weights
+
+        try:
+            attach_weights(prog, WeightStore.load(path))
+        except WeightsError as e:
+            raise ForgeOptError(one_line(str(e))) from None
+
+    def save_companion_weights(self, prog: ModuleOp) -> None:
+        """With `-o out.mlir`, write the module's WeightStore (if any) to out.safetensors."""
+        if not self.args.output_file or "forge.weights" not in sys.modules:
+            return
+        from forge.weights import companion_weights_path, weights_of
+
+        if (store := weights_of(prog)) is not None:
+            store.save(companion_weights_path(self.args.output_file))
+
+    # ------------------------------------------------------------------ pattern reports
+
+    def print_events(self, pass_name: str, events: Sequence[str]) -> None:
+        for event in events:
+            print(f"[{pass_name}] {event}", file=self.err)
+
+    def explain_summary(self) -> None:
+        name = self.args.explain_pattern
+        if not name:
+            return
+        attempts = sum(r.explain_attempts for r in self.records)
+        if attempts == 0:
+            print(
+                f"note: pattern '{name}' was not run by any pass of this pipeline "
+                "(NAME is a ForgePattern class name)",
+                file=self.err,
+            )
+        elif not any(r.events for r in self.records):
+            print(
+                f"note: pattern '{name}' was run on {attempts} ops, never fired and "
+                "gave no reason (self.fail) for not matching",
+                file=self.err,
+            )
+
+    # ------------------------------------------------------------------ reproducers
+
+    def reproduce_command(self, path: str, failure: PassFailure) -> str:
+        env = ""
+        if failure.name.split("{", 1)[0] in _test_pass_names():
+            env = f"{TEST_PASSES_ENV}=1 "
+        flags = []
+        if self.args.allow_unregistered_dialect:
+            flags.append("--allow-unregistered-dialect")
+        if failure.kind == "verify":
+            flags.append("--verify-each")
+        pipeline = shlex.quote(failure.name)
+        return " ".join([f"{env}{PROG}", shlex.quote(path), *flags, "-p", pipeline])
+
+    def write_reproducer(self, failure: PassFailure) -> PassRunError:
+        """Write the IR the failing pass was given; return the error to report."""
+        if failure.before is None:
+            return PassRunError(failure)
+        try:
+            if self.args.reproducer_dir:
+                os.makedirs(self.args.reproducer_dir, exist_ok=True)
+                path = os.path.join(self.args.reproducer_dir, REPRODUCER_NAME)
+            else:
+                fd, path = tempfile.mkstemp(prefix="forge-opt-reproducer-", suffix=".mlir")
+                os.close(fd)
+            path = os.path.abspath(path)
+            command = self.reproduce_command(path, failure)
+            rest = ",".join(failure.remaining)
+            what = "raised" if failure.kind == "raised" else "left IR that does not verify"
+            header = [
+                f"// forge-opt crash reproducer: the IR given to pass #{failure.index + 1} "
+                f"'{failure.name}', which {what}:",
+                f"//   {one_line(str(failure.error))}",
+                f"// Reproduce with: {command}",
+                f"// The rest of the pipeline was: -p {shlex.quote(rest)}",
+            ]
+            printer_text = _generic_text(failure.before)
+            with open(path, "w") as f:
+                f.write("\n".join(header) + "\n" + printer_text)
+            store = _weights_of(self.module)
+            if store is not None:
+                from forge.weights import companion_weights_path
+
+                store.save(companion_weights_path(path))
+        except OSError as e:
+            return PassRunError(failure, reproducer_error=f"{e.strerror}: {e.filename}")
+        return PassRunError(failure, path, command)
 
     # ------------------------------------------------------------------ reporting
 
     def report(self, error: BaseException, stderr: IO[str]) -> int:
         """Print `error` as a diagnostic; return the exit code."""
         notes: list[str] = []
-        in_pass = False
+        op = None
         if isinstance(error, PassRunError):
-            in_pass = True
-            notes.append(
-                f"while running pass '{self.pass_specs[error.index]}' "
-                f"(#{error.index + 1} of {len(self.pass_list)})"
-            )
+            failure = error.failure
+            position = f"#{failure.index + 1} of {len(self.pass_list)}"
+            if failure.kind == "verify":
+                notes.append(
+                    f"the IR does not verify after pass '{failure.name}' ({position})"
+                )
+                if self.module is not None:
+                    op = find_failing_op(self.module, failure.error)
+            else:
+                notes.append(f"while running pass '{failure.name}' ({position})")
+                op = attached_op(failure.error)
+            if error.reproducer is not None:
+                notes.append(
+                    f"reproducer (the IR before this pass) written to {error.reproducer}"
+                )
+                notes.append(f"reproduce with: {error.command}")
+            elif error.reproducer_error is not None:
+                notes.append(f"could not write a reproducer: {error.reproducer_error}")
             error = error.error
         elif isinstance(error, OutputVerifyError):
             notes.append(
-                "the input verified, so a pass in the pipeline produced invalid IR"
+                "the input verified, so a pass in the pipeline produced invalid IR; "
+                "rerun with --verify-each to find it"
             )
             error = error.error
-        if isinstance(error, DiagnosticException):
-            op = attached_op(error)
-            if op is None and not in_pass and self.module is not None:
+            if self.module is not None:
                 op = find_failing_op(self.module, error)
+        elif isinstance(error, DiagnosticException) and self.module is not None:
+            op = find_failing_op(self.module, error)
+        if isinstance(error, DiagnosticException):
             diag = op_diagnostic(str(error), op, fallback=self.get_input_name())
             diag.notes += notes
             print(diag.format(self.sources), file=stderr)
             return EXIT_ERROR
         # An internal error: show where it happened.
         traceback.print_exception(error, file=stderr)
-        diag = Diagnostic(
+        diag = op_diagnostic(
             f"internal error: {type(error).__name__}: {one_line(str(error))}",
-            prefix=PROG,
-            notes=notes,
+            op,
+            fallback=PROG,
         )
-        print(diag.format(), file=stderr)
+        if op is not None:  # `'op' op internal error` reads badly
+            diag.message = f"internal error at '{op.name}': {type(error).__name__}: " + (
+                one_line(str(error))
+            )
+        diag.notes += notes
+        print(diag.format(self.sources), file=stderr)
         return EXIT_INTERNAL
+
+
+class _DebugOutput(PipelineObserver):
+    """forge-opt's reports around each pass (the --print-ir-* family, dumps, patterns)."""
+
+    def __init__(self, opt: ForgeOptMain):
+        self.opt = opt
+        args = opt.args
+        self.before = _pass_set(args.print_ir_before)
+        self.after = _pass_set(args.print_ir_after)
+        self.n_passes = len(opt.pass_list)
+
+    def before_pass(self, index: int, name: str, module: ModuleOp) -> None:
+        args = self.opt.args
+        if args.print_ir_before_all or name.split("{", 1)[0] in self.before:
+            self.dump("Before", name, module)
+
+    def after_pass(self, record: PassRecord, module: ModuleOp) -> None:
+        opt, args = self.opt, self.opt.args
+        opt.print_events(record.name, record.events)
+        if args.time_passes:  # xDSL's flag, xDSL's format
+            print(f"Pass {record.pass_name} took {record.wall_ms / 1e3} seconds")
+        wanted = args.print_ir_after_all or record.pass_name in self.after
+        if args.print_ir_after_change:
+            # Alone, it prints after every pass that changed the IR; with the other
+            # --print-ir-after flags, it narrows them to passes that changed it.
+            wanted = (wanted or not (args.print_ir_after_all or self.after)) and bool(
+                record.changed
+            )
+        if wanted:
+            self.dump("After", record.name, module)
+        if record.changed and (directory := opt.dump_dir()) is not None:
+            path = os.path.join(directory, f"{record.index + 1:02d}-{record.pass_name}.mlir")
+            with open(path, "w") as f:
+                f.write(opt.format_ir(module))
+        if args.print_between_passes and record.index + 1 < self.n_passes:
+            print(f"IR after {record.pass_name}:")
+            print(opt.format_ir(module), end="")
+            print("\n\n")
+
+    def dump(self, when: str, name: str, module: ModuleOp) -> None:
+        err = self.opt.err
+        print(f"// -----// IR Dump {when} {name} //----- //", file=err)
+        print(self.opt.format_ir(module), file=err, end="")
+        print(file=err)
+
+
+def _pass_set(values: Sequence[str]) -> set[str]:
+    return {v.strip().split("{", 1)[0] for item in values for v in item.split(",") if v.strip()}
+
+
+def _test_pass_names() -> set[str]:
+    from forge.testing.passes import TEST_PASSES
+
+    return set(TEST_PASSES)
+
+
+def _weights_of(module: ModuleOp | None):
+    if module is None or "forge.weights" not in sys.modules:
+        return None
+    from forge.weights import weights_of
+
+    return weights_of(module)
+
+
+def _generic_text(module: ModuleOp) -> str:
+    """The module in generic syntax (robust against custom printers of a broken pass)."""
+    from io import StringIO
+
+    out = StringIO()
+    Printer(stream=out, print_generic_format=True).print_op(module)
+    return out.getvalue() + "\n"
 
 
 def _pipeline_syntax_error(text: str, pipeline: str) -> ForgeOptError:
@@ -359,7 +710,7 @@ def main(argv: Sequence[str] | None = None, *, stderr: IO[str] | None = None) ->
     err = stderr if stderr is not None else sys.stderr
     opt: ForgeOptMain | None = None
     try:
-        opt = ForgeOptMain(args=argv)
+        opt = ForgeOptMain(args=argv, stderr=err)
         opt.run()
     except SystemExit as e:  # argparse (--help, usage errors) and xDSL's --shrink
         code = e.code

@@ -1,4 +1,11 @@
-"""Test-only passes, registered by forge-opt when `FORGE_TEST_PASSES=1` is set."""
+"""Test-only passes, registered by forge-opt when `FORGE_TEST_PASSES=1` is set.
+
+They exist to exercise the driver's debugging flags on builtin/func/arith IR:
+`test-fail-on-op` fails (or crashes) at a chosen op, for crash reproducers and error
+reporting; `test-arith-identities` folds `x + 0` and `x * 1` with two `ForgePattern`s, for
+pattern statistics, `--debug-patterns` and `--explain-pattern`; `test-break-ir` leaves
+IR that does not verify, for `--verify-each`.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +13,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    op_type_rewrite_pattern,
+)
 
 from forge.diagnostics import pass_failure
+from forge.patterns import ForgePattern
 
 
 @dataclass(frozen=True)
 class TestFailOnOpPass(ModulePass):
-    """Test only: fail (or crash, with crash=true) at the first op named op-name."""
+    """Test only: fail with a diagnostic (or crash, with crash=true) at the first op-name op."""
+
+    __test__ = False  # not a pytest test class
 
     name = "test-fail-on-op"
 
@@ -29,6 +47,73 @@ class TestFailOnOpPass(ModulePass):
                 raise pass_failure(inner, f"test-fail-on-op: found {self.op_name}")
 
 
+def _constant_value(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+class AddZero(ForgePattern):
+    """x + 0 -> x"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.AddiOp, rewriter: PatternRewriter) -> None:
+        rhs = _constant_value(op.rhs)
+        if rhs is None:
+            return self.fail(op, "rhs is not a constant")
+        if rhs != 0:
+            return self.fail(op, "rhs is %d, not 0", rhs)
+        rewriter.replace(op, [], [op.lhs])
+
+
+class MulOne(ForgePattern):
+    """x * 1 -> x"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.MuliOp, rewriter: PatternRewriter) -> None:
+        rhs = _constant_value(op.rhs)
+        if rhs is None:
+            return self.fail(op, "rhs is not a constant")
+        if rhs != 1:
+            return self.fail(op, "rhs is %d, not 1", rhs)
+        rewriter.replace(op, [], [op.lhs])
+
+
+@dataclass(frozen=True)
+class TestArithIdentitiesPass(ModulePass):
+    """Test only: fold x + 0 and x * 1 (ForgePatterns AddZero and MulOne)."""
+
+    __test__ = False  # not a pytest test class
+
+    name = "test-arith-identities"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([AddZero(), MulOne()], dce_enabled=False),
+            apply_recursively=False,
+        ).rewrite_module(op)
+
+
+@dataclass(frozen=True)
+class TestBreakIrPass(ModulePass):
+    """Test only: erase the first op-name op, leaving IR that does not verify."""
+
+    __test__ = False  # not a pytest test class
+
+    name = "test-break-ir"
+
+    op_name: str = "func.return"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for inner in op.walk():
+            if inner.name == self.op_name:
+                inner.detach()
+                inner.erase()
+                return
+
+
 TEST_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
-    TestFailOnOpPass.name: lambda: TestFailOnOpPass,
+    p.name: (lambda p=p: p)
+    for p in (TestFailOnOpPass, TestArithIdentitiesPass, TestBreakIrPass)
 }

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from forge.cli.opt import EXIT_ERROR, main
+from forge.cli.opt import EXIT_ERROR, EXIT_INTERNAL, main
 
 GOOD = """\
 func.func @f(%a: i32, %b: i32) -> i32 {
@@ -105,3 +105,65 @@ def test_help_lists_passes(capsys):
     assert code == 0
     assert "Forge passes:" in out
     assert re.search(r"^  canonicalize +Applies all canonicalization patterns\.$", out, re.M)
+
+
+IDENTITIES = """\
+func.func @f(%a: i32) -> i32 {
+  %one = arith.constant 1 : i32
+  %b = arith.muli %a, %one : i32
+  %c = arith.muli %b, %b : i32
+  func.return %c : i32
+}
+"""
+
+
+def test_failing_pass_writes_a_reproducer(capsys, write, tmp_path, monkeypatch):
+    monkeypatch.setenv("FORGE_TEST_PASSES", "1")
+    path = write(IDENTITIES)
+    repro_dir = tmp_path / "repro"
+    code, out, err = run(
+        capsys,
+        path,
+        "-p",
+        "test-arith-identities,test-fail-on-op,canonicalize",
+        "--reproducer-dir",
+        str(repro_dir),
+    )
+    assert code == EXIT_ERROR
+    assert out == ""
+    assert "Traceback" not in err
+    assert err.splitlines()[0] == (
+        f"{path}:4:8: error: 'arith.muli' op test-fail-on-op: found arith.muli"
+    )
+    assert "note: while running pass 'test-fail-on-op' (#2 of 3)" in err
+    reproducer = repro_dir / "forge-opt-reproducer.mlir"
+    text = reproducer.read_text()
+    assert '"arith.muli"(%a, %a)' in text  # the IR after test-arith-identities
+    command = f"FORGE_TEST_PASSES=1 forge-opt {reproducer} -p test-fail-on-op"
+    assert f"note: reproduce with: {command}" in err
+
+    code, _, err = run(capsys, str(reproducer), "-p", "test-fail-on-op", "--no-reproducer")
+    assert code == EXIT_ERROR
+    assert "test-fail-on-op: found arith.muli" in err.splitlines()[0]
+
+
+def test_crashing_pass_is_an_internal_error(capsys, write, monkeypatch, tmp_path):
+    monkeypatch.setenv("FORGE_TEST_PASSES", "1")
+    code, _, err = run(
+        capsys,
+        write(IDENTITIES),
+        "-p",
+        "test-fail-on-op{crash=true}",
+        "--reproducer-dir",
+        str(tmp_path),
+    )
+    assert code == EXIT_INTERNAL
+    assert "Traceback" in err
+    assert "forge-opt: error: internal error: RuntimeError" in err
+
+
+def test_test_passes_need_the_environment_variable(capsys, write, monkeypatch):
+    monkeypatch.delenv("FORGE_TEST_PASSES", raising=False)
+    code, _, err = run(capsys, write(IDENTITIES), "-p", "test-fail-on-op")
+    assert code == EXIT_ERROR
+    assert "unknown pass 'test-fail-on-op'" in err
