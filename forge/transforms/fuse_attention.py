@@ -50,6 +50,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from xdsl.context import Context
@@ -93,6 +94,9 @@ def _numel(shape: Sequence[int]) -> int:
 def _ty(value: SSAValue) -> str:
     return str(value.type)
 
+
+_EVAL_LIMIT = 1 << 20
+"""Largest value (in elements) the pass evaluates when it looks for constant masks and scales."""
 
 _IDENTITY_CASTS = (aten.ToDtypeOp, aten.ToDtypeLayoutOp, aten.ToCopyOp, aten.ToDeviceOp)
 _IDENTITY_OPS = (aten.CloneOp, aten.ContiguousOp, aten.AliasOp, aten.DetachOp, aten.LiftFreshCopyOp)
@@ -241,16 +245,16 @@ class FuseAttentionPattern(ForgePattern):
         score_shape = _shape(qk.results[0])
         L, S = score_shape[-2], score_shape[-1]
 
-        reason = "no batch shape at which Q, K, V and the output line up"
+        reasons: list[str] = []
         for root, root_ops in self._roots(pv):
             try:
                 plan = self._resolve(pv, qk, scores, root, L, S)
             except _NoMatch as no:
-                reason = str(no)
+                reasons.append(str(no))
                 continue
             self._rewrite(rewriter, pv, softmax, probs, scores, root, root_ops, plan, asserts)
             return
-        raise _NoMatch(reason)
+        raise _NoMatch(reasons[0])  # the reason at the preferred (first) output shape
 
     def _check_softmax(self, softmax: Operation) -> None:
         rank = len(_shape(softmax.operands[0]))
@@ -299,10 +303,7 @@ class FuseAttentionPattern(ForgePattern):
                     if isinstance(op, aten.DropoutOp):
                         raise _NoMatch("an active dropout sits on the scores")
                     if isinstance(op, (aten.MulTensorOp, aten.DivTensorOp)):
-                        raise _NoMatch(
-                            f"the scores are scaled by {op.name} with a factor that is not a constant "
-                            "scalar (a per-element scale cannot be an sdpa scale)"
-                        )
+                        raise _NoMatch(_tensor_scale_reason(op))
                     raise _NoMatch(f"the scores come from {op.name}, not from Q·Kᵀ")
                 if mask is not None:
                     raise _NoMatch("more than one mask is applied to the scores")
@@ -384,6 +385,10 @@ class FuseAttentionPattern(ForgePattern):
             return None
         if scores.type != result.type:
             raise _NoMatch("the mask broadcasts the scores to a larger shape")
+        not_op = _owner(cond)
+        if kind == "drop" and isinstance(not_op, (aten.LogicalNotOp, aten.BitwiseNotOp)):
+            if not_op.input.type == cond.type:  # masked_fill(s, not keep, fill) keeps `keep`
+                cond, kind = not_op.input, "keep"
         if cond.type.element_type != i1:  # type: ignore[attr-defined]
             raise _NoMatch(f"the {op.name} condition has type {_ty(cond)}, not a boolean mask")
         if isinstance(fill, bool) or not isinstance(fill, (int, float)):
@@ -428,35 +433,55 @@ class FuseAttentionPattern(ForgePattern):
         """The compile-time value of `value`, when it is a constant (cached per value)."""
         if value in self._constants:
             return self._constants[value]
-        self._constants[value] = result = self._compute_constant(value)
-        return result
+        return self._compute_constant(value)
 
     def _compute_constant(self, value: SSAValue) -> torch.Tensor | None:
-        op = _owner(value)
-        if op is None:
-            return None
-        shape = _shape(value)
-        if isinstance(op, aten.ConstantOp):
-            return op.to_tensor()
-        if isinstance(op, aten.WeightOp):
-            name = op.weight_name.data
-            if self.weights is None or name not in self.weights:
-                return None
-            return self.weights[name]
-        dtype = dtype_of(value.type)
-        if isinstance(op, aten.FullOp):
-            return torch.full(shape, op.arg("fill_value"), dtype=dtype)
-        if isinstance(op, aten.ScalarTensorOp):
-            return torch.tensor(op.arg("s"), dtype=dtype).reshape(shape)
-        if (src := _identity_source(op)) is not None:
-            return self._constant(src)
-        if isinstance(op, aten.ExpandOp):
-            src_value = self._constant(op.input)
-            return None if src_value is None else src_value.expand(shape)
-        if isinstance(op, (*_VIEWS, aten.UnsqueezeOp)):
-            src_value = self._constant(op.operands[0])
-            return None if src_value is None else src_value.reshape(shape)
-        return None
+        """Evaluate the input-free subgraph behind `value` (what `fold` would produce).
+
+        Iterative post-order walk; every visited value is cached, so each op is evaluated at most
+        once per pass run. Only small values (≤ _EVAL_LIMIT elements) and pure single-result ops
+        are evaluated; anything reaching a function argument is not constant.
+        """
+        stack = [value]
+        while stack:
+            top = stack[-1]
+            if top in self._constants:
+                stack.pop()
+                continue
+            op = _owner(top)
+            if op is None or _numel(_shape(top)) > _EVAL_LIMIT:
+                self._constants[top] = None
+                stack.pop()
+                continue
+            if isinstance(op, aten.ConstantOp):
+                self._constants[top] = op.to_tensor()
+                stack.pop()
+                continue
+            if isinstance(op, aten.WeightOp):
+                name = op.weight_name.data
+                known = self.weights is not None and name in self.weights
+                self._constants[top] = self.weights[name] if known else None  # type: ignore[index]
+                stack.pop()
+                continue
+            if not isinstance(op, aten.AtenOp) or len(op.results) != 1 or not op.has_trait(Pure):
+                self._constants[top] = None
+                stack.pop()
+                continue
+            pending = [v for v in op.operands if v not in self._constants]
+            if pending:
+                stack.extend(pending)
+                continue
+            stack.pop()
+            args = [self._constants[v] for v in op.operands]
+            if any(a is None for a in args):
+                self._constants[top] = None
+                continue
+            try:
+                out = op.call(args)
+            except Exception:  # an op the evaluator cannot run: simply not a known constant
+                out = None
+            self._constants[top] = out if isinstance(out, torch.Tensor) else None
+        return self._constants[value]
 
     # -- Q, K, V -----------------------------------------------------------------------------
 
@@ -563,6 +588,11 @@ class FuseAttentionPattern(ForgePattern):
                     if bool((keep == causal).all()):
                         plan.is_causal = True
                         return
+            if _has_nan_rows(tensor, mask.kind, mask.fill):
+                raise _NoMatch(
+                    "the constant mask masks every key of some query with -inf: the decomposed form "
+                    "gives NaN there, sdpa gives 0"
+                )
         plan.mask_kind = mask.kind
         plan.mask_value = mask.value
         plan.fill = mask.fill
@@ -599,6 +629,17 @@ class FuseAttentionPattern(ForgePattern):
                 new_ops += [zero, where]
             if new_ops:
                 mask = new_ops[-1].results[0]
+                mask.name_hint = "attn_mask"
+                if len(new_ops) == 2:
+                    new_ops[0].results[0].name_hint = "zero"
+
+        while mask is not None and len(_shape(mask)) < 2:
+            # sdpa's kernels index the mask's dims -2 and -1: give a 0/1-d mask leading unit dims.
+            ty = TensorType(mask.type.element_type, (1, *_shape(mask)))  # type: ignore[attr-defined]
+            unsqueeze = aten.UnsqueezeOp.build_op([[mask]], {"dim": to_attribute(ArgKind.INT, 0)}, [ty])
+            new_ops.append(unsqueeze)
+            mask = unsqueeze.results[0]
+            mask.name_hint = "attn_mask"
 
         properties: dict[str, Attribute] = {"scale": to_attribute(ArgKind.FLOAT, plan.scale)}
         if plan.is_causal:
@@ -641,6 +682,13 @@ class _Plan:
     fill: float | None = None
 
 
+def _tensor_scale_reason(op: Operation) -> str:
+    factors = [v for v in op.operands if v.type != op.results[0].type or _numel(_shape(v)) == 1]
+    if factors and all(_numel(_shape(v)) == 1 for v in factors):
+        return f"the scores are scaled by {op.name} with a scalar that is not a compile-time constant"
+    return f"the scores are scaled by {op.name} with a per-element tensor, not a scalar"
+
+
 def _fill_masks_out(fill: float, dtype: torch.dtype) -> bool:
     """Whether a score set to `fill` is exactly out of the softmax (and absorbs any added score)."""
     if math.isnan(fill):
@@ -648,6 +696,21 @@ def _fill_masks_out(fill: float, dtype: torch.dtype) -> bool:
     if fill == -math.inf:
         return True
     return dtype.is_floating_point and fill <= torch.finfo(dtype).min / 2
+
+
+def _has_nan_rows(tensor: torch.Tensor, kind: str, fill: float | None) -> bool:
+    """Whether some query row of a constant mask is all -inf (the softmax of that row is NaN)."""
+    if kind == "additive":
+        masked = tensor == -math.inf
+    elif fill == -math.inf:
+        keep = _keep_pattern(tensor, kind)
+        assert keep is not None
+        masked = ~keep
+    else:
+        return False
+    if masked.dim() == 0:
+        return bool(masked)
+    return bool(masked.all(dim=-1).any())
 
 
 def _keep_pattern(tensor: torch.Tensor, kind: str) -> torch.Tensor | None:
@@ -735,8 +798,12 @@ def fuse_attention(module: ModuleOp, weights: WeightStore | None = None) -> int:
     return pattern.fused
 
 
-def fused_count(stats: PatternStats) -> int:
-    """How many attention blocks `fuse-attention` fused, from the statistics of a pass run."""
+def fused_count(stats: PatternStats | Any) -> int:
+    """How many attention blocks `fuse-attention` fused, from the statistics of a pass run.
+
+    Accepts anything with a `fired` counter: `forge.patterns.PatternStats` or a
+    `forge.pipeline.PassRecord`.
+    """
     return stats.fired[FuseAttentionPattern.__name__]
 
 
