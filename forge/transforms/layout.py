@@ -37,7 +37,7 @@ from typing import ClassVar, get_args
 
 import torch
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, TensorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, TensorType, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.passes import ModulePass
@@ -167,7 +167,8 @@ class FoldWeightPermute(ForgePattern):
         value = self.memo.get(key)
         if value is None or value.owner.parent is None:
             new_name = self._permuted_entry(canonical, perm)
-            new_weight = aten.WeightOp(new_name, op.results[0].type)
+            new_weight = aten.WeightOp.create(properties={"name": StringAttr(new_name)},
+                                              result_types=[op.results[0].type])
             rewriter.insert(new_weight, InsertPoint.after(weight))
             value = self.memo[key] = new_weight.result
             value.name_hint = _hint(source, perm)
