@@ -2,7 +2,7 @@
 // forge-opt loads them) weights are constants too. Lines common to both runs use CHECK.
 // RUN: forge-opt %s -p fold | filecheck %s --check-prefixes=CHECK,NOSTORE
 // RUN: cp %s %t.mlir
-// RUN: python -c "import torch; from forge.weights import WeightStore; s = WeightStore(); s.add('table', torch.arange(32.0).reshape(8, 4)); s.add('big', torch.arange(800.0).reshape(100, 8)); s.add('proj', torch.ones(8, 16)); s.add('tiny', torch.ones(2, 3)); s.save('%t.safetensors')"
+// RUN: python -c "import torch; from forge.weights import WeightStore; s = WeightStore(); s.add('table', torch.arange(32.0).reshape(8, 4)); s.add('big', torch.arange(800.0).reshape(100, 8)); s.add('proj', torch.arange(128.0).reshape(8, 16)); s.add('tiny', torch.ones(2, 3)); s.save('%t.safetensors')"
 // RUN: forge-opt %t.mlir -p fold | filecheck %s --check-prefixes=CHECK,STORE
 // RUN: forge-opt %s -p 'fold{max-inline-elements=100}' | filecheck %s --check-prefix=INLINE100
 // RUN: forge-opt %s -p fold | forge-opt -p fold | filecheck %s --check-prefixes=CHECK,NOSTORE
@@ -128,6 +128,30 @@ func.func @broadcast_constant(%x: tensor<32x4xi64>) -> tensor<32x4xi64> {
   func.return %y : tensor<32x4xi64>
 }
 
+// A large splat needs no storage: it becomes (or, as a factory, stays) an aten.full; a 1 from a
+// splat factory is an identity.
+// CHECK-LABEL: func.func @large_splat
+// CHECK-NEXT:    %z = aten.zeros {size = [16, 16], dtype = f32} : () -> tensor<16x16xf32>
+// CHECK-NEXT:    %m = aten.full {size = [16, 16], fill_value = -2.0, dtype = f32} : () -> tensor<16x16xf32>
+// CHECK-NEXT:    %r = aten.maximum %x, %z
+// CHECK-NEXT:    %y = aten.mul.Tensor %r, %m
+// CHECK-NEXT:    %nb = aten.full {size = [16, 16], fill_value = false, dtype = i1} : () -> tensor<16x16xi1>
+// CHECK-NEXT:    %w = aten.where.ScalarOther %nb, %y {other = 0.0}
+// CHECK-NEXT:    func.return %w
+func.func @large_splat(%x: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %z = aten.zeros {size = [16, 16], dtype = f32} : () -> tensor<16x16xf32>
+  %o = aten.ones_like %x : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  %m = aten.mul.Scalar %o {other = -2.0} : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  %r = aten.maximum %x, %z : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %y = aten.mul.Tensor %r, %m : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %b = aten.ones {size = [16, 16], dtype = i1} : () -> tensor<16x16xi1>
+  %nb = aten.logical_not %b : (tensor<16x16xi1>) -> tensor<16x16xi1>
+  %w = aten.where.ScalarOther %nb, %y {other = 0.0} : (tensor<16x16xi1>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %one = aten.ones {size = [16, 16], dtype = f32} : () -> tensor<16x16xf32>
+  %u = aten.mul.Tensor %w, %one : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  func.return %u : tensor<16x16xf32>
+}
+
 // `*_like` factories are constant whatever their operand (only its type matters).
 // CHECK-LABEL: func.func @like_factory
 // CHECK-NEXT:    %t = aten.constant dense<3.000000e+00> : tensor<2x2xf32>
@@ -208,6 +232,17 @@ func.func @not_identities(%x: tensor<2x3xf32>, %i: tensor<4xi64>) -> (tensor<4x2
   %zero = aten.constant dense<0.0> : tensor<f32>
   %f = aten.add.Tensor %zero, %x {alpha = 2} : (tensor<f32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   func.return %a, %b, %c, %d, %e, %f : tensor<4x2x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// A stored weight of ones (a freshly initialized norm) is a parameter, not an identity.
+// CHECK-LABEL: func.func @weight_of_ones
+// CHECK-NEXT:    %g = aten.weight "tiny" : tensor<2x3xf32>
+// CHECK-NEXT:    %y = aten.mul.Tensor %g, %x : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    func.return %y
+func.func @weight_of_ones(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %g = aten.weight "tiny" : tensor<2x3xf32>
+  %y = aten.mul.Tensor %g, %x : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %y : tensor<2x3xf32>
 }
 
 // -(-x) is x; a third negation stays.

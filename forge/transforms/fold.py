@@ -14,6 +14,8 @@ feed it are evaluated, in program order, with the op's own semantics (`op.call`,
 CPU). Each frontier value then becomes:
 
 - an inline `aten.constant` when it has at most `max_inline_elements` elements;
+- an `aten.full` when every element is the same (a large mask of zeros costs no storage; a large
+  `full`/`zeros`/`ones` stays as it is);
 - otherwise a new WeightStore entry (`store.add_constant`) referenced by a new `aten.weight`,
 
 and the folded ops are erased (with the weights and constants only they used).
@@ -30,7 +32,9 @@ fails to evaluate, or whose result does not match its IR type, is kept too.
 
 **Identities** (`ForgePattern`s, one forward sweep after folding; each checks the result type
 equals the type of the value it forwards, so a broadcast or a dtype promotion is never dropped):
-`x+0`, `x-0`, `x*1`, `x/1`, `x**1` (tensor or scalar forms, 0/1 from a splat constant),
+`x+0`, `x-0`, `x*1`, `x/1`, `x**1` (scalar forms, or tensor forms whose 0/1 is an `aten.constant`
+or `full`/`zeros`/`ones`; never a stored weight: a norm weight initialized to ones must not change
+the graph, or the model would compile differently once trained),
 `-(-x)`, view/reshape to the same shape, a view of a view (one view), transposes/permutes that
 compose to the identity, `expand`/`slice` to the same shape, `to` the same dtype. `x+0 -> x`
 ignores the sign of zero (`-0.0 + 0.0` is `+0.0`).
@@ -53,6 +57,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import MemoryEffect, NoMemoryEffect
 
 from dialects import aten
+from dialects import aten_schema as schema
+from dialects.aten_schema import ArgKind
 from dialects.torch_types import dtype_of, shape_of, tensor_type
 from forge.patterns import ForgePattern
 from forge.transforms.dce import (
@@ -143,6 +149,7 @@ def _evaluate(op: aten.AtenOp, args: Sequence[torch.Tensor]) -> list[torch.Tenso
 class FoldStats:
     folded_ops: int = 0
     inlined: int = 0
+    splats: int = 0
     new_weights: int = 0
     kept: int = 0
 
@@ -251,6 +258,11 @@ class ConstantFolder:
             if tensor is not None and tensor.numel() <= self.max_inline:
                 self._replace(value, aten.ConstantOp.from_tensor(tensor))
                 self.stats.inlined += 1
+            elif tensor is not None and type(op) in SPLAT_FACTORIES:
+                kept.add(op)  # already the cheapest form of a large splat
+            elif tensor is not None and (fill := _splat(tensor)) is not None:
+                self._replace(value, _full(value, fill))
+                self.stats.splats += 1
             elif tensor is None or type(op) in RELAYOUT_OPS or self.store is None:
                 # Keep the op; its constant operands become frontier values.
                 kept.add(op)
@@ -315,44 +327,64 @@ def _single_threaded() -> Iterator[None]:
         torch.set_num_threads(threads)
 
 
+SPLAT_FACTORIES: frozenset[type[Operation]] = frozenset({aten.FullOp, aten.ZerosOp, aten.OnesOp})
+"""Factories of one repeated value: a large one stays as it is (it costs no storage)."""
+
+
+def _splat(tensor: torch.Tensor) -> bool | int | float | None:
+    """The value every element of `tensor` has (None if they differ)."""
+    flat = tensor.reshape(-1)
+    first = flat[0]
+    return first.item() if bool((flat == first).all()) else None
+
+
+def _full(value: SSAValue, fill: bool | int | float) -> Operation:
+    """`aten.full` producing `value`'s type filled with `fill`: a large splat needs no storage."""
+    properties = {
+        "size": schema.to_attribute(ArgKind.INT_LIST, shape_of(value.type)),
+        "fill_value": schema.to_attribute(ArgKind.SCALAR, fill),
+        "dtype": schema.to_attribute(ArgKind.DTYPE, dtype_of(value.type)),
+    }
+    return aten.FullOp.build_op([], properties, [value.type])
+
+
 def _weight_prefix(value: SSAValue) -> str:
     return f"fold.{value.name_hint}" if value.name_hint else "fold"
 
 
 # --- identities -------------------------------------------------------------------------------------
 
-_MAX_SPLAT_CHECK = 4096
-"""Largest stored weight inspected for being all zeros/ones (inline constants are always checked)."""
+def splat_value(value: SSAValue) -> int | float | bool | None:
+    """The single value every element of a constant has, or None (unknown or not a splat).
 
-
-def splat_value(value: SSAValue, store: WeightStore | None) -> int | float | bool | None:
-    """The single value every element of a constant tensor has, or None (unknown or not a splat)."""
+    Only IR constants count (`aten.constant`, `aten.full`/`zeros`/`ones`), never stored weights:
+    a parameter that happens to hold ones (a freshly initialized norm) must not change the graph's
+    structure, or a model would compile differently once trained.
+    """
     owner = value.owner
-    if type(owner) is aten.ConstantOp:
+    cls = type(owner)
+    if cls is aten.ConstantOp:
         attr: DenseIntOrFPElementsAttr = owner.value
         if len(attr) == 0:
             return None
         values = attr.get_values()
         first = values[0]
         return first if all(v == first for v in values) else None
-    if type(owner) is aten.WeightOp and store is not None and owner.weight_name.data in store:
-        if not 0 < _numel(value) <= _MAX_SPLAT_CHECK:
-            return None
-        t = store[owner.weight_name.data].reshape(-1)
-        first = t[0]
-        return first.item() if bool((t == first).all()) else None
+    if cls is aten.FullOp:
+        return owner.arg("fill_value")
+    if cls is aten.ZerosOp:
+        return 0
+    if cls is aten.OnesOp:
+        return 1
     return None
 
 
 class _IdentityPattern(ForgePattern):
-    """An identity that needs to read constants (and so the module's WeightStore)."""
-
-    def __init__(self, store: WeightStore | None = None):
-        self.store = store
+    """An identity that needs to read a constant."""
 
     def _is(self, value: SSAValue, scalar: int) -> bool:
         """Whether `value` is a constant tensor whose elements all equal `scalar`."""
-        v = splat_value(value, self.store)
+        v = splat_value(value)
         return v is not None and v == scalar
 
 
@@ -553,10 +585,10 @@ class SameShapeNoOp(ForgePattern):
         _forward(op, op.operands[0], rewriter)
 
 
-def identity_patterns(store: WeightStore | None) -> list[ForgePattern]:
+def identity_patterns() -> list[ForgePattern]:
     return [
-        AddZero(store),
-        MulOne(store),
+        AddZero(),
+        MulOne(),
         DoubleNegation(),
         FoldViews(),
         CancelTransposes(),
@@ -565,9 +597,9 @@ def identity_patterns(store: WeightStore | None) -> list[ForgePattern]:
     ]
 
 
-def apply_identities(root: Operation, store: WeightStore | None) -> int:
+def apply_identities(root: Operation) -> int:
     """One forward sweep of the identity patterns; returns how many ops were rewritten."""
-    table = PatternTable(identity_patterns(store))
+    table = PatternTable(identity_patterns())
     rewritten = 0
     for region in root.regions:
         for block in region.blocks:
@@ -596,9 +628,9 @@ def _sweep(block, table: PatternTable) -> int:
 class FoldPass(ModulePass):
     """Fold constant subgraphs (weights too, when a WeightStore is attached) and algebraic identities.
 
-    Small results become inline `aten.constant`s (at most `max-inline-elements` elements), larger
-    ones new WeightStore entries; a large re-layout of a constant (transpose, expand, view...) is
-    left to run (no duplicated weight memory). Then x+0, x*1, x/1, x**1, -(-x), same-shape views,
+    Small results become inline `aten.constant`s (at most `max-inline-elements` elements), large
+    splats `aten.full`, other large ones new WeightStore entries; a large re-layout of a constant
+    (transpose, expand, view...) is left to run (no duplicated weight memory). Then x+0, x*1, x/1, x**1, -(-x), same-shape views,
     view of view, cancelling transposes, same-shape expand/slice and same-type `to` are removed.
     """
 
@@ -613,4 +645,5 @@ class FoldPass(ModulePass):
         count("FoldConstantOp", stats.folded_ops)
         count("InlineConstant", stats.inlined)
         count("NewFoldedWeight", stats.new_weights)
-        apply_identities(op, store)
+        count("SplatAsFull", stats.splats)
+        apply_identities(op)
