@@ -8,6 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 _LAZY = {
+    "compile": ("forge.compiler", "compile"),
+    "load": ("forge.compiler", "load"),
+    "CompiledModel": ("forge.compiler", "CompiledModel"),
     "import_module": ("forge.frontend.fx_importer", "import_module"),
     "import_program": ("forge.frontend.fx_importer", "import_program"),
     "interpret": ("forge.interpreter", "interpret"),

@@ -1,0 +1,192 @@
+"""`forge`: compile and run zoo models, printing what every stage and pass did.
+
+    forge compile gpt2 --layers 2 --attn eager --report r.json --check
+    forge run llama --small --iterations 20
+    forge models
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+EMIT_STAGES = ("aten", "npuir", "buffer", "nnfactory-py")
+
+
+def _parser() -> argparse.ArgumentParser:
+    from forge.models import ATTN_IMPLS, ZOO
+
+    parser = argparse.ArgumentParser(prog="forge", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command, help_text in (
+        ("compile", "compile a zoo model and print the per-stage report"),
+        ("run", "compile a zoo model, run it and print latency (and parity with --check)"),
+    ):
+        p = sub.add_parser(command, help=help_text)
+        p.add_argument("model", choices=ZOO, help="zoo model")
+        p.add_argument("--layers", type=int, help="number of layers (default: the zoo default)")
+        p.add_argument("--attn", choices=ATTN_IMPLS, default="eager", help="attention implementation")
+        p.add_argument("--seq-len", type=int, default=128, help="sequence length (static)")
+        p.add_argument("--small", action="store_true", help="the small test-size variant")
+        p.add_argument("--seed", type=int, default=0, help="seed for weights and inputs")
+        p.add_argument("--device", default="CPU", help="OpenVINO device string (CPU, NPU, ...)")
+        p.add_argument("--runtime", default="openvino", help="openvino (default) or nnfactory")
+        p.add_argument("--pipeline", help="comma-separated pass pipeline (default: the six passes)")
+        p.add_argument("--disable", action="append", default=[], metavar="PASS", help="skip a pass (repeatable)")
+        p.add_argument("--report", type=Path, metavar="FILE", help="write the report as JSON")
+        p.add_argument("--check", action="store_true", help="measure parity against eager PyTorch")
+        p.add_argument("--quiet", action="store_true", help="no progress display")
+        if command == "compile":
+            p.add_argument("--emit", choices=EMIT_STAGES, help="write the IR of a stage (or the NNFactory program)")
+            p.add_argument("-o", "--output", type=Path, help="where --emit writes (default: stdout; a file for nnfactory-py)")
+            p.add_argument("--save", type=Path, metavar="DIR", help="save the compiled model (forge.load reads it)")
+        else:
+            p.add_argument("--iterations", type=int, default=50, help="timed runs after warm-up")
+    sub.add_parser("models", help="list the zoo models")
+    return parser
+
+
+def _progress(quiet: bool):
+    """Stage names on stderr as they start, with the time since the compile began."""
+    if quiet:
+        return None
+    start = time.perf_counter()
+    step = [0]
+
+    def show(stage: str) -> None:
+        step[0] += 1
+        print(f"[{time.perf_counter() - start:6.2f}s] {stage} ...", file=sys.stderr, flush=True)
+
+    return show
+
+
+def _build(args: argparse.Namespace):
+    from forge.models import build_model, example_inputs
+
+    model = build_model(args.model, layers=args.layers, attn=args.attn, small=args.small, seed=args.seed)
+    inputs = example_inputs(args.model, seq_len=args.seq_len, small=args.small, seed=args.seed)
+    return model, inputs
+
+
+def _compile(args: argparse.Namespace, *, keep_stages: bool = False):
+    import forge.compiler as compiler
+
+    model, inputs = _build(args)
+    label = f"{args.model}{'-small' if args.small else ''}" + (f" {args.layers}L" if args.layers else "") + f" ({args.attn})"
+    compiled = compiler.compile(
+        model,
+        inputs,
+        pipeline=args.pipeline,
+        disable=args.disable,
+        device=args.device,
+        runtime=args.runtime,
+        check=args.check,
+        name=label,
+        keep_stages=keep_stages,
+        progress=_progress(args.quiet),
+    )
+    return model, inputs, compiled
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """The report as the tables `forge compile` prints."""
+    lines = [f"Forge report: {report['model']} on {report['runtime']}/{report['device']}", ""]
+    lines.append(f"{'stage':<28}{'ms':>10}")
+    for key, label in (
+        ("export_ms", "torch.export"),
+        ("import_ms", "import (aten)"),
+        ("passes_ms", "optimization passes"),
+        ("lower_ms", "lowering (npuir, buffer)"),
+        ("emit_ms", "emit NNFactory"),
+        ("device_compile_ms", "device compile"),
+    ):
+        lines.append(f"{label:<28}{report[key]:>10.1f}")
+    lines += ["", f"{'pass':<28}{'ms':>8}{'ops before':>12}{'ops after':>11}  top patterns"]
+    for record in report["passes"]:
+        top = ", ".join(f"{k} x{v}" for k, v in sorted(record["fired"].items(), key=lambda kv: -kv[1])[:3])
+        lines.append(f"{record['name']:<28}{record['ms']:>8.2f}{record['ops_before']:>12}{record['ops_after']:>11}  {top}")
+    reduction = 1 - report["ops_optimized"] / report["ops_imported"] if report["ops_imported"] else 0.0
+    lines += [
+        "",
+        f"ops imported {report['ops_imported']} -> optimized {report['ops_optimized']} ({reduction:.1%} fewer); "
+        f"fused attention blocks {report['fused_attention']}",
+        f"virtual registers {report['vregs']} -> physical buffers {report['buffers']}; "
+        f"peak bytes {report['peak_bytes_naive']:,} naive -> {report['peak_bytes_planned']:,} planned",
+        f"device transitions {report['transitions_before']} -> {report['transitions_after']} after scheduling; "
+        f"NPU segments {report['segments']}",
+    ]
+    if "parity" in report:
+        lines.append(f"parity vs eager: max |diff| {report['parity']['max_abs']:.3e}, mean KL {report['parity']['kl']:.3e}")
+    return "\n".join(lines)
+
+
+def _emit_stage(args: argparse.Namespace, compiled) -> None:
+    if args.emit == "nnfactory-py":
+        from backends.nnfactory.pyemit import emit_python
+
+        path = args.output or Path(f"{args.model}_nnfactory.py")
+        written = emit_python(compiled.buffer_module, compiled.weights, path, runtime=args.runtime)
+        print(f"wrote {written}", file=sys.stderr)
+        return
+    text = compiled.stages[args.emit]
+    if args.output:
+        args.output.write_text(text)
+    else:
+        print(text)
+
+
+def _cmd_compile(args: argparse.Namespace) -> int:
+    _, _, compiled = _compile(args, keep_stages=args.emit in ("aten", "npuir", "buffer"))
+    if args.emit:
+        _emit_stage(args, compiled)
+    print(format_report(compiled.report), file=sys.stderr if args.emit and not args.output else sys.stdout)
+    if args.report:
+        args.report.write_text(json.dumps(compiled.report, indent=2))
+    if args.save:
+        compiled.save(args.save)
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    _, inputs, compiled = _compile(args)
+    compiled(*inputs)  # warm-up
+    times = []
+    for _ in range(max(args.iterations, 1)):
+        start = time.perf_counter()
+        compiled(*inputs)
+        times.append((time.perf_counter() - start) * 1e3)
+    times.sort()
+    p50 = statistics.median(times)
+    p99 = times[min(len(times) - 1, int(round(0.99 * (len(times) - 1))))]
+    print(format_report(compiled.report))
+    print(f"\nlatency over {len(times)} runs: median {p50:.2f} ms, p99 {p99:.2f} ms, p99/p50 {p99 / p50:.2f}")
+    compiled.report["latency_ms"] = {"median": p50, "p99": p99}
+    if args.report:
+        args.report.write_text(json.dumps(compiled.report, indent=2))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "models":
+        from forge.models import ZOO
+
+        print("\n".join(ZOO))
+        return 0
+    from forge.compiler import CompileError
+    from forge.frontend.fx_importer import ImportError_
+
+    try:
+        return _cmd_compile(args) if args.command == "compile" else _cmd_run(args)
+    except (CompileError, ImportError_, ValueError) as err:
+        print(f"forge: error: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

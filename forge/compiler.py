@@ -1,0 +1,359 @@
+"""The model compiler: `forge.compile(model, example_args)` runs every stage and reports each one.
+
+    export → import (aten) → optimization passes → lower to npuir → schedule → lower to buffer
+           → emit NNFactory segments → device compile → CompiledNPUExecutor
+
+Every stage is timed, every pass is recorded through the pipeline's instrumentation hook, and
+the result carries a report dict (the `forge compile --report` JSON) with the numbers a
+researcher compares across runs. Nothing here decides how a stage works; it only sequences them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+
+from forge.context import get_all_passes, make_context
+from forge.frontend.fx_importer import ImportedProgram, InputSpec, import_module
+from forge.pipeline import PassRecord, PipelineRunner
+from forge.transforms import DEFAULT_PIPELINE
+from forge.weights import WeightStore, attach_weights
+
+LOWERING_PIPELINE = ("lower-aten-to-npuir", "schedule-device-affinity", "lower-npuir-to-buffer")
+"""aten → npuir (device affinity, vregs) → schedule → buffer (liveness, linear-scan plan)."""
+
+Progress = Callable[[str], None]
+
+
+class CompileError(Exception):
+    """A user-facing compilation failure, naming the stage that failed."""
+
+
+@dataclass
+class StageTimes:
+    export_ms: float = 0.0
+    import_ms: float = 0.0
+    passes_ms: float = 0.0
+    lower_ms: float = 0.0
+    emit_ms: float = 0.0
+    device_compile_ms: float = 0.0
+
+
+@dataclass
+class CompiledModel:
+    """A compiled model: callable like the original, with `.report` and `.save(dir)`."""
+
+    executor: Any
+    buffer_module: ModuleOp
+    weights: WeightStore
+    inputs: list[InputSpec]
+    report: dict[str, Any] = field(default_factory=dict)
+    runtime: str = "openvino"
+    device: str = "CPU"
+    stages: dict[str, str] = field(default_factory=dict)
+    """Printed IR after optimization (`aten`), scheduling (`npuir`) and planning (`buffer`),
+    when compiled with `keep_stages=True`."""
+
+    def __call__(self, *args: torch.Tensor) -> Any:
+        _check_inputs(self.inputs, args)
+        outputs = self.executor(*args)
+        return outputs[0] if isinstance(outputs, (list, tuple)) and len(outputs) == 1 else outputs
+
+    def save(self, directory: str | Path) -> Path:
+        """Write the buffer-level IR, its weights and the plan's metadata to `directory`."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "model.mlir").write_text(str(self.buffer_module))
+        self.weights.save(directory / "model.safetensors")
+        meta = {
+            "format": "forge-compiled-model/1",
+            "runtime": self.runtime,
+            "device": self.device,
+            "inputs": [{"name": s.name, "shape": list(s.shape), "dtype": str(s.dtype)} for s in self.inputs],
+            "report": self.report,
+        }
+        (directory / "meta.json").write_text(json.dumps(meta, indent=2))
+        return directory
+
+
+def _check_inputs(specs: Sequence[InputSpec], args: Sequence[Any]) -> None:
+    """Static shapes are part of the compiled program: say which input differs, and how."""
+    if len(args) != len(specs):
+        raise ValueError(f"expected {len(specs)} input(s) ({', '.join(s.name for s in specs)}), got {len(args)}")
+    for spec, arg in zip(specs, args, strict=True):
+        if not isinstance(arg, torch.Tensor) or tuple(arg.shape) != spec.shape or arg.dtype != spec.dtype:
+            got = f"{arg.dtype} {tuple(arg.shape)}" if isinstance(arg, torch.Tensor) else type(arg).__name__
+            raise ValueError(
+                f"input '{spec.name}' was compiled for {spec.dtype} {spec.shape}, got {got} "
+                "(Forge compiles static shapes; recompile for a new shape)"
+            )
+
+
+# --- stages ----------------------------------------------------------------------------------------
+
+
+def parse_pipeline(spec: Sequence[str] | str, disable: Sequence[str] = ()) -> tuple[list[ModulePass], list[str]]:
+    """Pass instances and their spellings for a pipeline spec, without the disabled passes."""
+    text = spec if isinstance(spec, str) else ",".join(spec)
+    available = get_all_passes()
+    unknown = sorted(set(disable) - set(available))
+    if unknown:
+        raise CompileError(f"--disable names unknown pass(es): {', '.join(unknown)}")
+    try:
+        passes = list(PassPipeline.parse_spec(available, text).passes)
+    except Exception as err:  # xDSL reports unknown passes and bad options as assorted errors
+        raise CompileError(f"invalid pass pipeline '{text}': {err}") from None
+    kept = [p for p in passes if p.name not in set(disable)]
+    return kept, [str(p.pipeline_pass_spec()) for p in kept]
+
+
+def run_passes(module: ModuleOp, spec: Sequence[str] | str, disable: Sequence[str] = ()) -> list[PassRecord]:
+    """Run a pipeline on `module` in place through the instrumented runner."""
+    passes, names = parse_pipeline(spec, disable)
+    runner = PipelineRunner(make_context(), passes, names=names)
+    return runner.run(module)
+
+
+def _timed(stage: str, times: StageTimes, attr: str, progress: Progress | None, fn: Callable[[], Any]) -> Any:
+    if progress is not None:
+        progress(stage)
+    start = time.perf_counter()
+    try:
+        return fn()
+    finally:
+        setattr(times, attr, getattr(times, attr) + (time.perf_counter() - start) * 1e3)
+
+
+def compile(  # noqa: A001 - mirrors torch.compile
+    model: torch.nn.Module,
+    example_args: Sequence[torch.Tensor],
+    *,
+    pipeline: Sequence[str] | str | None = None,
+    disable: Sequence[str] = (),
+    device: str = "CPU",
+    runtime: str = "openvino",
+    dtype: torch.dtype = torch.float32,
+    check: bool = False,
+    name: str | None = None,
+    keep_stages: bool = False,
+    progress: Progress | None = None,
+) -> CompiledModel:
+    """Compile `model` for the static shapes of `example_args`; see the module docstring."""
+    model, example_args = _cast(model, example_args, dtype)
+    times = StageTimes()
+    imported: ImportedProgram = _timed("export + import", times, "import_ms", progress, lambda: import_module(model, example_args))
+    times.export_ms, times.import_ms = imported.export_ms, imported.import_ms
+    module = imported.module
+    attach_weights(module, imported.weights)
+    ops_imported = _count_body_ops(module)
+    spec = pipeline if pipeline is not None else DEFAULT_PIPELINE
+    records = _timed("optimization passes", times, "passes_ms", progress, lambda: run_passes(module, spec, disable))
+    ops_optimized = _count_body_ops(module)
+    fused_attention = _count_ops_named(module, "aten.scaled_dot_product_attention")
+    stages: dict[str, str] = {}
+    if keep_stages:
+        stages["aten"] = str(module)
+    _timed("lowering to npuir", times, "lower_ms", progress, lambda: run_passes(module, LOWERING_PIPELINE[:2]))
+    if keep_stages:
+        stages["npuir"] = str(module)
+    _timed("memory planning", times, "lower_ms", progress, lambda: run_passes(module, LOWERING_PIPELINE[2:]))
+    if keep_stages:
+        stages["buffer"] = str(module)
+    compiled = _emit(module, imported.weights, runtime=runtime, device=device, times=times, progress=progress)
+    result = CompiledModel(compiled, module, imported.weights, imported.inputs, runtime=runtime, device=device, stages=stages)
+    result.report = _report(
+        name or type(model).__name__, imported, records, times, module, compiled,
+        ops_imported=ops_imported, ops_optimized=ops_optimized, fused_attention=fused_attention,
+        runtime=runtime, device=device,
+    )
+    if check:
+        result.report["parity"] = measure_parity(model, result, example_args)
+    return result
+
+
+def _emit(module: ModuleOp, weights: WeightStore, *, runtime: str, device: str, times: StageTimes, progress: Progress | None):
+    from backends.nnfactory.emitter import emit
+    from backends.nnfactory.executor import CompiledNPUExecutor
+
+    program = _timed("emit NNFactory segments", times, "emit_ms", progress, lambda: emit(module, weights, runtime=runtime, device=device))
+    times.device_compile_ms += program.compile_ms
+    times.emit_ms -= program.compile_ms
+    return CompiledNPUExecutor(program)
+
+
+def _cast(model: torch.nn.Module, args: Sequence[torch.Tensor], dtype: torch.dtype):
+    if dtype == torch.float32:
+        return model.eval(), tuple(args)
+    cast_args = tuple(a.to(dtype) if a.is_floating_point() else a for a in args)
+    return model.eval().to(dtype), cast_args
+
+
+def _count_body_ops(module: ModuleOp) -> int:
+    """Ops inside functions (what a graph has), not counting the module/func wrappers."""
+    return sum(1 for op in module.walk() if op.name not in ("builtin.module", "func.func", "func.return"))
+
+
+def _count_ops_named(module: ModuleOp, name: str) -> int:
+    return sum(1 for op in module.walk() if op.name == name)
+
+
+def _report(model_name, imported, records, times, module, executor, **fields) -> dict[str, Any]:
+    program = executor.program
+    return {
+        "model": model_name,
+        "runtime": fields["runtime"],
+        "device": fields["device"],
+        "export_ms": round(times.export_ms, 3),
+        "import_ms": round(times.import_ms, 3),
+        "passes": [
+            {"name": r.name, "ms": round(r.wall_ms, 3), "ops_before": r.ops_before, "ops_after": r.ops_after, "fired": dict(r.fired)}
+            for r in records
+        ],
+        "passes_ms": round(times.passes_ms, 3),
+        "lower_ms": round(times.lower_ms, 3),
+        "emit_ms": round(times.emit_ms, 3),
+        "device_compile_ms": round(times.device_compile_ms, 3),
+        "ops_imported": fields["ops_imported"],
+        "ops_optimized": fields["ops_optimized"],
+        "fused_attention": fields["fused_attention"],
+        **_plan_metrics(module),
+        "segments": len(program.segments),
+        "weights": len(imported.weights),
+        "weight_bytes": imported.weights.nbytes,
+    }
+
+
+def _plan_metrics(module: ModuleOp) -> dict[str, int]:
+    from forge.analysis import metrics
+
+    summary = metrics.report(module)
+    return {
+        "vregs": summary["plan"]["vregs"],
+        "buffers": summary["buffers"],
+        "peak_bytes_naive": summary["peak_bytes_naive"],
+        "peak_bytes_planned": summary["peak_bytes_planned"],
+        "transitions_before": summary["schedule"]["transitions_before"],
+        "transitions_after": summary["schedule"]["transitions_after"],
+    }
+
+
+# --- parity ----------------------------------------------------------------------------------------
+
+
+def measure_parity(model: torch.nn.Module, compiled: CompiledModel, args: Sequence[torch.Tensor]) -> dict[str, float]:
+    """Max |difference| and mean KL(softmax(eager) || softmax(forge)) over the last dim."""
+    with torch.no_grad():
+        expected = model(*args)
+    got = compiled(*args)
+    return parity(expected, got)
+
+
+def parity(expected: torch.Tensor, got: torch.Tensor) -> dict[str, float]:
+    expected, got = expected.double(), got.double()
+    max_abs = (expected - got).abs().max().item()
+    log_p = torch.log_softmax(expected, dim=-1)
+    log_q = torch.log_softmax(got, dim=-1)
+    kl = (log_p.exp() * (log_p - log_q)).sum(-1).mean().item()
+    return {"max_abs": max_abs, "kl": max(kl, 0.0) if not math.isnan(kl) else kl}
+
+
+# --- loading a saved model -------------------------------------------------------------------------
+
+
+class LoadError(Exception):
+    """A saved model directory that cannot be loaded (missing or corrupt files), with the path."""
+
+
+def load(directory: str | Path, *, runtime: str | None = None, device: str | None = None) -> CompiledModel:
+    """Load a model saved by `CompiledModel.save`: parse its buffer IR, re-emit, compile for the device.
+
+    No optimization or planning pass runs again: the plan in the IR is used as saved.
+    """
+    from xdsl.parser import Parser
+
+    directory = Path(directory)
+    meta = _read_meta(directory)
+    try:
+        text = (directory / "model.mlir").read_text()
+        module = Parser(make_context(), text, str(directory / "model.mlir")).parse_module()
+        module.verify()
+    except FileNotFoundError:
+        raise LoadError(f"{directory}: missing model.mlir") from None
+    except Exception as err:  # parse and verify errors carry their own location
+        raise LoadError(f"{directory / 'model.mlir'}: {err}") from None
+    from forge.weights import WeightsError
+
+    try:
+        weights = WeightStore.load(directory / "model.safetensors")
+    except WeightsError as err:
+        raise LoadError(str(err)) from None
+    runtime = runtime or meta["runtime"]
+    device = device or meta["device"]
+    times = StageTimes()
+    executor = _emit(module, weights, runtime=runtime, device=device, times=times, progress=None)
+    inputs = [InputSpec(i["name"], tuple(i["shape"]), getattr(torch, i["dtype"].removeprefix("torch."))) for i in meta["inputs"]]
+    report = {**meta.get("report", {}), "emit_ms": round(times.emit_ms, 3), "device_compile_ms": round(times.device_compile_ms, 3)}
+    return CompiledModel(executor, module, weights, inputs, report=report, runtime=runtime, device=device)
+
+
+def _read_meta(directory: Path) -> dict[str, Any]:
+    try:
+        meta = json.loads((directory / "meta.json").read_text())
+    except FileNotFoundError:
+        raise LoadError(f"{directory}: not a saved Forge model (no meta.json)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise LoadError(f"{directory / 'meta.json'}: corrupt ({err})") from None
+    if not isinstance(meta, dict) or meta.get("format") != "forge-compiled-model/1":
+        raise LoadError(f"{directory / 'meta.json'}: unknown format {meta.get('format') if isinstance(meta, dict) else meta!r}")
+    for key in ("runtime", "device", "inputs"):
+        if key not in meta:
+            raise LoadError(f"{directory / 'meta.json'}: missing '{key}'")
+    return meta
+
+
+# --- torch.compile(model, backend="forge") ---------------------------------------------------------
+
+
+def dynamo_backend(graph_module: torch.fx.GraphModule, example_inputs: list[torch.Tensor], **options: Any):
+    """A `torch.compile` backend: re-export Dynamo's graph to ATen and compile it with Forge.
+
+    Registered under the entry point group `torch_dynamo_backends` as `forge`. Dynamo passes the
+    model's parameters as graph inputs; they are baked back in as weights (inference: fixed at
+    compile time), so they become constants of the NPU segments. Options passed with
+    `torch.compile(..., options={...})` go to `forge.compile` (e.g. runtime, device).
+    """
+    is_param = [isinstance(t, torch.nn.Parameter) for t in example_inputs]
+    module = _BakedParameters(graph_module, example_inputs, is_param)
+    inputs = tuple(t for t, p in zip(example_inputs, is_param, strict=True) if not p)
+    compiled = compile(module, inputs, name="torch.compile graph", **options)
+
+    def run(*args: torch.Tensor):
+        out = compiled(*(a for a, p in zip(args, is_param, strict=True) if not p))
+        return tuple(out) if isinstance(out, (list, tuple)) else (out,)
+
+    run.forge_compiled = compiled  # type: ignore[attr-defined]
+    return run
+
+
+class _BakedParameters(torch.nn.Module):
+    """Dynamo's graph with its parameter inputs held as parameters, the rest as inputs."""
+
+    def __init__(self, graph_module: torch.fx.GraphModule, example_inputs: list[torch.Tensor], is_param: list[bool]):
+        super().__init__()
+        self.graph_module = graph_module
+        self.is_param = is_param
+        self.params = torch.nn.ParameterList([t for t, p in zip(example_inputs, is_param, strict=True) if p])
+
+    def forward(self, *inputs: torch.Tensor):
+        params, user = iter(self.params), iter(inputs)
+        args = [next(params) if p else next(user) for p in self.is_param]
+        return self.graph_module(*args)
