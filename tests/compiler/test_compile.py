@@ -1,0 +1,95 @@
+"""The model compiler end to end: parity with eager on every zoo model, the report, save/load,
+torch.compile, and user errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+import forge
+from forge.compiler import LoadError, compile as forge_compile, load, parity
+from tests.conftest import small_model
+
+MAX_ABS = 2.1e-5  # the published fidelity of the reference compiler (fp32)
+MAX_KL = 8.4e-9
+
+REPORT_KEYS = {
+    "model", "export_ms", "import_ms", "passes", "lower_ms", "emit_ms", "device_compile_ms",
+    "ops_imported", "ops_optimized", "fused_attention", "vregs", "buffers", "peak_bytes_naive",
+    "peak_bytes_planned", "transitions_before", "transitions_after", "segments",
+}
+
+
+def runtimes():
+    from backends.nnfactory.runtime import available_runtimes
+
+    return available_runtimes()
+
+
+@pytest.mark.parametrize("runtime", runtimes())
+def test_zoo_model_compiles_and_matches_eager(zoo_case, runtime):
+    model, inputs, expected = small_model(*zoo_case)
+    compiled = forge_compile(model, inputs, runtime=runtime)
+    got = compiled(*inputs)
+    measured = parity(expected, got)
+    assert got.shape == expected.shape
+    assert measured["max_abs"] <= MAX_ABS, measured
+    assert measured["kl"] <= MAX_KL, measured
+
+
+def test_report_has_every_stage_and_metric():
+    model, inputs, _ = small_model("gpt2", "eager")
+    compiled = forge_compile(model, inputs, check=True)
+    report = compiled.report
+    assert REPORT_KEYS <= set(report)
+    assert [p["name"] for p in report["passes"]] == ["dce", "cse", "fold", "fuse-attention", "fuse-ops", "layout", "dce", "cse"]
+    assert report["ops_optimized"] < report["ops_imported"]
+    assert report["fused_attention"] == 2
+    assert report["buffers"] < report["vregs"]
+    assert report["parity"]["max_abs"] <= MAX_ABS
+    json.dumps(report)  # the --report file
+
+
+def test_disabling_a_pass_removes_it_from_the_pipeline():
+    model, inputs, _ = small_model("llama", "eager")
+    compiled = forge_compile(model, inputs, disable=["fuse-attention"])
+    assert "fuse-attention" not in [p["name"] for p in compiled.report["passes"]]
+    assert compiled.report["fused_attention"] == 0
+
+
+def test_save_and_load_round_trip(tmp_path):
+    model, inputs, expected = small_model("bert", "sdpa")
+    compiled = forge_compile(model, inputs)
+    compiled.save(tmp_path / "bert")
+    loaded = forge.load(tmp_path / "bert")
+    assert torch.equal(loaded(*inputs), compiled(*inputs))
+    assert parity(expected, loaded(*inputs))["max_abs"] <= MAX_ABS
+
+
+def test_load_reports_a_corrupt_directory(tmp_path):
+    model, inputs, _ = small_model("gpt2", "sdpa")
+    forge_compile(model, inputs).save(tmp_path / "m")
+    (tmp_path / "m" / "model.mlir").write_text("builtin.module { this is not IR")
+    with pytest.raises(LoadError, match="model.mlir"):
+        load(tmp_path / "m")
+    with pytest.raises(LoadError, match="no meta.json"):
+        load(tmp_path / "missing")
+
+
+def test_wrong_input_shape_is_a_clear_error():
+    model, inputs, _ = small_model("gpt2", "sdpa")
+    compiled = forge_compile(model, inputs)
+    with pytest.raises(ValueError, match="compiled for torch.int64"):
+        compiled(inputs[0][:, :4])
+
+
+def test_torch_compile_backend_matches_eager():
+    model, inputs, expected = small_model("gpt2", "sdpa")
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="forge")
+    with torch.no_grad():
+        got = compiled(*inputs)
+    measured = parity(expected, got)
+    assert measured["max_abs"] <= MAX_ABS and measured["kl"] <= MAX_KL
