@@ -391,6 +391,26 @@ func.func @bmm_3d(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8
   func.return %out : tensor<2x4x8xf32>
 }
 
+// BART-style: rank-3 bmm, the scores viewed to rank 4 for the mask and back for the softmax.
+// Q/K/V exist only at rank 3, so sdpa runs there and the mask is regrouped like the scores.
+// CHECK-LABEL: func.func @bmm_mask_at_rank4
+// CHECK-NEXT:    %attn_mask = aten.reshape %mask {shape = [2, 4, 4]} : (tensor<1x2x4x4xf32>) -> tensor<2x4x4xf32>
+// CHECK-NEXT:    %sdpa = aten.scaled_dot_product_attention %q, %k, %v, %attn_mask {scale = 0.35355339059327373} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xf32>) -> tensor<2x4x8xf32>
+// CHECK-NEXT:    %out = aten.view %sdpa {size = [1, 2, 4, 8]}
+// CHECK-NEXT:    func.return %out
+func.func @bmm_mask_at_rank4(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %mask: tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %qs = aten.mul.Scalar %q {other = 0.35355339059327373} : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %kt = aten.transpose.int %k {dim0 = 1, dim1 = 2} : (tensor<2x4x8xf32>) -> tensor<2x8x4xf32>
+  %scores = aten.bmm %qs, %kt : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
+  %scores4 = aten.view %scores {size = [1, 2, 4, 4]} : (tensor<2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %masked = aten.add.Tensor %scores4, %mask : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %masked3 = aten.view %masked {size = [2, 4, 4]} : (tensor<1x2x4x4xf32>) -> tensor<2x4x4xf32>
+  %probs = aten.softmax.int %masked3 {dim = -1} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %attn = aten.bmm %probs, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  %out = aten.view %attn {size = [1, 2, 4, 8]} : (tensor<2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  func.return %out : tensor<1x2x4x8xf32>
+}
+
 // ----- negative cases: nothing changes -----
 
 // The right operand of Q·K is a permute of K that is not Kᵀ (it moves the heads, too).
@@ -562,4 +582,21 @@ func.func @neg_nan_rows(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x4x8xf32>, %v: te
   %probs = aten.softmax.int %masked {dim = -1} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   %out = aten.matmul %probs, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   func.return %out : tensor<1x2x4x8xf32>
+}
+
+// The same BART form with a mask broadcast over part of the batch (the heads but not the
+// batch): expressing it at rank 3 would need an expand.
+// CHECK-LABEL: func.func @neg_mask_partial_batch
+// CHECK-NOT:     aten.scaled_dot_product_attention
+// CHECK:         aten.softmax.int
+// CHECK:         func.return
+func.func @neg_mask_partial_batch(%q: tensor<4x4x8xf32>, %k: tensor<4x4x8xf32>, %v: tensor<4x4x8xf32>, %mask: tensor<2x1x4x4xf32>) -> tensor<4x4x8xf32> {
+  %kt = aten.transpose.int %k {dim0 = 1, dim1 = 2} : (tensor<4x4x8xf32>) -> tensor<4x8x4xf32>
+  %scores = aten.bmm %q, %kt : (tensor<4x4x8xf32>, tensor<4x8x4xf32>) -> tensor<4x4x4xf32>
+  %scores4 = aten.view %scores {size = [2, 2, 4, 4]} : (tensor<4x4x4xf32>) -> tensor<2x2x4x4xf32>
+  %masked = aten.add.Tensor %scores4, %mask : (tensor<2x2x4x4xf32>, tensor<2x1x4x4xf32>) -> tensor<2x2x4x4xf32>
+  %masked3 = aten.view %masked {size = [4, 4, 4]} : (tensor<2x2x4x4xf32>) -> tensor<4x4x4xf32>
+  %probs = aten.softmax.int %masked3 {dim = -1} : (tensor<4x4x4xf32>) -> tensor<4x4x4xf32>
+  %out = aten.bmm %probs, %v : (tensor<4x4x4xf32>, tensor<4x4x8xf32>) -> tensor<4x4x8xf32>
+  func.return %out : tensor<4x4x8xf32>
 }

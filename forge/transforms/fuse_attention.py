@@ -27,9 +27,14 @@ Masks: an additive float mask passes through as a float `attn_mask`; `where(keep
 `attn_mask = keep`, `masked_fill(s, drop, -inf)` gives `attn_mask = logical_not(drop)`. A finite fill
 is accepted only when it is at most half the dtype's minimum (HF's `finfo.min`): then an equivalent
 additive float mask `where(keep, 0, fill)` is built, which keeps fully-masked rows uniform exactly as
-the decomposed form does. When the mask is a compile-time constant (after `fold`, or an
-`aten.constant`/weight), a lower-triangular keep pattern over the score's last two dims becomes
-`is_causal = true` and a mask that keeps everything is dropped.
+the decomposed form does. A mask of rank < 2 gets leading unit dims (sdpa's kernels need rank 2).
+
+Constant masks: the pass evaluates the small input-free subgraph behind a mask (an `aten.constant`,
+a weight, or arange/compare/where code that `fold` would fold; each value once per run), so it does
+not depend on fold having run. A lower-triangular keep pattern over the score's last two dims
+(top-left aligned, exactly sdpa's) becomes `is_causal = true`, a mask that keeps everything is
+dropped, and a mask that hides every key of some query with -inf is *not* fused (the decomposed
+form gives NaN there, sdpa 0).
 
 Deliberately not fused (`forge-opt --explain-pattern FuseAttentionPattern` prints the reason):
 softmax not on the last dim or with a dtype change; scores or probabilities with another user
@@ -38,8 +43,8 @@ softmax not on the last dim or with a dtype change; scores or probabilities with
 the scores to a larger shape; two masks; active dropout; dtype-changing casts in the chain; a scale
 or other op on the probabilities.
 
-One known semantic refinement: rows whose every key is masked with -inf give NaN in the decomposed
-form and zeros in sdpa (torch ≥ 2.5 uses a safe softmax); those rows are undefined in the model.
+One known semantic refinement, for masks only known at run time: a query whose every key is masked
+with -inf gives NaN in the decomposed form and zeros in sdpa (torch ≥ 2.5 uses a safe softmax).
 
 Statistics: each fused block is one fire of `FuseAttentionPattern` (forge.patterns), so the
 instrumentation reports it; `fused_count(stats)` reads it back and `fuse_attention(module)` returns it.
@@ -47,6 +52,7 @@ instrumentation reports it; `fused_count(stats)` reads it back and `fuse_attenti
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -54,10 +60,10 @@ from typing import Any
 
 import torch
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 from xdsl.traits import Pure
 
 from dialects import aten
@@ -215,6 +221,7 @@ class FuseAttentionPattern(ForgePattern):
         self.weights = weights
         self.fused = 0
         self._constants: dict[SSAValue, torch.Tensor | None] = {}
+        self._mask_kinds: dict[tuple, str] = {}
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: aten.MatmulOp | aten.BmmOp, rewriter: PatternRewriter) -> None:
@@ -243,6 +250,8 @@ class FuseAttentionPattern(ForgePattern):
         scores = self._scores(softmax, asserts)
         qk = scores.qk
         score_shape = _shape(qk.results[0])
+        if len(score_shape) < 2 or len(_shape(pv.results[0])) < 2:
+            raise _NoMatch("vector-matrix products are not attention (scores of rank < 2)")
         L, S = score_shape[-2], score_shape[-1]
 
         reasons: list[str] = []
@@ -254,7 +263,10 @@ class FuseAttentionPattern(ForgePattern):
                 continue
             self._rewrite(rewriter, pv, softmax, probs, scores, root, root_ops, plan, asserts)
             return
-        raise _NoMatch(reasons[0])  # the reason at the preferred (first) output shape
+        if len(reasons) == 1:
+            raise _NoMatch(reasons[0])
+        shapes = [list(_shape(root)[:-2]) for root, _ in self._roots(pv)]
+        raise _NoMatch("; ".join(f"at batch shape {b}: {r}" for b, r in zip(shapes, reasons)))
 
     def _check_softmax(self, softmax: Operation) -> None:
         rank = len(_shape(softmax.operands[0]))
@@ -541,6 +553,8 @@ class FuseAttentionPattern(ForgePattern):
             raise _NoMatch(f"{which} is not available with batch shape {list(batch)}")
 
         qs, ks, vs, out = _shape(q.value), _shape(k.value), _shape(v.value), _shape(root)
+        if min(len(qs), len(ks), len(vs), len(out)) < 2:
+            raise _NoMatch("Q, K, V and the output must have rank >= 2")
         if qs[-2] != L or ks[-2] != S or ks[-1] != qs[-1] or vs[-2] != S or out != (*batch, L, vs[-1]):
             raise _NoMatch(f"shapes do not line up: Q {list(qs)}, K {list(ks)}, V {list(vs)}, out {list(out)}")
         element = root.type.element_type  # type: ignore[attr-defined]
@@ -571,31 +585,54 @@ class FuseAttentionPattern(ForgePattern):
     def _plan_mask(self, plan: _Plan, mask: _Mask, batch: tuple[int, ...], L: int, S: int) -> None:
         mshape = _shape(mask.value)
         if mask.batch != batch:
-            mbatch = mshape[:-2]
-            if len(mshape) > len(batch) + 2 or any(d != 1 for d in mbatch):
+            # Applied where the batch dims are grouped differently (row-major regrouping of the
+            # same batch): fine if the mask does not vary over them (then only its rank may need
+            # trimming: the dropped leading dims are all 1) or spans them fully (then it regroups
+            # like the scores). A partial broadcast would need an expand: not fused.
+            mbatch = (1,) * (len(mask.batch) + 2 - len(mshape)) + mshape[:-2]
+            if all(d == 1 for d in mbatch):
+                if len(mshape) > len(batch) + 2:
+                    plan.mask_shape = mshape[len(mshape) - len(batch) - 2 :]
+            elif mbatch == mask.batch:
+                plan.mask_shape = (*batch, *mshape[-2:])
+            else:
                 raise _NoMatch(
-                    f"the mask {list(mshape)} is applied at batch shape {list(mask.batch)}, "
-                    f"attention runs at {list(batch)}"
+                    f"the mask {list(mshape)} is broadcast over part of batch shape "
+                    f"{list(mask.batch)}, attention runs at {list(batch)}"
                 )
-        tensor = self._constant(mask.value)
-        if tensor is not None:
-            keep = _keep_pattern(tensor, mask.kind)
-            if keep is not None:
-                if bool(keep.all()):
-                    return  # keeps every score: no mask at all
-                if tensor.dim() >= 2 and tuple(tensor.shape[-2:]) == (L, S):
-                    causal = torch.ones(L, S, dtype=torch.bool).tril()
-                    if bool((keep == causal).all()):
-                        plan.is_causal = True
-                        return
-            if _has_nan_rows(tensor, mask.kind, mask.fill):
-                raise _NoMatch(
-                    "the constant mask masks every key of some query with -inf: the decomposed form "
-                    "gives NaN there, sdpa gives 0"
-                )
+        key = (mask.value, mask.kind, mask.fill, L, S)
+        if key not in self._mask_kinds:  # layers share one mask: analyse it once
+            self._mask_kinds[key] = self._classify_mask(mask, L, S)
+        verdict = self._mask_kinds[key]
+        if verdict == "keeps-all":
+            return  # keeps every score: no mask at all
+        if verdict == "causal":
+            plan.is_causal = True
+            return
+        if verdict == "nan-rows":
+            raise _NoMatch(
+                "the constant mask masks every key of some query with -inf: the decomposed form "
+                "gives NaN there, sdpa gives 0"
+            )
         plan.mask_kind = mask.kind
         plan.mask_value = mask.value
         plan.fill = mask.fill
+
+    def _classify_mask(self, mask: _Mask, L: int, S: int) -> str:
+        """'keeps-all', 'causal', 'nan-rows' for constant masks; 'runtime' otherwise."""
+        tensor = self._constant(mask.value)
+        if tensor is None:
+            return "runtime"
+        keep = _keep_pattern(tensor, mask.kind)
+        if keep is not None:
+            if bool(keep.all()):
+                return "keeps-all"
+            if tensor.dim() >= 2 and tuple(tensor.shape[-2:]) == (L, S):
+                if bool((keep == _causal_pattern(L, S)).all()):
+                    return "causal"
+        if _has_nan_rows(tensor, mask.kind, mask.fill):
+            return "nan-rows"
+        return "constant"
 
     # -- rewriting ---------------------------------------------------------------------------
 
@@ -633,6 +670,13 @@ class FuseAttentionPattern(ForgePattern):
                 if len(new_ops) == 2:
                     new_ops[0].results[0].name_hint = "zero"
 
+        if mask is not None and plan.mask_shape is not None:
+            ty = TensorType(mask.type.element_type, plan.mask_shape)  # type: ignore[attr-defined]
+            size = to_attribute(ArgKind.INT_LIST, plan.mask_shape)
+            reshape = aten.ReshapeOp.build_op([[mask]], {"shape": size}, [ty])
+            new_ops.append(reshape)
+            mask = reshape.results[0]
+            mask.name_hint = "attn_mask"
         while mask is not None and len(_shape(mask)) < 2:
             # sdpa's kernels index the mask's dims -2 and -1: give a 0/1-d mask leading unit dims.
             ty = TensorType(mask.type.element_type, (1, *_shape(mask)))  # type: ignore[attr-defined]
@@ -680,6 +724,8 @@ class _Plan:
     mask_kind: str | None = None
     mask_value: SSAValue | None = None
     fill: float | None = None
+    mask_shape: tuple[int, ...] | None = None
+    """A shape to reshape the mask to (dropping leading unit dims), when it needs one."""
 
 
 def _tensor_scale_reason(op: Operation) -> str:
@@ -696,6 +742,12 @@ def _fill_masks_out(fill: float, dtype: torch.dtype) -> bool:
     if fill == -math.inf:
         return True
     return dtype.is_floating_point and fill <= torch.finfo(dtype).min / 2
+
+
+@functools.cache
+def _causal_pattern(L: int, S: int) -> torch.Tensor:
+    """sdpa's is_causal keep pattern: query i sees keys j <= i (top-left aligned, like tril)."""
+    return torch.arange(S).unsqueeze(0) <= torch.arange(L).unsqueeze(1)
 
 
 def _has_nan_rows(tensor: torch.Tensor, kind: str, fill: float | None) -> bool:
@@ -771,21 +823,27 @@ def _skip_identities(value: SSAValue, ops: list[Operation]) -> SSAValue:
 
 
 def _assert_holds(op: aten.AssertTensorMetadataOp) -> bool:
-    """Whether a `_assert_tensor_metadata` check is statically true (so it may be dropped)."""
+    """Whether a `_assert_tensor_metadata` check is statically true (so it may be dropped).
+
+    Reads the stored properties directly (absent = not checked): dtype and size must match the
+    static type, the device must be the CPU, the layout strided; a stride check is never dropped.
+    """
+    props = op.properties
     ty = op.operands[0].type
-    dtype = op.arg("dtype")
-    if dtype is not None and dtype != dtype_of(ty):
+    assert isinstance(ty, TensorType)
+    if "stride" in props:
         return False
-    size = op.arg("size")
-    if size is not None and tuple(size) != tuple(ty.get_shape()):  # type: ignore[attr-defined]
+    dtype = props.get("dtype")
+    if dtype is not None and dtype != ty.element_type:
         return False
-    if op.arg("stride") is not None:
+    size = props.get("size")
+    if size is not None and (not isinstance(size, DenseArrayBase) or tuple(size.get_values()) != tuple(ty.get_shape())):
         return False
-    device = op.arg("device")
-    if device is not None and torch.device(device).type != "cpu":
+    device = props.get("device")
+    if device is not None and not (isinstance(device, StringAttr) and device.data.split(":")[0] == "cpu"):
         return False
-    layout = op.arg("layout")
-    return layout is None or layout == torch.strided
+    layout = props.get("layout")
+    return layout is None or (isinstance(layout, StringAttr) and layout.data == "strided")
 
 
 # --- the pass ------------------------------------------------------------------------------------
@@ -794,7 +852,13 @@ def _assert_holds(op: aten.AssertTensorMetadataOp) -> bool:
 def fuse_attention(module: ModuleOp, weights: WeightStore | None = None) -> int:
     """Fuse every recognised attention block of `module` in one sweep; returns how many fused."""
     pattern = FuseAttentionPattern(weights if weights is not None else weights_of(module))
-    PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(module)
+    # One sweep over the candidate anchors (the ·V matmul/bmm) in program order, the same as a
+    # non-recursive PatternRewriteWalker but without visiting (and resetting a rewriter for)
+    # every other op. A fusion only erases ops before its anchor, but check anyway.
+    anchors = [op for op in module.walk() if isinstance(op, (aten.MatmulOp, aten.BmmOp))]
+    for op in anchors:
+        if op.parent is not None:
+            pattern.match_and_rewrite(op, PatternRewriter(op))
     return pattern.fused
 
 

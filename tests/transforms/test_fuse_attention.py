@@ -107,6 +107,7 @@ NEGATIVE_REASONS = {
     "neg_mask_then_scale": "scaled after being added",
     "neg_finite_fill": "neither -inf nor below half the dtype minimum",
     "neg_nan_rows": "gives NaN there",
+    "neg_mask_partial_batch": "broadcast over part of batch shape",
 }
 
 
