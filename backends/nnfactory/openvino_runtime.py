@@ -71,6 +71,7 @@ class OpenVINOGraphBuilder(GraphBuilder):
     def __init__(self, runtime: Runtime):
         super().__init__(runtime)
         self._parameters: list[ov.Node] = []
+        self._shared_arrays: list[np.ndarray] = []
 
     def _spec_of(self, handle: ov.Output) -> tuple[tuple[int, ...], np.dtype]:
         pshape = handle.get_partial_shape()
@@ -88,7 +89,15 @@ class OpenVINOGraphBuilder(GraphBuilder):
         self._parameters.append(p)
         return p.output(0)
 
+    # Constants at least this large share the caller's memory instead of being copied: GPT-2's
+    # weights are ~500 MB, and a copy here doubled emission time. The arrays are kept alive
+    # by the builder and then by the compiled graph.
+    SHARE_CONSTANTS_FROM_BYTES = 1 << 16
+
     def _op_constant(self, array):
+        if array.nbytes >= self.SHARE_CONSTANTS_FROM_BYTES and array.flags.c_contiguous:
+            self._shared_arrays.append(array)
+            return ops.constant(array, shared_memory=True).output(0)
         return ops.constant(array).output(0)
 
     def _op_matmul(self, a, b, trA, trB):
@@ -248,9 +257,11 @@ class OpenVINOGraphBuilder(GraphBuilder):
     def _compile(self, params: list[Node], results: list[Node]) -> OpenVINOCompiledGraph:
         model = ov.Model([ops.result(r.handle) for r in results], self._parameters, "forge_nnfactory")
         compiled = core().compile_model(model, self.runtime.device, self.runtime.properties)
-        return OpenVINOCompiledGraph(
+        graph = OpenVINOCompiledGraph(
             self.runtime, compiled, [p.spec for p in params], [r.spec for r in results]
         )
+        graph.shared_arrays = self._shared_arrays
+        return graph
 
 
 class OpenVINOCompiledGraph(CompiledGraph):
