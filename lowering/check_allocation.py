@@ -10,7 +10,8 @@ buffer holds:
   writing op itself is in-place execution, also rejected): no two simultaneously-live values
   share a buffer;
 - every read of a value living in B must see that value as the last write to B (what the first
-  rule guarantees; checked on its own so that hand-written IR gets a precise message too).
+  rule guarantees; checked on its own so that hand-written IR gets a precise message too), and
+  no value is read before the op writing it ran (the schedule respects data dependences).
 
 Values outside the plan (inputs, weights, constants) are not checked. Ops are named in messages
 by their result name and kind: `buffer.exec npu linear %h`.
@@ -69,6 +70,7 @@ def check_block(block: Block) -> None:
         for v in operands:
             last_read[v] = pos
     holds: dict[int, SSAValue] = {}
+    written: dict[Operation, int] = {}
     for pos, op in enumerate(ops):
         is_write = isinstance(op, B.WriteOp)
         operands = op.operands[:-1] if is_write else op.operands
@@ -78,6 +80,8 @@ def check_block(block: Block) -> None:
                 continue
             held = holds.get(buf.buffer_id)
             if held is not v:
+                if written.get(v.owner) is None:  # type: ignore[arg-type]
+                    raise AllocationError(op, buf.buffer_id, f"{describe(op)} reads {_name(v)} before it is written")
                 clobber = held.owner if held is not None else None
                 by = f" by {describe(clobber)}" if isinstance(clobber, Operation) else ""
                 raise AllocationError(
@@ -104,6 +108,7 @@ def check_block(block: Block) -> None:
                 f"{describe(prev.owner)}) is still to be read {when}",  # type: ignore[arg-type]
             )
         holds[bid] = op.results[0]
+        written[op] = pos
 
 
 def check_allocation(module: ModuleOp) -> None:

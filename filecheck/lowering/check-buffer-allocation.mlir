@@ -74,3 +74,17 @@ func.func @duplicate_id() {
   %b1 = buffer.alloc : !buffer.buf<0, npu, 16>
   func.return
 }
+
+// -----
+
+// CHECK: check-buffer-allocation: buffer.exec npu unary %b reads %a before it is written
+// A read scheduled before the write.
+func.func @read_before_write() -> tensor<4xf32> {
+  %b0 = buffer.alloc : !buffer.buf<0, npu, 16>
+  %b1 = buffer.alloc : !buffer.buf<1, npu, 16>
+  %w = buffer.weight "w" : tensor<4xf32>
+  // expected-error @+1 {{check-buffer-allocation: buffer.exec npu unary %b reads %a before it is written}}
+  %b = buffer.exec npu unary(%a) into %b1 {kind = exp} : (tensor<4xf32>) -> tensor<4xf32> in !buffer.buf<1, npu, 16>
+  %a = buffer.exec npu unary(%w) into %b0 {kind = exp} : (tensor<4xf32>) -> tensor<4xf32> in !buffer.buf<0, npu, 16>
+  func.return %b : tensor<4xf32>
+}

@@ -1,0 +1,253 @@
+"""aten -> npuir rules, one hand-built graph each: every stage verifies and computes the same
+values, and the op lowers to the npuir kinds it should (no fallback where a family exists)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+import pytest
+import torch
+
+from dialects import aten
+from forge.testing.strategies import GraphBuilder, GraphCase
+from lowering.affinity import AffinityPolicy
+from tests.lowering.lowering_util import assert_lowering_preserves
+
+A = aten
+
+
+def _no_draw(strategy):  # the hand-built graphs make no random choices
+    raise AssertionError("unexpected draw")
+
+
+def build(fn: Callable[[GraphBuilder], object]) -> GraphCase:
+    b = GraphBuilder(_no_draw, seed=0)
+    out = fn(b)
+    for v in out if isinstance(out, tuple) else (out,):
+        b.ret(v)
+    return b.finish()
+
+
+def kinds(module) -> Counter[str]:
+    return Counter(op.name.removeprefix("npuir.") for op in module.walk() if op.name.startswith("npuir."))
+
+
+def fallbacks(module) -> list[str]:
+    return [op.properties["op"].data for op in module.walk() if op.name == "npuir.aten"]
+
+
+def x(b: GraphBuilder, *shape: int) -> object:
+    return b.input(shape)
+
+
+CASES: dict[str, tuple[Callable[[GraphBuilder], object], set[str]]] = {
+    # name: (graph, npuir kinds that must appear)
+    "addmm": (lambda b: b.op(A.AddmmOp, b.weight((6,), kind="bias"), x(b, 3, 4), b.weight((4, 6))), {"linear"}),
+    "addmm_alpha_beta": (
+        lambda b: b.op(A.AddmmOp, x(b, 3, 6), x(b, 3, 4), x(b, 4, 6), beta=0.5, alpha=2.0),
+        {"matmul", "binary"},
+    ),
+    "baddbmm": (
+        lambda b: b.op(A.BaddbmmOp, x(b, 2, 3, 5), x(b, 2, 3, 4), x(b, 2, 4, 5), beta=2, alpha=0.5),
+        {"matmul", "binary"},
+    ),
+    "matmul_vec": (lambda b: (b.op(A.MatmulOp, x(b, 2, 3, 4), x(b, 4)), b.op(A.MatmulOp, x(b, 4), x(b, 4, 5))), {"matmul", "reshape"}),
+    "matmul_dot": (lambda b: b.op(A.MatmulOp, x(b, 4), x(b, 4)), {"matmul"}),
+    "bmm_broadcast": (lambda b: b.op(A.MatmulOp, x(b, 2, 1, 3, 4), x(b, 5, 4, 2)), {"matmul"}),
+    "linear_nobias": (lambda b: b.op(A.LinearOp, x(b, 2, 3, 4), b.weight((5, 4)), None), {"linear"}),
+    "fused_linear": (
+        lambda b: b.op(A.FusedLinearOp, x(b, 3, 4), b.weight((5, 4)), b.weight((5,), kind="bias"), "silu"),
+        {"linear"},
+    ),
+    "gated_mlp": (lambda b: b.op(A.GatedMlpOp, x(b, 3, 4), b.weight((6, 4)), b.weight((6, 4)), "silu"), {"gated_mlp"}),
+    "matmul_transposed": (
+        lambda b: b.op(A.MatmulTransposedOp, x(b, 2, 4, 3), x(b, 2, 5, 4), True, True),
+        {"matmul"},
+    ),
+    "repeat": (lambda b: b.op(A.RepeatOp, x(b, 2, 3), [2, 1, 3]), {"broadcast", "reshape"}),
+    "stack": (lambda b: b.op(A.StackOp, [x(b, 2, 3), x(b, 2, 3)], -1), {"concat", "reshape"}),
+    "cat_promote": (lambda b: b.op(A.CatOp, [x(b, 2, 3), b.input((2, 1), torch.int64)], 1), {"concat", "convert"}),
+    "select_split": (
+        lambda b: (lambda v: (b.op(A.SelectIntOp, v, 1, -1), *b.op(A.SplitWithSizesOp, v, [1, 3], -1)))(x(b, 2, 3, 4)),
+        {"slice", "reshape"},
+    ),
+    "slice_step": (lambda b: b.op(A.SliceTensorOp, x(b, 5, 7), 1, -6, None, 2), {"slice"}),
+    "permute_t_expand": (
+        lambda b: (b.op(A.PermuteOp, x(b, 2, 3, 4), [-1, 0, 1]), b.op(A.TOp, x(b, 2, 3)), b.op(A.ExpandOp, x(b, 3, 1), [2, -1, 4])),
+        {"transpose", "broadcast"},
+    ),
+    "flatten_squeeze": (
+        lambda b: (b.op(A.FlattenUsingIntsOp, x(b, 2, 3, 4), 1), b.op(A.SqueezeDimOp, x(b, 2, 1, 4), 1)),
+        {"reshape"},
+    ),
+    "index_select_embedding": (
+        lambda b: (
+            b.op(A.IndexSelectOp, x(b, 5, 3), 0, b.input((4,), torch.int64)),
+            b.op(A.EmbeddingOp, b.weight((10, 3)), b.input((2, 4), torch.int64)),
+        ),
+        {"gather"},
+    ),
+    "index_one_tensor": (
+        lambda b: b.op(A.IndexTensorOp, x(b, 3, 5), [None, b.input((2, 2), torch.int64)]),
+        {"gather"},
+    ),
+    "scalars": (
+        lambda b: (lambda v: (
+            b.op(A.AddScalarOp, v, 2, alpha=3),
+            b.op(A.SubTensorOp, v, v, alpha=2),
+            b.op(A.RsubScalarOp, v, 1.5, alpha=2),
+            b.op(A.DivScalarOp, v, 4),
+            b.op(A.PowTensorScalarOp, v, 2),
+            b.op(A.ClampOp, v, -0.5, 0.5),
+        ))(x(b, 2, 3)),
+        {"binary", "constant"},
+    ),
+    "int_arith": (
+        lambda b: (lambda i: (
+            b.op(A.AddScalarOp, i, 2.5),
+            b.op(A.DivTensorOp, i, b.op(A.AddScalarOp, i, 1)),
+            b.op(A.BitwiseNotOp, i),
+            b.op(A.MulTensorOp, i, i),
+        ))(b.input((2, 3), torch.int64)),
+        {"convert", "binary"},
+    ),
+    "unary": (
+        lambda b: (lambda v: tuple(b.op(c, v) for c in (A.NegOp, A.AbsOp, A.ExpOp, A.SinOp, A.CosOp, A.ErfOp, A.TanhOp, A.SigmoidOp, A.ReluOp, A.SiluOp)) + (b.op(A.GeluOp, v, approximate="tanh"), b.op(A.RsqrtOp, b.op(A.AbsOp, v))))(x(b, 2, 3)),
+        {"unary"},
+    ),
+    "compare_bool": (
+        lambda b: (lambda v, i: (
+            b.op(A.LtTensorOp, v, i),
+            b.op(A.GeScalarOp, i, 2),
+            b.op(A.LogicalNotOp, i),
+            b.op(A.LogicalAndOp, i, b.op(A.GtScalarOp, v, 0.0)),
+            b.op(A.BitwiseOrTensorOp, b.op(A.EqScalarOp, i, 1), b.op(A.NeScalarOp, i, 2)),
+            b.op(A.AddTensorOp, b.op(A.EqScalarOp, i, 1), b.op(A.EqScalarOp, i, 3)),
+        ))(x(b, 2, 3), b.input((2, 3), torch.int64)),
+        {"compare", "binary"},
+    ),
+    "where_masked_fill": (
+        lambda b: (lambda v, m: (
+            b.op(A.WhereSelfOp, m, v, b.input((3,))),
+            b.op(A.WhereScalarOtherOp, m, v, -1.0),
+            b.op(A.WhereScalarSelfOp, m, 2.0, v),
+            b.op(A.MaskedFillScalarOp, v, m, float("-inf")),
+            b.op(A.MaskedFillTensorOp, v, m, b.const(7.0, torch.float32)),
+        ))(x(b, 2, 3), b.input((2, 3), torch.bool)),
+        {"select"},
+    ),
+    "triu_tril": (lambda b: (b.op(A.TriuOp, x(b, 2, 4, 5), 1), b.op(A.TrilOp, x(b, 4, 5), -1)), {"select", "compare"}),
+    "reductions": (
+        lambda b: (lambda v: (
+            b.op(A.MeanDimOp, v, [-1], True),
+            b.op(A.MeanOp, v),
+            b.op(A.SumDimIntListOp, v, [0, 2]),
+            b.op(A.SumOp, b.input((2, 3), torch.bool)),
+            b.op(A.AmaxOp, v, [1]),
+            b.op(A.AmaxOp, v),
+        ))(x(b, 2, 3, 4)),
+        {"reduce"},
+    ),
+    "softmax_family": (
+        lambda b: (lambda v: (b.op(A.SoftmaxIntOp, v, -1), b.op(A.SoftmaxOp, v, 0, False), b.op(A.LogSoftmaxIntOp, v, 1)))(x(b, 2, 3)),
+        {"softmax", "reduce", "unary"},
+    ),
+    "cumsum_diff": (
+        lambda b: (lambda i, v: (b.op(A.CumsumOp, i, -1), b.op(A.DiffOp, v, 1, 0, None, x(b, 1, 4)), b.op(A.DiffOp, i)))(b.input((2, 4), torch.int64), x(b, 3, 4)),
+        {"cumsum", "concat", "slice", "binary"},
+    ),
+    "norms": (
+        lambda b: (lambda v: (
+            b.op(A.LayerNormOp, v, [4], b.weight((4,), kind="norm"), b.weight((4,), kind="bias")),
+            b.op(A.LayerNormOp, v, [3, 4], None, b.weight((3, 4), kind="bias")),
+            b.op(A.RmsNormOp, v, [4], b.weight((4,), kind="norm")),
+            b.op(A.RmsNormOp, v, [4], None, 1e-3),
+            b.op(A.NativeLayerNormOp, v, [4], None, None, 1e-5)[0],
+        ))(x(b, 2, 3, 4)),
+        {"layer_norm", "rms_norm"},
+    ),
+    "sdpa": (
+        lambda b: (lambda q, k, v: (
+            b.op(A.ScaledDotProductAttentionOp, q, k, v, is_causal=True),
+            b.op(A.ScaledDotProductAttentionOp, q, k, v, b.input((4, 4), torch.bool, value=torch.tril(torch.ones(4, 4, dtype=torch.bool))), scale=0.3),
+            b.op(A.ScaledDotProductAttentionOp, q, k, v, x(b, 1, 1, 4, 4)),
+        ))(x(b, 1, 2, 4, 8), x(b, 1, 2, 4, 8), x(b, 1, 2, 4, 8)),
+        {"sdpa"},
+    ),
+    "sdpa_gqa": (
+        lambda b: b.op(A.ScaledDotProductAttentionOp, x(b, 1, 4, 3, 8), x(b, 1, 2, 3, 8), x(b, 1, 2, 3, 8), enable_gqa=True),
+        {"sdpa"},
+    ),
+    "factories": (
+        lambda b: (lambda v: (
+            b.op(A.AddTensorOp, v, b.op(A.ArangeStartStepOp, 0, 6, 2, dtype=torch.float32)),
+            b.op(A.MulTensorOp, v, b.op(A.OnesLikeOp, v)),
+            b.op(A.AddTensorOp, v, b.op(A.FullOp, [2, 3], 0.25, dtype=torch.float32)),
+            b.op(A.AddTensorOp, v, b.op(A.ScalarTensorOp, 3.0, dtype=torch.float32)),
+        ))(x(b, 2, 3)),
+        {"constant", "binary"},
+    ),
+    "identities": (
+        lambda b: (lambda v: b.op(A.AddTensorOp, b.op(A.CloneOp, b.op(A.ContiguousOp, b.op(A.AliasOp, v))), b.op(A.DropoutOp, b.op(A.ToDtypeOp, v, torch.float32), 0.1, False)))(x(b, 2, 3)),
+        {"binary"},
+    ),
+    "to_dtype": (lambda b: b.op(A.ToDtypeOp, x(b, 2, 3), torch.float16), {"convert"}),
+}
+
+FALLBACK_CASES: dict[str, tuple[Callable[[GraphBuilder], object], str]] = {
+    "index_two_tensors": (
+        lambda b: b.op(A.IndexTensorOp, x(b, 3, 5), [b.input((2,), torch.int64, value=torch.tensor([2, -1])), b.input((2,), torch.int64, value=torch.tensor([4, 0]))]),
+        "aten.index.Tensor",
+    ),
+    "gather": (lambda b: b.op(A.GatherOp, x(b, 3, 4), 1, b.input((3, 2), torch.int64)), "aten.gather"),
+    "floor_div": (lambda b: b.op(A.DivTensorModeOp, x(b, 2, 3), x(b, 2, 3), rounding_mode="floor"), "aten.div.Tensor_mode"),
+    "diff_n2": (lambda b: b.op(A.DiffOp, x(b, 2, 5), 2), "aten.diff"),
+    "native_layer_norm_stats": (
+        lambda b: b.op(A.NativeLayerNormOp, x(b, 2, 4), [4], None, None, 1e-5),
+        "aten.native_layer_norm",
+    ),
+    "big_arange": (lambda b: b.op(A.ArangeOp, 5000, dtype=torch.int64), "aten.arange"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_rule(name: str) -> None:
+    graph, expected_kinds = CASES[name]
+    case = build(graph)
+    stages = assert_lowering_preserves(case.module, case.weights, case.inputs, case.expected)
+    found = kinds(stages.npuir)
+    assert expected_kinds <= set(found), f"{name}: lowered to {dict(found)}"
+    assert not fallbacks(stages.npuir), f"{name}: unexpected fallback {fallbacks(stages.npuir)}"
+
+
+@pytest.mark.parametrize("name", sorted(FALLBACK_CASES))
+def test_fallback_keeps_aten_semantics(name: str) -> None:
+    graph, op_name = FALLBACK_CASES[name]
+    case = build(graph)
+    stages = assert_lowering_preserves(case.module, case.weights, case.inputs, case.expected)
+    assert op_name in fallbacks(stages.npuir)
+    for op in stages.npuir.walk():
+        if op.name == "npuir.aten":
+            assert op.properties["device"].data.value == "cpu"
+
+
+def test_cpu_only_policy_runs_everything_on_the_host() -> None:
+    case = build(CASES["sdpa"][0])
+    stages = assert_lowering_preserves(case.module, case.weights, case.inputs, case.expected, AffinityPolicy.of("cpu-only"))
+    devices = {op.properties["device"].data.value for op in stages.buffer.walk() if op.name == "buffer.exec"}
+    assert devices == {"cpu"}
+    assert stages.plan.transfers == 0
+
+
+def test_dead_ops_and_unused_results_are_dropped() -> None:
+    def graph(b: GraphBuilder):
+        v = x(b, 2, 6)
+        b.mark_dead(b.op(A.ExpOp, v))
+        first, _second, _third = b.op(A.SplitTensorOp, v, 2, 1)
+        return first
+
+    case = build(graph)
+    stages = assert_lowering_preserves(case.module, case.weights, case.inputs, case.expected)
+    assert stages.lowering.dropped == 1
+    assert kinds(stages.npuir)["slice"] == 1 and "unary" not in kinds(stages.npuir)
