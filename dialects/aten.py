@@ -177,6 +177,8 @@ class AtenOp(IRDLOperation):
         return cached
 
     def _infer_on_meta(self) -> list[Attribute]:
+        if self.SIGNATURE.target in ELEMENTWISE_TARGETS:
+            return self._infer_elementwise()
         metas = [meta_tensor(v.type) for v in self.operands]
         args, kwargs = self.call_arguments(metas, device=torch.device("meta"))
         try:
@@ -254,6 +256,35 @@ class AtenOp(IRDLOperation):
             attributes=attributes or {},
             location=location,
         )
+
+
+    def _infer_elementwise(self) -> list[Attribute]:
+        """Broadcast shape, and the dtype the real kernel gives on 1-element tensors of the same
+        ranks and dtypes (so type promotion is exactly torch's). Cheaper than meta tensors, whose
+        Python elementwise kernels import torch._dynamo on first use (seconds per process)."""
+        shapes = [shape_of(v.type) for v in self.operands]
+        try:
+            shape = broadcast_shapes(shapes)
+            probes = [torch.ones((1,) * len(s), dtype=dtype_of(v.type)) for s, v in zip(shapes, self.operands)]
+            args, kwargs = self.call_arguments(probes, device=torch.device("cpu"))
+            out = self.SIGNATURE.target(*args, **kwargs)
+        except Exception as err:  # torch reports invalid operands as assorted exception types
+            first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise VerifyException(f"{self.name}: {first_line}") from None
+        return [tensor_type(shape, out.dtype)]
+
+
+def broadcast_shapes(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
+    """NumPy/torch broadcasting of static shapes; ValueError naming the shapes if incompatible."""
+    rank = max((len(s) for s in shapes), default=0)
+    result = [1] * rank
+    for s in shapes:
+        for i, d in enumerate(s, start=rank - len(s)):
+            if d != 1 and result[i] not in (1, d):
+                raise ValueError(f"shapes {', '.join(map(str, shapes))} are not broadcastable")
+            if d != 1:
+                result[i] = d
+    return tuple(result)
 
 
 def _operand_printer(op: AtenOp, spec: ArgSpec, operands, printer: Printer) -> Callable[[], None]:
@@ -497,13 +528,27 @@ VALUE_SEMANTICS: dict[Any, Any] = {
 """Overloads whose result depends on input strides, and the stride-free overload that computes
 the same values; `AtenOp.call` uses the latter (shape inference is unaffected)."""
 
+ELEMENTWISE_PACKETS = frozenset(
+    """add sub rsub mul div pow maximum minimum clamp neg abs reciprocal sqrt rsqrt exp log sin cos
+    erf tanh sigmoid relu gelu silu eq ne lt le gt ge bitwise_and bitwise_or bitwise_not __and__
+    __or__ logical_not logical_and where""".split()
+)
+"""ATen ops whose result shape is the broadcast of their operands' (masked_fill is not: its
+result has the shape of `self`)."""
+
+ELEMENTWISE_TARGETS: set[Any] = set()
+"""The overloads of ELEMENTWISE_PACKETS that the dialect has (filled as ops are defined)."""
+
 OPS_BY_TARGET: dict[Any, type[AtenOp]] = {}
 """The aten op class of each torch overload (what the importer looks up)."""
 
 
 def _register(*classes: type[AtenOp]) -> list[type[AtenOp]]:
     for cls in classes:
-        OPS_BY_TARGET[cls.SIGNATURE.target] = cls
+        target = cls.SIGNATURE.target
+        OPS_BY_TARGET[target] = cls
+        if target.namespace == "aten" and target._schema.name.split("::")[1] in ELEMENTWISE_PACKETS:
+            ELEMENTWISE_TARGETS.add(target)
     return list(classes)
 
 

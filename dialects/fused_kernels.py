@@ -1,7 +1,9 @@
-"""Reference semantics of Forge's fused ops, as torch custom ops in the `forge` namespace.
+"""Reference semantics of Forge's fused ops, as torch operators in the `forge` namespace.
 
-Defining them with `torch.library` gives each fused op a schema and a meta kernel, so the
-`aten` dialect defines, verifies, interprets and folds them exactly like ATen overloads.
+Defining them as torch operators gives each fused op a schema and a meta kernel, so the `aten`
+dialect defines, verifies, interprets and folds them exactly like ATen overloads. They use the
+low-level `torch.library.Library` API on purpose: `torch.library.custom_op` imports
+`torch._dynamo` (seconds), which every `forge-opt` run would pay just to load the dialect.
 """
 
 from __future__ import annotations
@@ -11,11 +13,18 @@ import torch.nn.functional as F
 
 ACTIVATIONS = ("none", "relu", "gelu", "gelu_tanh", "silu", "sigmoid")
 
+SCHEMAS = {
+    "fused_linear": "fused_linear(Tensor input, Tensor weight, Tensor? bias, str activation) -> Tensor",
+    "gated_mlp": "gated_mlp(Tensor input, Tensor gate_weight, Tensor up_weight, str activation) -> Tensor",
+    "matmul_transposed": (
+        "matmul_transposed(Tensor input, Tensor other, bool transpose_input, bool transpose_other) -> Tensor"
+    ),
+}
+
 
 def apply_activation(x: torch.Tensor, activation: str) -> torch.Tensor:
     """The activation function named `activation` (one of ACTIVATIONS)."""
-    if activation == "none":
-        return x
+    _check_activation(activation)
     if activation == "relu":
         return torch.relu(x)
     if activation == "gelu":
@@ -26,54 +35,48 @@ def apply_activation(x: torch.Tensor, activation: str) -> torch.Tensor:
         return F.silu(x)
     if activation == "sigmoid":
         return torch.sigmoid(x)
-    raise ValueError(f"unknown activation '{activation}' (expected one of {', '.join(ACTIVATIONS)})")
+    return x
 
 
-@torch.library.custom_op("forge::fused_linear", mutates_args=())
-def fused_linear(
-    input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, activation: str
-) -> torch.Tensor:
+def fused_linear(input: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, activation: str) -> torch.Tensor:
     """activation(input @ weight.T + bias): a linear layer with its activation fused in."""
     return apply_activation(F.linear(input, weight, bias), activation)
 
 
-@fused_linear.register_fake
-def _(input, weight, bias, activation):
-    _check_activation(activation)
-    return F.linear(input, weight, bias)
-
-
-@torch.library.custom_op("forge::gated_mlp", mutates_args=())
-def gated_mlp(
-    input: torch.Tensor, gate_weight: torch.Tensor, up_weight: torch.Tensor, activation: str
-) -> torch.Tensor:
+def gated_mlp(input: torch.Tensor, gate_weight: torch.Tensor, up_weight: torch.Tensor, activation: str) -> torch.Tensor:
     """activation(input @ gate_weight.T) * (input @ up_weight.T): the gated half of SwiGLU/GeGLU."""
     return apply_activation(F.linear(input, gate_weight), activation) * F.linear(input, up_weight)
 
 
-@gated_mlp.register_fake
-def _(input, gate_weight, up_weight, activation):
-    _check_activation(activation)
-    return F.linear(input, gate_weight) * F.linear(input, up_weight)
-
-
-@torch.library.custom_op("forge::matmul_transposed", mutates_args=())
-def matmul_transposed(
-    input: torch.Tensor, other: torch.Tensor, transpose_input: bool, transpose_other: bool
-) -> torch.Tensor:
+def matmul_transposed(input: torch.Tensor, other: torch.Tensor, transpose_input: bool, transpose_other: bool) -> torch.Tensor:
     """matmul with its operands' last two dims optionally swapped (layout folded into the op)."""
     a = input.transpose(-1, -2) if transpose_input else input
     b = other.transpose(-1, -2) if transpose_other else other
     return torch.matmul(a, b)
 
 
-@matmul_transposed.register_fake
-def _(input, other, transpose_input, transpose_other):
-    a = input.transpose(-1, -2) if transpose_input else input
-    b = other.transpose(-1, -2) if transpose_other else other
-    return torch.matmul(a, b)
+def _fused_linear_meta(input, weight, bias, activation):
+    _check_activation(activation)
+    return F.linear(input, weight, bias)
+
+
+def _gated_mlp_meta(input, gate_weight, up_weight, activation):
+    _check_activation(activation)
+    return F.linear(input, gate_weight) * F.linear(input, up_weight)
 
 
 def _check_activation(activation: str) -> None:
     if activation not in ACTIVATIONS:
         raise ValueError(f"unknown activation '{activation}' (expected one of {', '.join(ACTIVATIONS)})")
+
+
+_LIBRARY = torch.library.Library("forge", "DEF")
+for _name, _schema in SCHEMAS.items():
+    _LIBRARY.define(_schema)
+for _name, _kernel, _meta in (
+    ("fused_linear", fused_linear, _fused_linear_meta),
+    ("gated_mlp", gated_mlp, _gated_mlp_meta),
+    ("matmul_transposed", matmul_transposed, matmul_transposed),
+):
+    _LIBRARY.impl(_name, _kernel, "CompositeExplicitAutograd")
+    _LIBRARY.impl(_name, _meta, "Meta")

@@ -243,8 +243,8 @@ class _GraphBuilder:
         op = cls.build_op(groups, properties, result_types, location=_location(node))
         self.block.add_op(op)
         if cls.SIGNATURE.variadic_result:
-            for i, r in enumerate(op.results):
-                r.name_hint = _ssa_name(f"{node.name}_{i}")
+            for r in op.results:
+                r.name_hint = _ssa_name(node.name)
             self.values[node] = list(op.results)
         elif len(op.results) == 1:
             op.results[0].name_hint = _ssa_name(node.name)
@@ -346,7 +346,14 @@ def _result_types(node: torch.fx.Node) -> list[Attribute]:
 
 
 _SSA_UNSAFE = re.compile(r"[^A-Za-z0-9_$.]")
+_NUMERIC_SUFFIXES = re.compile(r"(_\d+)+$")
 
 
 def _ssa_name(name: str) -> str:
-    return _SSA_UNSAFE.sub("_", name)
+    """The FX name without its numeric suffixes (`split_1` -> `split`).
+
+    xDSL strips one `_N` from a name hint and numbers values with the same hint in print order
+    (`%split`, `%split_1`, ...), which for FX names mostly reproduces FX's own numbering. A hint
+    that still ended in `_N` after that (`split_1_0`) could collide with a printer-made name.
+    """
+    return _NUMERIC_SUFFIXES.sub("", _SSA_UNSAFE.sub("_", name)) or "v"

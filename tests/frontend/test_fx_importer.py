@@ -121,3 +121,21 @@ def test_input_signature_is_recorded():
 def test_every_schema_op_class_is_exported_under_its_own_name():
     for cls in aten.SCHEMA_OPS:
         assert getattr(aten, cls.__name__) is cls
+
+
+class TwoSplits(torch.nn.Module):
+    def forward(self, x):
+        a, b, c = torch.split(x, 2, dim=-1)
+        d, e, f = torch.split(x * 2, 2, dim=-1)
+        return a + b + c + d + e + f
+
+
+def test_printed_ir_of_several_multi_result_ops_parses_back():
+    from xdsl.parser import Parser
+
+    from forge.context import make_context
+
+    imported = import_module(TwoSplits(), (torch.randn(2, 6),))
+    text = str(imported.module)
+    reparsed = Parser(make_context(), text).parse_module()
+    assert str(reparsed) == text
