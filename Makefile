@@ -6,12 +6,12 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # Installed once; redone when pyproject.toml changes (or after `make clean-venv`).
 STAMP := $(VENV)/.forge-installed
-DEMO_PIPELINE ?= canonicalize
+DEMO_PIPELINE ?= dce,cse,fold,fuse-attention,fuse-ops,layout
 
 export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install test demo clean-venv
+.PHONY: install nnfactory test demo opt-demo docs clean-venv
 
 install: $(STAMP)
 
@@ -26,15 +26,27 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 # pytest and lit both run; the target fails if either fails (a pytest exit code 5,
 # "no tests collected", counts as a failure too).
-test: $(STAMP)
+# The optional nnfactory runtime (Intel's NNFactory built from its sdist); idempotent, ~1 s when
+# already installed. Tests then require it (FORGE_REQUIRE_NNFACTORY=1) instead of skipping it.
+nnfactory: $(STAMP)
+	PYTHON=$(BIN)/python scripts/install_nnfactory.sh
+
+test: $(STAMP) nnfactory
 	@status=0; \
-	$(BIN)/python -m pytest || status=$$?; \
+	FORGE_REQUIRE_NNFACTORY=1 $(BIN)/python -m pytest || status=$$?; \
 	$(BIN)/lit -v filecheck/ || status=$$?; \
 	if [ $$status -ne 0 ]; then echo "make test: FAILED (exit $$status)" >&2; fi; \
 	exit $$status
 
 demo: $(STAMP)
+	@mkdir -p out
+	$(BIN)/forge compile gpt2 --check --report out/gpt2-report.json
+
+opt-demo: $(STAMP)
 	$(BIN)/forge-opt examples/demo.mlir -p $(DEMO_PIPELINE) --timing
+
+docs: $(STAMP)
+	$(BIN)/python -m forge.docs_gen
 
 clean-venv:
 	rm -rf $(VENV)
