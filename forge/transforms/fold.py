@@ -109,13 +109,6 @@ def _random(op: Operation) -> bool:
     return isinstance(op, aten.ScaledDotProductAttentionOp) and bool(op.arg("dropout_p"))
 
 
-def _numel(value: SSAValue) -> int:
-    n = 1
-    for d in shape_of(value.type):
-        n *= d
-    return n
-
-
 class _FoldFailed(Exception):
     pass
 
@@ -306,7 +299,7 @@ class ConstantFolder:
         frontier = self._frontier()
         with _single_threaded():
             failed = self.evaluate(frontier)
-        self.materialize(frontier, failed)
+            self.materialize(frontier, failed)
         self.erase_folded()
         return self.stats
 
