@@ -80,6 +80,8 @@ __all__ = [
     "ValueRef",
     "analyze",
     "bool_carrier",
+    "build_segment",
+    "describe_op",
     "emit",
     "npu_kinds",
 ]
@@ -294,26 +296,34 @@ class Program:
             ],
         }
 
-    def summary(self) -> str:
-        """A readable table: one line per step."""
-        lines = [
+    def summary(self, timings: bool = True) -> str:
+        """A readable table: one line per step (`timings=False`: reproducible text)."""
+        head = (
             f"program @{self.function} on {self.runtime.name}/{self.runtime.device}: "
             f"{len(self.segments)} segment(s), {len(self.cpu_steps())} cpu op(s), "
             f"{len(self.transfers())} transfer(s), {len(self.buffers)} buffers "
-            f"({self.planned_bytes} bytes); emit {self.emit_ms:.1f} ms (runtime "
-            f"{self.runtime_ms:.1f}, analyze {self.analyze_ms:.1f}, build {self.build_ms:.1f}, "
-            f"device compile {self.compile_ms:.1f} ms)"
-        ]
+            f"({self.planned_bytes} bytes)"
+        )
+        if timings:
+            head += (
+                f"; emit {self.emit_ms:.1f} ms (runtime {self.runtime_ms:.1f}, analyze "
+                f"{self.analyze_ms:.1f}, build {self.build_ms:.1f}, device compile {self.compile_ms:.1f} ms)"
+            )
+        lines = [head]
         for step in self.steps:
             if isinstance(step, SegmentStep):
                 seg = self.segments[step.segment]
                 st = seg.stats
-                kinds = ", ".join(f"{k} {n}" for k, n in sorted(st.kinds.items(), key=lambda kv: -kv[1]))
-                lines.append(
-                    f"  segment {seg.index}: {st.ops} ops ({kinds}); {st.parameters} in, "
-                    f"{st.results} out, {st.constants} constants ({st.constant_bytes} bytes); "
-                    f"build {st.build_ms:.1f} ms, compile {st.compile_ms:.1f} ms"
+                kinds = ", ".join(f"{k} {n}" for k, n in sorted(st.kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+                ins = ", ".join(f"%{r.name}" for r in seg.inputs) or "none"
+                outs = ", ".join(f"%{r.name}" + (" (staged)" if staged else "") for r, staged in zip(seg.outputs, seg.staged))
+                line = (
+                    f"  segment {seg.index}: {st.ops} ops ({kinds}); in {ins}; out {outs}; "
+                    f"{st.constants} constants ({st.constant_bytes} bytes)"
                 )
+                if timings:
+                    line += f"; build {st.build_ms:.1f} ms, compile {st.compile_ms:.1f} ms"
+                lines.append(line)
             elif isinstance(step, CpuStep):
                 ins = ", ".join(f"%{r.name}" for r in step.ins)
                 lines.append(f"  cpu {step.kind}({ins}) -> {step.out}")
@@ -410,6 +420,36 @@ def _op_text(op: Operation, refs: Mapping[SSAValue, ValueRef] | None = None) -> 
     return f"{op.name}{name}"
 
 
+def _param_text(value: Any) -> str:
+    from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, StringAttr
+    from xdsl.dialects.utils import EnumAttribute
+
+    if isinstance(value, EnumAttribute):
+        return str(value.data.value)
+    if isinstance(value, IntegerAttr):
+        v = value.value.data
+        return ("true" if v else "false") if value.type == IntegerType(1) else str(v)
+    if isinstance(value, FloatAttr):
+        return repr(value.value.data)
+    if isinstance(value, DenseArrayBase):
+        return str([int(v) for v in value.get_values()])
+    if isinstance(value, StringAttr):
+        return repr(value.data)
+    return str(value)
+
+
+def describe_op(op: B.ExecOp, refs: Mapping[SSAValue, ValueRef]) -> str:
+    """`%linear_2 = linear(%x, %w) {activation = gelu}`: an exec in one short line."""
+    ins = ", ".join(f"%{refs[v].name}" if v in refs else "%?" for v in op.ins)
+    cls = op.npuir_class()
+    defaults = {k: p.default_value for k, p in cls.get_irdl_definition().properties.items()} if cls else {}
+    params = ", ".join(
+        f"{k} = {_param_text(v)}" for k, v in op.params.data.items() if defaults.get(k) != v
+    )
+    params = f" {{{params}}}" if params else ""
+    return f"%{refs[op.result].name} = {op.device.data.value} {op.kind.data}({ins}){params}"
+
+
 def dense_to_tensor(attr: DenseIntOrFPElementsAttr) -> torch.Tensor:
     """The tensor a dense attribute holds (splats expanded)."""
     ty = attr.get_type()
@@ -433,7 +473,7 @@ def analyze(module: ModuleOp | func.FuncOp, *, func_name: str | None = None) -> 
         ValueRef("input", i, shape_of(t), dtype_of(t), namer(arg))  # type: ignore[arg-type]
         for i, (t, arg) in enumerate(zip(arg_types, fn.body.block.args))
     )
-    refs: dict[SSAValue, ValueRef] = {}
+    refs: dict[SSAValue, ValueRef] = dict(zip(fn.body.block.args, inputs))
     constants: dict[str, torch.Tensor] = {}
     items: list[SegmentPlan | CpuStep | TransferStep] = []
     current: list[B.ExecOp] = []
@@ -447,8 +487,6 @@ def analyze(module: ModuleOp | func.FuncOp, *, func_name: str | None = None) -> 
     def ref(value: SSAValue, user: Operation) -> ValueRef:
         found = refs.get(value)
         if found is None:
-            if value in fn.body.block.args:
-                return inputs[fn.body.block.args.index(value)]  # type: ignore[arg-type]
             raise EmitError(f"emit: {_op_text(user)} reads %{_name(value)}, which no buffer op defines")
         return found
 
@@ -665,6 +703,12 @@ class GraphTrace:
     def label(self, array: np.ndarray, expr: str) -> None:
         pass
 
+    def begin(self, name: str, comment: str = "") -> None:
+        """The nodes built from now on compute value `name` (`comment` describes the op)."""
+
+    def end(self, node: Node) -> None:
+        """`node` is the value named by the last `begin`."""
+
 
 class _SegmentEmitter:
     """Builds one segment's graph: parameters, constants, one or more builder calls per op."""
@@ -690,12 +734,14 @@ class _SegmentEmitter:
     # ---- values -------------------------------------------------------------------
 
     def parameter(self, value: SSAValue, ref: ValueRef) -> np.dtype:
+        self.trace.begin(ref.name, f"input {ref}")
         if ref.is_bool:
             node = self.g.parameter(ref.shape, self.carrier)
             self.logical.add(node)
         else:
             dtype = to_numpy_dtype(ref.dtype)
             node = self.g.parameter(ref.shape, dtype)
+        self.trace.end(node)
         self.nodes[value] = node
         return node.dtype
 
@@ -705,18 +751,22 @@ class _SegmentEmitter:
             if self.carrier != np.bool_:
                 array = array.astype(self.carrier)
                 expr = f"{expr}.astype(np.{self.carrier.name})"
+        self.trace.begin(ref.name)
         self.trace.label(array, expr)
         node = self.g.constant(array)
+        self.trace.end(node)
         if ref.is_bool:
             self.logical.add(node)
         self.nodes[value] = node
         self.constants += 1
         self.constant_bytes += array.nbytes
 
-    def result(self, value: SSAValue) -> np.dtype:
+    def result(self, value: SSAValue, name: str) -> np.dtype:
         node = self.nodes[value]
         if _is_i1(value.type) and node.dtype != self.carrier:
+            self.trace.begin(f"{name}_out", f"%{name} in the carrier dtype")
             node = self.g.convert(node, self.carrier)
+            self.trace.end(node)
         self.g.result(node)
         return node.dtype
 
@@ -746,11 +796,12 @@ class _SegmentEmitter:
 
     # ---- ops ----------------------------------------------------------------------
 
-    def op(self, op: B.ExecOp) -> None:
+    def op(self, op: B.ExecOp, name: str, comment: str = "") -> None:
         kind = op.kind.data
         cls = op.npuir_class()
         if cls is None or cls.CPU_ONLY or kind not in npu_kinds():
             raise _Cannot(f"the npu has no '{kind}' op")
+        self.trace.begin(name, comment)
         p = op.param_view()
         ins = [self.nodes[v] for v in op.ins]
         in_types: list[TensorType] = [v.type for v in op.ins]  # type: ignore[misc]
@@ -763,6 +814,7 @@ class _SegmentEmitter:
             self.logical.add(node)
         elif node.dtype != _np_dtype(out_type):
             raise _Cannot(f"built {node.spec}, expected dtype {_np_dtype(out_type).name} (emitter bug)")
+        self.trace.end(node)
         self.nodes[op.result] = node
 
     def _act(self, y: Node, activation: str) -> Node:
@@ -937,11 +989,14 @@ class _Sources:
         return tensor
 
 
+def file_key(ref: ValueRef) -> str:
+    """The name of a weight/constant in a generated program's weights file."""
+    return str(ref.key) if ref.source == "weight" else f"__constant__.{ref.key}"
+
+
 def expr_of(ref: ValueRef) -> str:
-    """The expression naming a weight/constant in generated programs."""
-    if ref.source == "weight":
-        return f"W[{str(ref.key)!r}]"
-    return f"W[{('__constant__.' + str(ref.key))!r}]"
+    """The expression naming a weight/constant (as a numpy array) in generated programs."""
+    return f"W[{file_key(ref)!r}]"
 
 
 def build_segment(
@@ -952,8 +1007,9 @@ def build_segment(
     *,
     carrier: np.dtype | None = None,
     trace: GraphTrace | None = None,
+    compile: bool = True,
 ) -> Segment:
-    """Build and compile one segment's graph."""
+    """Build one segment's graph and compile it (`compile=False`: build only, `graph` None)."""
     trace = trace or GraphTrace()
     carrier = carrier if carrier is not None else bool_carrier(runtime)
     start = time.perf_counter()
@@ -967,9 +1023,9 @@ def build_segment(
             em.source(v, refs[v])
         for op in seg.ops:
             current = op
-            em.op(op)
+            em.op(op, refs[op.result].name, describe_op(op, refs))
         current = None
-        out_dtypes = tuple(em.result(v) for v in seg.results)
+        out_dtypes = tuple(em.result(v, refs[v].name) for v in seg.results)
     except _Cannot as e:
         what = _op_text(current, refs) if current is not None else "a segment boundary"
         raise EmitError(
@@ -983,10 +1039,12 @@ def build_segment(
     if not seg.results:
         raise EmitError(f"emit: segment {seg.index} computes nothing that is read later (dead npu ops)")
     start = time.perf_counter()
-    try:
-        graph = builder.compile()
-    except GraphBuildError as e:
-        raise EmitError(f"emit: segment {seg.index}: device compile failed: {e}") from e
+    graph: CompiledGraph | None = None
+    if compile:
+        try:
+            graph = builder.compile()
+        except GraphBuildError as e:
+            raise EmitError(f"emit: segment {seg.index}: device compile failed: {e}") from e
     compile_ms = (time.perf_counter() - start) * 1e3
     param_buffers = {refs[v].key for v in seg.params}
     outputs = tuple(refs[v] for v in seg.results)
@@ -1003,7 +1061,7 @@ def build_segment(
     )
     return Segment(
         index=seg.index,
-        graph=graph,
+        graph=graph,  # type: ignore[arg-type]
         inputs=tuple(refs[v] for v in seg.params),
         outputs=outputs,
         input_dtypes=in_dtypes,
@@ -1069,3 +1127,82 @@ def emit(
         analyze_ms=analyze_ms,
         emit_ms=(time.perf_counter() - start) * 1e3,
     )
+
+
+# ================================================================================== cli
+
+
+def load_ir(path: str, random_weights: int | None = None) -> tuple[ModuleOp, WeightStore | None]:
+    """A buffer-IR file and its weights: the companion `.safetensors` when there is one, else
+    seeded random tensors for every `buffer.weight` when `random_weights` is given."""
+    from pathlib import Path
+
+    from xdsl.parser import Parser
+
+    from forge.context import make_context
+    from forge.weights import companion_weights_path
+
+    text = Path(path).read_text()
+    module = Parser(make_context(), text, name=path).parse_module()
+    module.verify()
+    companion = companion_weights_path(path)
+    if companion.exists():
+        return module, WeightStore.load(companion)
+    if random_weights is None:
+        return module, None
+    store = WeightStore()
+    g = torch.Generator().manual_seed(random_weights)
+    for op in module.walk():
+        if isinstance(op, B.WeightOp) and op.weight_name.data not in store:
+            t = op.result.type
+            assert isinstance(t, TensorType)
+            value = torch.randn(shape_of(t), generator=g) * 0.5
+            store.add(op.weight_name.data, value.to(dtype_of(t)))
+    return module, store
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m backends.nnfactory.emitter in.mlir`: emit a buffer-IR file, print the program."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m backends.nnfactory.emitter", description=main.__doc__)
+    parser.add_argument("input", help="buffer IR (weights from the companion .safetensors)")
+    parser.add_argument("--runtime", default="openvino")
+    parser.add_argument("--device", default="CPU")
+    parser.add_argument("--random-weights", type=int, metavar="SEED", help="random weights when there is no weights file")
+    parser.add_argument("--no-timings", action="store_true", help="leave timings out (reproducible output)")
+    parser.add_argument("--instructions", action="store_true", help="print the executor's instruction list")
+    parser.add_argument("--run", type=int, metavar="SEED", help="run on random inputs and print the outputs")
+    args = parser.parse_args(argv)
+    try:
+        module, weights = load_ir(args.input, args.random_weights)
+        program = emit(module, weights, runtime=args.runtime, device=args.device)
+    except EmitError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(program.summary(timings=not args.no_timings))
+    if args.instructions or args.run is not None:
+        ex = program.executor()
+        if args.instructions:
+            print(ex.describe())
+        if args.run is not None:
+            g = torch.Generator().manual_seed(args.run)
+            inputs = []
+            for ref in program.inputs:
+                if ref.dtype == torch.bool:
+                    inputs.append(torch.rand(ref.shape, generator=g) < 0.5)
+                elif ref.dtype.is_floating_point:
+                    inputs.append(torch.randn(ref.shape, generator=g).to(ref.dtype))
+                else:
+                    inputs.append(torch.randint(0, 2, ref.shape, generator=g, dtype=ref.dtype))
+            for ref, out in zip(program.outputs, ex(*inputs)):
+                values = out.flatten()[:4].tolist()
+                print(f"output %{ref.name}: {str(out.dtype).removeprefix('torch.')}{list(out.shape)} {values}")
+    return 0
+
+
+if __name__ == "__main__":  # run the package's module, not a second copy of its classes
+    from backends.nnfactory.emitter import main as _main
+
+    raise SystemExit(_main())
