@@ -75,7 +75,8 @@ class CompiledModel:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "model.mlir").write_text(str(self.buffer_module))
-        self.weights.save(directory / "model.safetensors")
+        used = {op.properties["name"].data for op in self.buffer_module.walk() if op.name.endswith(".weight")}
+        self.weights.subset(used).save(directory / "model.safetensors")
         meta = {
             "format": "forge-compiled-model/1",
             "runtime": self.runtime,

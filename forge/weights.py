@@ -115,6 +115,22 @@ class WeightStore:
             self._by_key[key] = name
         return name
 
+    def subset(self, names: Iterable[str]) -> WeightStore:
+        """A store with only the entries `names` resolve to (and the aliases of those entries).
+
+        Passes can leave entries unused (fold replaces GPT-2's position-embedding lookup by a
+        new constant); saving a compiled model keeps only what its IR references.
+        """
+        keep = {self.resolve(n) for n in names}
+        result = WeightStore()
+        for name in self._tensors:
+            if name in keep:
+                result.add(name, self._tensors[name])
+        for alias, canonical in self._aliases.items():
+            if canonical in keep:
+                result._aliases[alias] = canonical
+        return result
+
     def add_all(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> dict[str, str]:
         """`add` each pair; return a map from every given name to the name to use in the IR."""
         return {name: self.add(name, tensor) for name, tensor in named_tensors}

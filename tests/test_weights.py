@@ -303,3 +303,15 @@ def test_load_module_without_weights_is_a_weights_error(tmp_path: Path) -> None:
     mlir_path.write_text(_IR)
     with pytest.raises(WeightsError, match="model.safetensors"):
         load_module(None, mlir_path)
+
+
+def test_subset_keeps_only_the_named_entries_and_their_aliases():
+    store = WeightStore()
+    shared = torch.randn(3, 2)
+    store.add("wte", shared)
+    store.add("lm_head", shared)  # tied: an alias
+    store.add("wpe", torch.randn(4, 2))
+    kept = store.subset(["lm_head"])
+    assert kept.names() == ["wte"]
+    assert kept.resolve("lm_head") == "wte"
+    assert "wpe" not in kept
