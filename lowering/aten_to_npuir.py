@@ -88,9 +88,8 @@ def _tensor(elt: Attribute, shape: tuple[int, ...]) -> TensorType:
     return TensorType(elt, shape)
 
 
-@lru_cache(maxsize=None)
 def _shape(t: TensorType) -> tuple[int, ...]:
-    return tuple(t.get_shape())
+    return t.get_shape()  # a tuple; cheaper than hashing the type for a cache
 
 
 _UNARY = {k: N.UnaryKindAttr(k) for k in N.UnaryKind}
