@@ -251,3 +251,24 @@ def test_dead_ops_and_unused_results_are_dropped() -> None:
     stages = assert_lowering_preserves(case.module, case.weights, case.inputs, case.expected)
     assert stages.lowering.dropped == 1
     assert kinds(stages.npuir)["slice"] == 1 and "unary" not in kinds(stages.npuir)
+
+
+def test_policy_pins_by_npuir_kind_or_aten_name() -> None:
+    from xdsl.passes import PassPipeline
+
+    from forge.context import get_all_passes
+
+    case = build(CASES["index_select_embedding"][0])
+
+    def devices(spec: str) -> list[str]:
+        module = case.module.clone()
+        PassPipeline.parse_spec(get_all_passes(), spec).apply(None, module)  # type: ignore[arg-type]
+        return [op.properties["device"].data.value for op in module.walk() if op.name == "npuir.gather"]
+
+    assert devices("lower-aten-to-npuir") == ["npu", "npu"]
+    assert devices("lower-aten-to-npuir{cpu-ops=gather}") == ["cpu", "cpu"]
+    assert devices('lower-aten-to-npuir{cpu-ops="embedding"}') == ["npu", "cpu"]
+    assert devices('lower-aten-to-npuir{cpu-ops="aten.index_select"}') == ["cpu", "npu"]
+    assert devices("lower-aten-to-npuir{policy=cpu-only}") == ["cpu", "cpu"]
+    with pytest.raises(ValueError, match="unknown affinity policy"):
+        AffinityPolicy.of("gpu-first")
