@@ -13,7 +13,12 @@ dialect (the output of `lower-npuir-to-buffer`) and returns a `Program`:
 * **Weights and constants read by a segment become constants of that segment's graph**
   (`builder.constant(array)`). A weight read by several segments is therefore embedded once
   per segment (the runtime copies it into each compiled graph): `Program.shared_weights` lists
-  those; the affinity scheduler keeps them rare by grouping NPU work.
+  those; the affinity scheduler keeps them rare by grouping NPU work. Constants are passed in
+  their memory layout: a 2-D weight stored as a transposed view (the layout pass does that to
+  GPT-2's Conv1D weights) and read only as a matmul/linear/gated_mlp weight becomes a constant
+  of its contiguous base with the transpose flag flipped, so no copy is made (the openvino
+  runtime shares large constant arrays; do not modify the weights while the program lives);
+  other strided weights are copied (`SegmentStats.relayout_bytes`).
 * `buffer.exec cpu` ops and transfers become `CpuStep`s and `TransferStep`s between segments;
   the executor (`executor.py`) runs them with torch into pre-allocated buffers.
 * An npuir kind the runtime cannot express on the npu (`cumsum`, the `aten` fallback, integer
@@ -183,6 +188,7 @@ class SegmentStats:
     constant_bytes: int
     build_ms: float
     compile_ms: float
+    relayout_bytes: int = 0
 
 
 @dataclass
@@ -289,6 +295,7 @@ class Program:
                     "results": s.stats.results,
                     "constants": s.stats.constants,
                     "constant_bytes": s.stats.constant_bytes,
+                    "relayout_bytes": s.stats.relayout_bytes,
                     "build_ms": round(s.stats.build_ms, 3),
                     "compile_ms": round(s.stats.compile_ms, 3),
                 }
@@ -726,9 +733,11 @@ class _SegmentEmitter:
         self.source_array = source_array
         self.nodes: dict[SSAValue, Node] = {}
         self.logical: set[Node] = set()
+        self.transposed: set[Node] = set()  # constants holding their value transposed (2-D)
         self._num: dict[Node, Node] = {}
         self.constants = 0
         self.constant_bytes = 0
+        self.relayout_bytes = 0  # strided weights copied to a contiguous layout
         self._scalars: dict[tuple[float, str], Node] = {}
 
     # ---- values -------------------------------------------------------------------
@@ -745,16 +754,26 @@ class _SegmentEmitter:
         self.nodes[value] = node
         return node.dtype
 
-    def source(self, value: SSAValue, ref: ValueRef) -> None:
+    def source(self, value: SSAValue, ref: ValueRef, transposed: bool = False) -> None:
+        """A weight/constant as a graph constant. `transposed`: the node holds the 2-D value
+        transposed (its contiguous layout: a weight stored as a transposed view is then shared,
+        not copied); only matmul-like uses read it, flipping their transpose flag."""
         array, expr = self.source_array(ref)
         if ref.is_bool:
             if self.carrier != np.bool_:
                 array = array.astype(self.carrier)
                 expr = f"{expr}.astype(np.{self.carrier.name})"
-        self.trace.begin(ref.name)
+        if transposed:
+            array, expr = array.T, f"np.ascontiguousarray({expr}.T)"
+        elif not array.flags.c_contiguous:
+            array = np.ascontiguousarray(array)
+            self.relayout_bytes += array.nbytes
+        self.trace.begin(ref.name, f"%{ref.name} transposed (its memory layout)" if transposed else "")
         self.trace.label(array, expr)
         node = self.g.constant(array)
         self.trace.end(node)
+        if transposed:
+            self.transposed.add(node)
         if ref.is_bool:
             self.logical.add(node)
         self.nodes[value] = node
@@ -821,13 +840,17 @@ class _SegmentEmitter:
         method = _ACTIVATIONS[activation]
         return y if method is None else getattr(self.g, method)(y)
 
+    def _flag(self, node: Node, flag: bool) -> bool:
+        """A matmul transpose flag for `node` (flipped when the node holds its value transposed)."""
+        return flag != (node in self.transposed)
+
     def _k_matmul(self, p, ins, in_types, out_type):
         a, b = ins
-        return self.g.matmul(a, b, p.get_flag("transpose_a"), p.get_flag("transpose_b"))
+        return self.g.matmul(a, b, self._flag(a, p.get_flag("transpose_a")), self._flag(b, p.get_flag("transpose_b")))
 
     def _k_linear(self, p, ins, in_types, out_type):
         x, w, *bias = ins
-        if p.get_flag("transpose_w"):
+        if self._flag(w, p.get_flag("transpose_w")):  # w is [N, K] like torch's Linear
             y = self.g.linear(x, w, bias[0] if bias else None)
         else:  # w is [K, N] (GPT-2's Conv1D)
             y = self.g.matmul(x, w)
@@ -838,8 +861,8 @@ class _SegmentEmitter:
     def _k_gated_mlp(self, p, ins, in_types, out_type):
         x, wg, wu = ins
         tw = p.get_flag("transpose_w")
-        gate = self._act(self.g.matmul(x, wg, False, tw), p.get_str("activation"))
-        return self.g.eltwise_mul(gate, self.g.matmul(x, wu, False, tw))
+        gate = self._act(self.g.matmul(x, wg, False, self._flag(wg, tw)), p.get_str("activation"))
+        return self.g.eltwise_mul(gate, self.g.matmul(x, wu, False, self._flag(wu, tw)))
 
     def _k_sdpa(self, p, ins, in_types, out_type):
         q, k, v, *mask = ins
@@ -971,7 +994,7 @@ class _Sources:
             tensor = self.tensor(ref)
             if tensor.dtype == torch.bfloat16:
                 raise _Cannot(f"{ref} is bfloat16, which numpy (and so the runtime API) cannot hold")
-            array = self._arrays[key] = np.ascontiguousarray(tensor.detach().cpu().numpy())
+            array = self._arrays[key] = tensor.detach().cpu().numpy()  # a view, maybe strided
         return array, expr_of(ref)
 
     def tensor(self, ref: ValueRef) -> torch.Tensor:
@@ -999,6 +1022,20 @@ def expr_of(ref: ValueRef) -> str:
     return f"W[{file_key(ref)!r}]"
 
 
+_FLIPPABLE = {("matmul", 0), ("matmul", 1), ("linear", 1), ("gated_mlp", 1), ("gated_mlp", 2)}
+"""(kind, operand) whose 2-D operand may come transposed: a transpose flag absorbs it."""
+
+
+def _flippable_sources(seg: SegmentPlan) -> set[SSAValue]:
+    """2-D weights/constants that the segment reads only as matmul-like weight operands."""
+    uses: dict[SSAValue, bool] = {}
+    for op in seg.ops:
+        for i, v in enumerate(op.ins):
+            ok = (op.kind.data, i) in _FLIPPABLE and isinstance(v.type, TensorType) and v.type.get_num_dims() == 2
+            uses[v] = uses.get(v, True) and ok
+    return {v for v in seg.sources if uses.get(v)}
+
+
 def build_segment(
     runtime: Runtime,
     seg: SegmentPlan,
@@ -1018,9 +1055,12 @@ def build_segment(
     current: Operation | None = None
     try:
         in_dtypes = tuple(em.parameter(v, refs[v]) for v in seg.params)
+        flippable = _flippable_sources(seg)
         for v in seg.sources:
             current = v.owner  # type: ignore[assignment]
-            em.source(v, refs[v])
+            array = sources(refs[v])[0]
+            transposed = v in flippable and not array.flags.c_contiguous and array.T.flags.c_contiguous
+            em.source(v, refs[v], transposed)
         for op in seg.ops:
             current = op
             em.op(op, refs[op.result].name, describe_op(op, refs))
@@ -1058,6 +1098,7 @@ def build_segment(
         constant_bytes=em.constant_bytes,
         build_ms=build_ms,
         compile_ms=compile_ms,
+        relayout_bytes=em.relayout_bytes,
     )
     return Segment(
         index=seg.index,
