@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 # The optional nnfactory runtime (Intel's NNFactory built from its sdist); idempotent, ~1 s when
 # already installed. Tests then require it (FORGE_REQUIRE_NNFACTORY=1) instead of skipping it.
 nnfactory: $(STAMP)
-	PYTHON=$(BIN)/python scripts/install_nnfactory.sh
+	PYTHON=$(CURDIR)/$(BIN)/python scripts/install_nnfactory.sh
 
 test: $(STAMP) nnfactory
 	@status=0; \

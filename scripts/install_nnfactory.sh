@@ -50,6 +50,12 @@ PY="${PYTHON:-}"
 if [ -z "$PY" ] && [ -n "${VIRTUAL_ENV:-}" ]; then PY="$VIRTUAL_ENV/bin/python"; fi
 PY="${PY:-python3}"
 command -v "$PY" >/dev/null 2>&1 || fail "python '$PY' not found (set PYTHON or activate the venv)"
+# The build runs in other directories: make a relative path absolute (without resolving the
+# venv's symlink, which would leave the venv).
+case "$PY" in
+  /*) ;;
+  */*) PY="$(cd "$(dirname "$PY")" && pwd)/$(basename "$PY")" ;;
+esac
 "$PY" -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)' \
   || fail "'$PY' is not a virtualenv python; activate the project venv (. .venv/bin/activate) or set PYTHON"
 OV_INFO="$("$PY" -c 'import os, openvino; print(openvino.__version__.split("-")[0]); print(os.path.dirname(openvino.__file__))' 2>/dev/null)" \
