@@ -342,7 +342,8 @@ def _parse_list_item(parser: Parser, spec: ArgSpec, present: list[int]):
 # --- property syntax: {dim = -1, keepdim = true, size = [1, 2], dtype = f32, eps = 1.0e-05} ----
 
 
-def _format_float(value: float) -> str:
+def format_float(value: float) -> str:
+    """A float as the custom syntax writes it: always with a `.` or exponent; inf/-inf/nan as words."""
     if math.isnan(value):
         return "nan"
     if math.isinf(value):
@@ -357,14 +358,14 @@ def _format_float(value: float) -> str:
 def _print_value(printer: Printer, kind: ArgKind, attr: Attribute) -> None:
     if kind in (ArgKind.INT_LIST, ArgKind.FLOAT_LIST):
         assert isinstance(attr, DenseArrayBase)
-        fmt = str if kind is ArgKind.INT_LIST else _format_float
+        fmt = str if kind is ArgKind.INT_LIST else format_float
         printer.print_string("[" + ", ".join(fmt(v) for v in attr.get_values()) + "]")
     elif isinstance(attr, IntegerAttr) and attr.type == schema.i1:
         printer.print_string("true" if attr.value.data else "false")
     elif isinstance(attr, IntegerAttr):
         printer.print_string(str(attr.value.data))
     elif isinstance(attr, FloatAttr):
-        printer.print_string(_format_float(attr.value.data))
+        printer.print_string(format_float(attr.value.data))
     elif isinstance(attr, StringAttr):
         printer.print_string_literal(attr.data)
     else:

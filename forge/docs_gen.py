@@ -92,16 +92,6 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
     return lines
 
 
-def _format_float(value: float) -> str:
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    text = repr(value)
-    if "e" in text and "." not in text.split("e")[0]:
-        mantissa, exponent = text.split("e")
-        text = f"{mantissa}.0e{exponent}"
-    return text
 
 
 # --- IRDL constraints as short text ----------------------------------------------------------------
@@ -220,6 +210,7 @@ def _aten_placeholder(kind: Any) -> str:
 
 def _aten_default(spec: Any) -> str:
     """The schema default in IR spelling ('required' when there is none)."""
+    from dialects.aten import format_float
     from dialects.aten_schema import ArgKind
 
     if spec.kind is ArgKind.GENERATOR:
@@ -234,7 +225,7 @@ def _aten_default(spec: Any) -> str:
     if isinstance(value, bool):
         return _code("true" if value else "false")
     if isinstance(value, float):
-        return _code(_format_float(value))
+        return _code(format_float(value))
     if isinstance(value, (list, tuple)):
         return _code("[" + ", ".join(str(v) for v in value) + "]")
     if isinstance(value, str):
