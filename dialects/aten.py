@@ -796,6 +796,7 @@ ScalarTensorOp = aten_op(_a.scalar_tensor.default)
 FusedLinearOp = aten_op(_f.fused_linear.default, mnemonic="fused_linear")
 GatedMlpOp = aten_op(_f.gated_mlp.default, mnemonic="gated_mlp")
 MatmulTransposedOp = aten_op(_f.matmul_transposed.default, mnemonic="matmul_transposed")
+AddLayerNormOp = aten_op(_f.add_layer_norm.default, mnemonic="add_layer_norm")
 
 SCHEMA_OPS: list[type[AtenOp]] = _register(
     *(v for v in list(globals().values()) if isinstance(v, type) and issubclass(v, AtenOp) and v is not AtenOp)

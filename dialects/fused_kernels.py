@@ -16,6 +16,10 @@ ACTIVATIONS = ("none", "relu", "gelu", "gelu_tanh", "silu", "sigmoid")
 SCHEMAS = {
     "fused_linear": "fused_linear(Tensor input, Tensor weight, Tensor? bias, str activation) -> Tensor",
     "gated_mlp": "gated_mlp(Tensor input, Tensor gate_weight, Tensor up_weight, str activation) -> Tensor",
+    "add_layer_norm": (
+        "add_layer_norm(Tensor input, Tensor residual, int[] normalized_shape, Tensor? weight, Tensor? bias, "
+        "float eps) -> Tensor"
+    ),
     "matmul_transposed": (
         "matmul_transposed(Tensor input, Tensor other, bool transpose_input, bool transpose_other) -> Tensor"
     ),
@@ -55,6 +59,18 @@ def matmul_transposed(input: torch.Tensor, other: torch.Tensor, transpose_input:
     return torch.matmul(a, b)
 
 
+def add_layer_norm(
+    input: torch.Tensor,
+    residual: torch.Tensor,
+    normalized_shape: list[int],
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    eps: float,
+) -> torch.Tensor:
+    """layer_norm(input + residual): a residual connection fused with the norm after it."""
+    return F.layer_norm(input + residual, normalized_shape, weight, bias, eps)
+
+
 def _fused_linear_meta(input, weight, bias, activation):
     _check_activation(activation)
     return F.linear(input, weight, bias)
@@ -77,6 +93,7 @@ for _name, _kernel, _meta in (
     ("fused_linear", fused_linear, _fused_linear_meta),
     ("gated_mlp", gated_mlp, _gated_mlp_meta),
     ("matmul_transposed", matmul_transposed, matmul_transposed),
+    ("add_layer_norm", add_layer_norm, add_layer_norm),
 ):
     _LIBRARY.impl(_name, _kernel, "CompositeExplicitAutograd")
     _LIBRARY.impl(_name, _meta, "Meta")

@@ -1154,13 +1154,17 @@ def _log_softmax(L: FunctionLowering, op: aten.AtenOp) -> None:
     L.bind(op.results[0], L.binary(N.BinaryKind.SUB, s, lz, out))
 
 
-def _norm(L: FunctionLowering, op: aten.AtenOp, cls: type[N.NpuirOp], result: SSAValue, eps: float) -> None:
+def _norm(
+    L: FunctionLowering, op: aten.AtenOp, cls: type[N.NpuirOp], result: SSAValue, eps: float, *, residual: bool = False
+) -> None:
     x = L.arg(op, "input")
     assert x is not None
     out = _type(result)
     if not _is_float(out.element_type):
         raise _Fallback
     x = L.convert(x, out.element_type)
+    if residual:  # add_layer_norm: the norm of input + residual
+        x = L.binary(N.BinaryKind.ADD, x, L.convert(L.arg(op, "residual"), out.element_type), out)
     shape = _shape(out)
     normalized = tuple(op.arg("normalized_shape"))
     axis = len(shape) - len(normalized)
@@ -1178,6 +1182,11 @@ def _norm(L: FunctionLowering, op: aten.AtenOp, cls: type[N.NpuirOp], result: SS
 @rule("aten.layer_norm")
 def _layer_norm(L: FunctionLowering, op: aten.AtenOp) -> None:
     _norm(L, op, N.LayerNormOp, op.results[0], op.arg("eps"))
+
+
+@rule("aten.add_layer_norm")
+def _add_layer_norm(L: FunctionLowering, op: aten.AtenOp) -> None:
+    _norm(L, op, N.LayerNormOp, op.results[0], op.arg("eps"), residual=True)
 
 
 @rule("aten.native_layer_norm")

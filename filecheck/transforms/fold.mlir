@@ -314,3 +314,21 @@ func.func @same_shape(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<4x2x3xf32
   %part = aten.slice.Tensor %x {dim = 1, start = 1} : (tensor<2x3xf32>) -> tensor<2x2xf32>
   func.return %t, %big, %part : tensor<2x3xf32>, tensor<4x2x3xf32>, tensor<2x2xf32>
 }
+
+// sdpa with a constant mask that keeps every score (BERT without padding) needs no mask; an
+// all-false mask (NaN rows) and a -inf splat stay.
+// CHECK-LABEL: func.func @sdpa_keep_all_mask
+// CHECK-NEXT:    %none = aten.constant dense<false> : tensor<1x1x4x4xi1>
+// CHECK-NEXT:    %a = aten.scaled_dot_product_attention %q, %q, %q, none : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+// CHECK-NEXT:    %b = aten.scaled_dot_product_attention %q, %q, %q, none : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+// CHECK-NEXT:    %c = aten.scaled_dot_product_attention %q, %q, %q, %none
+// CHECK-NEXT:    func.return %a, %b, %c
+func.func @sdpa_keep_all_mask(%q: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) {
+  %all = aten.full {size = [1, 1, 4, 4], fill_value = true, dtype = i1} : () -> tensor<1x1x4x4xi1>
+  %shift = aten.full {size = [1, 1, 4, 4], fill_value = 3.5} : () -> tensor<1x1x4x4xf32>
+  %none = aten.full {size = [1, 1, 4, 4], fill_value = false, dtype = i1} : () -> tensor<1x1x4x4xi1>
+  %a = aten.scaled_dot_product_attention %q, %q, %q, %all : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x1x4x4xi1>) -> tensor<1x2x4x8xf32>
+  %b = aten.scaled_dot_product_attention %q, %q, %q, %shift : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x8xf32>
+  %c = aten.scaled_dot_product_attention %q, %q, %q, %none : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x1x4x4xi1>) -> tensor<1x2x4x8xf32>
+  func.return %a, %b, %c : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
+}

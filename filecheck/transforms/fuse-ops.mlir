@@ -301,3 +301,36 @@ func.func @addmm_scaled(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16
   %add = aten.add.Tensor %mm, %m : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
   func.return %addmm, %add : tensor<4x16xf32>, tensor<4x16xf32>
 }
+
+// BERT's post-norm residual: layer_norm(a + b) becomes one add_layer_norm ("SkipLayerNorm").
+// CHECK-LABEL: func.func @residual_layer_norm
+// CHECK-NEXT:    %w = aten.weight "ln.weight" : tensor<8xf32>
+// CHECK-NEXT:    %b = aten.weight "ln.bias" : tensor<8xf32>
+// CHECK-NEXT:    %ln = aten.add_layer_norm %x, %r, %w, %b {normalized_shape = [8], eps = 1.0e-12} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT:    func.return %ln : tensor<4x8xf32>
+func.func @residual_layer_norm(%x: tensor<4x8xf32>, %r: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %w = aten.weight "ln.weight" : tensor<8xf32>
+  %b = aten.weight "ln.bias" : tensor<8xf32>
+  %sum = aten.add.Tensor %x, %r : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %ln = aten.layer_norm %sum, %w, %b {normalized_shape = [8], eps = 1.0e-12} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  func.return %ln : tensor<4x8xf32>
+}
+
+// NEGATIVE: a sum that is also the residual stream, a broadcasting add and a scaled add stay.
+// CHECK-LABEL: func.func @residual_layer_norm_negative
+// CHECK-NEXT:    %sum = aten.add.Tensor %x, %r
+// CHECK-NEXT:    %ln = aten.layer_norm %sum
+// CHECK-NEXT:    %bcast = aten.add.Tensor %x, %row
+// CHECK-NEXT:    %ln_1 = aten.layer_norm %bcast
+// CHECK-NEXT:    %scaled = aten.add.Tensor %x, %r {alpha = 2}
+// CHECK-NEXT:    %ln_2 = aten.layer_norm %scaled
+// CHECK-NEXT:    func.return %ln, %sum, %ln_1, %ln_2
+func.func @residual_layer_norm_negative(%x: tensor<4x8xf32>, %r: tensor<4x8xf32>, %row: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %sum = aten.add.Tensor %x, %r : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %ln = aten.layer_norm %sum, none, none {normalized_shape = [8]} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %bcast = aten.add.Tensor %x, %row : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %ln_1 = aten.layer_norm %bcast, none, none {normalized_shape = [8]} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %scaled = aten.add.Tensor %x, %r {alpha = 2} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %ln_2 = aten.layer_norm %scaled, none, none {normalized_shape = [8]} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  func.return %ln, %sum, %ln_1, %ln_2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}

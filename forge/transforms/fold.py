@@ -578,8 +578,34 @@ class SameShapeNoOp(ForgePattern):
         _forward(op, op.operands[0], rewriter)
 
 
+class DropKeepAllMask(_IdentityPattern):
+    """sdpa with a constant mask that changes nothing: all-true boolean, or a finite splat added to
+    every score (softmax is shift-invariant). BERT without padding builds such a mask."""
+
+    OPS: ClassVar = (aten.ScaledDotProductAttentionOp,)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: aten.ScaledDotProductAttentionOp, rewriter: PatternRewriter) -> None:
+        mask = op.attn_mask
+        if mask is None:
+            return self.fail(op, "no mask")
+        value = splat_value(mask)
+        is_bool = dtype_of(mask.type) == torch.bool
+        # an i1 dense constant reads `true` back as -1 (a signed 1-bit integer): test truthiness
+        if value is None or (is_bool and not value) or (not is_bool and not _finite(value)):
+            return self.fail(op, "the mask is not a constant that keeps every score")
+        properties = {k: v for k, v in op.properties.items() if k != "operandSegmentSizes"}
+        new = aten.ScaledDotProductAttentionOp.build_op(
+            [[op.query], [op.key], [op.value], []], properties, [op.result.type], location=op.location
+        )
+        new.results[0].name_hint = op.result.name_hint
+        rewriter.replace(op, [new])
+        erase_dead_operands((mask,))
+
+
 def identity_patterns() -> list[ForgePattern]:
     return [
+        DropKeepAllMask(),
         AddZero(),
         MulOne(),
         DoubleNegation(),

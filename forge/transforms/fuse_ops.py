@@ -24,6 +24,8 @@ every producer before its consumers and the motifs compose in one sweep:
   `aten.gated_mlp`.
 * `RmsNormFusion` -- `w * [cast] (x * rsqrt(mean(x**2, -1, keepdim) + eps))`, with Llama's
   no-op `to.dtype` casts, becomes `aten.rms_norm(x, [N], w, eps)` (without `w`: no weight).
+* `AddLayerNorm` -- `layer_norm(a + b)` of a residual add whose sum has no other user (BERT's
+  post-norm blocks) becomes `aten.add_layer_norm(a, b, ...)` ("SkipLayerNorm").
 
 Every legality check that fails records its reason (`forge-opt --explain-pattern NAME`).
 """
@@ -753,6 +755,38 @@ class RmsNormFusion(ForgePattern):
         _erase_dead(rewriter, internal[1:])
 
 
+# --- residual add + LayerNorm ----------------------------------------------------------------------
+
+
+class AddLayerNorm(ForgePattern):
+    """layer_norm(a + b) → add_layer_norm(a, b): the residual add fused into the norm after it."""
+
+    ROOTS = (aten.LayerNormOp,)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: aten.LayerNormOp, rewriter: PatternRewriter) -> None:
+        add = _producer(op.input)
+        if not isinstance(add, aten.AddTensorOp):
+            return self.fail(op, "the input is not an aten.add.Tensor")
+        if add.arg("alpha") != 1:
+            return self.fail(op, "the add scales its second operand (alpha != 1)")
+        if not _single_use(add.result):
+            return self.fail(op, "the sum has other users (it is the residual stream)")
+        if not (add.input.type == add.other.type == op.result.type):
+            return self.fail(op, "the add broadcasts or changes the dtype")
+        properties = {"normalized_shape": op.properties["normalized_shape"],
+                      "eps": FloatAttr(float(op.arg("eps")), f64)}
+        groups = [[add.input], [add.other], _present(op.weight), _present(op.bias)]
+        fused = aten.AddLayerNormOp.build_op(groups, properties, [op.result.type], location=op.location)
+        fused.results[0].name_hint = op.result.name_hint
+        rewriter.replace(op, [fused])
+        rewriter.erase(add)
+
+
+def _present(value: SSAValue | None) -> list[SSAValue]:
+    return [] if value is None else [value]
+
+
 # --- the pass --------------------------------------------------------------------------------------
 
 
@@ -784,18 +818,23 @@ def sweep(module: ModuleOp, patterns: Sequence[RewritePattern]) -> None:
 
 @dataclass(frozen=True)
 class FuseOpsPass(ModulePass):
-    """Fuse linear layers with their bias and activation, SwiGLU MLPs and written-out RMSNorms."""
+    """Fuse linear layers with their bias and activation, SwiGLU MLPs, written-out RMSNorms and add+LayerNorm."""
 
     name: ClassVar[str] = "fuse-ops"
 
     canonicalize_linear: bool = True
     """Also turn linear layers without activation into `fused_linear activation="none"`."""
 
+    residual_norm: bool = True
+    """Fuse a residual add into the LayerNorm that follows it (`aten.add_layer_norm`)."""
+
     def patterns(self) -> list[RewritePattern]:
         patterns: list[RewritePattern] = []
         if self.canonicalize_linear:
             patterns.append(LinearToFusedLinear())
         patterns += [FuseBiasAdd(), FuseActivation(), GatedMlp(), RmsNormFusion(), GeluPolynomial()]
+        if self.residual_norm:
+            patterns.append(AddLayerNorm())
         return patterns
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

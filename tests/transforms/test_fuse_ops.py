@@ -92,6 +92,7 @@ NEGATIVE_REASONS = {
     "rmsnorm_wrong_axis": ("RmsNormFusion", "not the last axis"),
     "swiglu_with_bias": ("GatedMlp", "gated_mlp has no bias"),
     "addmm_scaled": ("LinearToFusedLinear", "alpha or beta != 1"),
+    "residual_layer_norm_negative": ("AddLayerNorm", "the sum has other users"),
 }
 
 # What each positive case fuses into.
@@ -105,6 +106,7 @@ POSITIVE = {
     "swiglu": {"gated_mlp": 1, "fused": ["none"]},
     "llama_rmsnorm": {"rms_norm": 1},
     "rmsnorm_variants": {"rms_norm": 1},
+    "residual_layer_norm": {"add_layer_norm": 1},
 }
 
 
@@ -133,6 +135,7 @@ def test_filecheck_case(name: str):
         assert _count(after, aten.GatedMlpOp) == want.get("gated_mlp", 0)
         assert _count(after, aten.RmsNormOp) == want.get("rms_norm", 0)
         assert _count(after, aten.GeluOp) == want.get("gelu", 0)
+        assert _count(after, aten.AddLayerNormOp) == want.get("add_layer_norm", 0)
         assert _count(after, *LINEAR_OPS, aten.TanhOp, aten.ErfOp, aten.RsqrtOp, aten.MeanDimOp) == 0
     for seed in range(3):
         _, _, inputs = _case(name, seed)

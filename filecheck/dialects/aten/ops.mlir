@@ -417,6 +417,8 @@ func.func @fused(%x: tensor<8x64xf32>, %w: tensor<128x64xf32>, %b: tensor<128xf3
   %scores = aten.matmul_transposed %a, %c {transpose_input = false, transpose_other = true} : (tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x8x8xf32>
   // CHECK-NEXT: %gram = aten.matmul_transposed %a, %c {transpose_input = true, transpose_other = false} : (tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x16x16xf32>
   %gram = aten.matmul_transposed %a, %c {transpose_input = true, transpose_other = false} : (tensor<2x8x16xf32>, tensor<2x8x16xf32>) -> tensor<2x16x16xf32>
+  // CHECK-NEXT: %skip_ln = aten.add_layer_norm %x, %x, none, none {normalized_shape = [64], eps = 1.0e-12} : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+  %skip_ln = aten.add_layer_norm %x, %x, none, none {normalized_shape = [64], eps = 1.0e-12} : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
   // CHECK-NEXT: func.return
   func.return
 }
