@@ -165,6 +165,12 @@ class ForgeOptMain(xDSLOptMain):
 
     def register_all_passes(self) -> None:
         super().register_all_passes()
+        # xDSL's registry includes Forge's own `xdsl.universe` entry (forge/universe.py), which
+        # offers the clashing passes to xdsl-opt as `forge-dce`/`forge-cse`; here they are `dce`/`cse`.
+        from forge.universe import xdsl_passes
+
+        for alias in set(xdsl_passes()) - set(get_all_passes()):
+            self.available_passes.pop(alias, None)
         forge_passes: dict[str, Callable[[], type[ModulePass]]] = dict(get_all_passes())
         if os.environ.get(TEST_PASSES_ENV) == "1":
             from forge.testing.passes import TEST_PASSES
