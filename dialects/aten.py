@@ -439,7 +439,11 @@ def _parse_properties(sig: Signature, parser: Parser) -> dict[str, Attribute]:
         if key in properties:
             parser.raise_error(f"duplicate property '{key}'", pos, _end_of_last_token(parser))
         parser.parse_punctuation("=")
-        properties[key] = _parse_value(parser, by_name[key])
+        value_pos = parser.pos
+        try:
+            properties[key] = _parse_value(parser, by_name[key])
+        except ValueError as e:  # e.g. an integer out of range for i64
+            parser.raise_error(f"invalid value for property '{key}': {e}", value_pos, parser.pos)
         if parser.parse_optional_punctuation(",") is None:
             break
     parser.parse_punctuation("}")
