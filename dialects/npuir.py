@@ -472,7 +472,11 @@ def parse_params(
             parser.raise_error(f"duplicate key '{key}'", pos, parser.pos)
         parser.parse_punctuation("=")
         if key in defs:
-            props[key] = _parse_short(parser, defs[key].constr)
+            value_pos = parser.pos
+            try:
+                props[key] = _parse_short(parser, defs[key].constr)
+            except ValueError as e:  # e.g. an integer out of range for i64
+                parser.raise_error(f"invalid value for '{key}': {e}", value_pos, parser.pos)
         else:
             attrs[key] = parser.parse_attribute()
 
