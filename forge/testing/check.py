@@ -21,6 +21,7 @@ from typing import Any
 import torch
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker, RewritePattern
@@ -64,6 +65,24 @@ def _as_applier(rewrite: Any) -> Callable[[ModuleOp], None]:
 def apply_rewrite(rewrite: Rewrite, module: ModuleOp) -> None:
     """Apply a ModulePass (instance or class) or RewritePattern(s) to `module` in place."""
     _as_applier(rewrite)(module)
+
+
+def random_inputs(function: func.FuncOp, seed: int = 0) -> list[torch.Tensor]:
+    """Seeded random tensors matching a function's argument types (floats normal, ints in [0, 5),
+    bools fair coins): inputs for comparing a hand-written function before and after a rewrite."""
+    from dialects.torch_types import dtype_of, shape_of
+
+    gen = torch.Generator().manual_seed(seed)
+    inputs = []
+    for ty in function.function_type.inputs.data:
+        shape, dtype = shape_of(ty), dtype_of(ty)
+        if dtype == torch.bool:
+            inputs.append(torch.rand(shape, generator=gen) > 0.5)
+        elif dtype.is_floating_point:
+            inputs.append(torch.randn(shape, generator=gen).to(dtype))
+        else:
+            inputs.append(torch.randint(0, 5, shape, generator=gen, dtype=dtype))
+    return inputs
 
 
 def copy_weights(store: WeightStore) -> WeightStore:

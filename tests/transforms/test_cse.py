@@ -21,7 +21,7 @@ from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 
 from dialects import aten
-from dialects.torch_types import dtype_of, shape_of, tensor_type
+from dialects.torch_types import tensor_type
 from forge.context import make_context
 from forge.interpreter import interpret
 from forge.patterns import collect_pattern_stats
@@ -31,6 +31,7 @@ from forge.transforms import PASSES
 from forge.transforms.cse import CsePass, _full_key, _mergeable_class, eliminate_common_subexpressions
 from forge.weights import WeightStore, attach_weights
 from tests.conftest import ZOO_CASES, imported_small_model
+from forge.testing.check import random_inputs
 
 FILECHECK = Path(__file__).parents[2] / "filecheck" / "transforms" / "cse.mlir"
 
@@ -89,16 +90,6 @@ def test_registered_as_cse():
 # --- the FileCheck cases keep their semantics ----------------------------------------------------
 
 
-def _random_inputs(function: func.FuncOp) -> list[torch.Tensor]:
-    gen = torch.Generator().manual_seed(0)
-    out = []
-    for ty in function.function_type.inputs.data:
-        shape, dtype = shape_of(ty), dtype_of(ty)
-        out.append(torch.randn(shape, generator=gen).to(dtype) if dtype.is_floating_point
-                   else torch.randint(0, 5, shape, generator=gen, dtype=dtype))
-    return out
-
-
 def test_filecheck_cases_keep_semantics():
     module = Parser(make_context(), FILECHECK.read_text(), str(FILECHECK)).parse_module()
     after = module.clone()
@@ -114,7 +105,7 @@ def test_filecheck_cases_keep_semantics():
         if any(op.name.startswith("arith.") or isinstance(op, aten.DropoutOp) for op in ops):
             continue  # no arith interpreter; training dropout is random
         name = function.sym_name.data
-        inputs = _random_inputs(function)
+        inputs = random_inputs(function)
         want = interpret(module, weights, *inputs, func_name=name)
         got = interpret(after, weights, *inputs, func_name=name)
         for w, g in zip(want, got, strict=True):

@@ -19,7 +19,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from dialects import aten
-from dialects.torch_types import dtype_of, shape_of
 from forge.context import make_context
 from forge.interpreter import interpret
 from forge.patterns import collect_pattern_stats
@@ -29,6 +28,7 @@ from forge.transforms import PASSES
 from forge.transforms.dce import DcePass, is_dead
 from forge.weights import WeightStore, attach_weights
 from tests.conftest import ZOO_CASES, imported_small_model
+from forge.testing.check import random_inputs
 
 FILECHECK = Path(__file__).parents[2] / "filecheck" / "transforms" / "dce.mlir"
 
@@ -50,21 +50,6 @@ def _zoo(name: str, attn: str):
     weights = copy_weights(imported.weights)
     attach_weights(module, weights)
     return imported.module, module, weights, inputs, expected
-
-
-def random_inputs(function: func.FuncOp, seed: int = 0) -> list[torch.Tensor]:
-    """Seeded random tensors matching a function's argument types."""
-    gen = torch.Generator().manual_seed(seed)
-    inputs = []
-    for ty in function.function_type.inputs.data:
-        shape, dtype = shape_of(ty), dtype_of(ty)
-        if dtype == torch.bool:
-            inputs.append(torch.rand(shape, generator=gen) > 0.5)
-        elif dtype.is_floating_point:
-            inputs.append(torch.randn(shape, generator=gen).to(dtype))
-        else:
-            inputs.append(torch.randint(0, 5, shape, generator=gen, dtype=dtype))
-    return inputs
 
 
 def _random(op) -> bool:

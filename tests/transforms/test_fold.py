@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from dialects import aten
-from dialects.torch_types import dtype_of, shape_of
+from dialects.torch_types import shape_of
 from forge.context import make_context
 from forge.interpreter import interpret
 from forge.patterns import collect_pattern_stats
@@ -43,6 +43,7 @@ from forge.transforms.fold import (
 )
 from forge.weights import WeightStore, attach_weights, weights_of
 from tests.conftest import ZOO_CASES, imported_small_model
+from forge.testing.check import random_inputs
 
 FILECHECK = Path(__file__).parents[2] / "filecheck" / "transforms" / "fold.mlir"
 
@@ -179,16 +180,6 @@ def filecheck_store() -> WeightStore:
     return store
 
 
-def _random_inputs(function: func.FuncOp) -> list[torch.Tensor]:
-    gen = torch.Generator().manual_seed(0)
-    out = []
-    for ty in function.function_type.inputs.data:
-        shape, dtype = shape_of(ty), dtype_of(ty)
-        out.append(torch.randn(shape, generator=gen).to(dtype) if dtype.is_floating_point
-                   else torch.randint(0, 5, shape, generator=gen, dtype=dtype))
-    return out
-
-
 @pytest.mark.parametrize("with_store", [False, True], ids=["no-store", "store"])
 def test_filecheck_cases_keep_semantics(with_store: bool):
     module = Parser(_ctx(), FILECHECK.read_text(), str(FILECHECK)).parse_module()
@@ -204,7 +195,7 @@ def test_filecheck_cases_keep_semantics(with_store: bool):
         if any(isinstance(op, aten.DropoutOp) for op in function.walk()):
             continue  # training dropout is random
         name = function.sym_name.data
-        inputs = _random_inputs(function)
+        inputs = random_inputs(function)
         want = interpret(module, store, *inputs, func_name=name)
         got = interpret(after, store, *inputs, func_name=name)
         for w, g in zip(want, got, strict=True):
