@@ -24,6 +24,7 @@ import torch
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 
+from forge.analysis.dominance import verify_module
 from forge.context import get_all_passes, make_context
 from forge.frontend.fx_importer import ImportedProgram, InputSpec, import_module
 from forge.pipeline import PassRecord, PipelineRunner
@@ -317,7 +318,7 @@ def load(directory: str | Path, *, runtime: str | None = None, device: str | Non
     try:
         text = (directory / "model.mlir").read_text()
         module = Parser(make_context(), text, str(directory / "model.mlir")).parse_module()
-        module.verify()
+        verify_module(module)
     except FileNotFoundError:
         raise LoadError(f"{directory}: missing model.mlir") from None
     except Exception as err:  # parse and verify errors carry their own location

@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
+from forge.analysis.dominance import verify_module
 from forge.patterns import PatternStats, collect_pattern_stats
 
 
@@ -244,7 +245,7 @@ class PipelineRunner:
             ops = ops_after
             if self.verify_each:
                 try:
-                    module.verify()
+                    verify_module(module)
                 except Exception as e:
                     raise self._failure(index, p, e, "verify", before, stats) from e
                 record.verified = True

@@ -42,6 +42,7 @@ from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from forge.analysis.dominance import verify_module
 from forge.context import get_all_dialects, get_all_passes
 from forge.diagnostics import (
     Diagnostic,
@@ -392,7 +393,7 @@ class ForgeOptMain(xDSLOptMain):
     def verify(self, module: ModuleOp) -> None:
         if not self.args.disable_verify:
             start = time.perf_counter()
-            module.verify()
+            verify_module(module)
             self.phase_ms.append(("verify", (time.perf_counter() - start) * 1e3))
 
     def format_ir(self, module: ModuleOp) -> str:
