@@ -14,6 +14,10 @@ from xdsl.context import Context
 from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 
+from forge import xdsl_fixes
+
+xdsl_fixes.apply()
+
 
 def _aten() -> Dialect:
     from dialects.aten import Aten

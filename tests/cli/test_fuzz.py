@@ -23,30 +23,9 @@ FILECHECK = ROOT / "filecheck"
 SEED = 20261130
 PER_INPUT_SECONDS = 10.0
 
-# Known bugs whose fix is not small: inputs that hit them are skipped (and counted).
-#
-# xDSL 0.75 lexer: `MLIRLexer._unescaped_characters_regex`
-# (`"(?:[^"\\\n\v\f]+|...)*"`) nests `+` inside `*`, so an unterminated string literal
-# backtracks exponentially in the length of the rest of its line (~4x per 2 characters;
-# a 40-character tail hangs for hours). Not a Forge bug; the fix belongs in xDSL.
-UNTERMINATED_STRING_HANG = "xDSL lexer: exponential backtracking on an unterminated string"
-
-
-# Forge: the IR verifier does not check dominance, so a use before its definition (from
-# swapping lines or SSA names) verifies, and lower-aten-to-npuir then fails with an internal
-# KeyError on the not-yet-lowered operand (lowering/aten_to_npuir.py, exit code 70). Fix: a
-# dominance check in verification (or in the lowering), not a one-line change.
-USE_BEFORE_DEF_LOWERING = "use before definition reaches lower-aten-to-npuir (KeyError)"
-
-
-def _known_bug(text: str, desc: str = "") -> str | None:
-    """The known bug this input would hit, if any."""
-    if desc.startswith("lowering#") and desc.endswith(("swap-lines", "ssa-swap")):
-        return USE_BEFORE_DEF_LOWERING
-    for line in text.splitlines():
-        if (line.count('"') - line.count('\\"')) % 2 == 1:  # an unterminated string
-            return UNTERMINATED_STRING_HANG
-    return None
+# Two bugs this test found are fixed and their inputs now run like any other: xDSL 0.75's
+# lexer hung on an unterminated string literal (forge/xdsl_fixes.py), and IR using a value
+# before its definition crashed lower-aten-to-npuir (forge/analysis/dominance.py).
 
 
 ATEN_PASSES = "dce,cse,fold,fuse-attention,fuse-ops,layout"
@@ -284,12 +263,9 @@ def cases() -> Iterator[tuple[str, list[str], str, bool]]:
 
 def test_forge_opt_fuzz(tmp_path: Path) -> None:
     failures: list[str] = []
-    count = skipped = 0
+    count = 0
     path = tmp_path / "input.mlir"
     for desc, argv, text, cli_error in cases():
-        if _known_bug(text, desc):
-            skipped += 1
-            continue
         path.write_bytes(text.encode("utf-8", "surrogateescape"))
         err = io.StringIO()
         start = time.perf_counter()
@@ -312,5 +288,5 @@ def test_forge_opt_fuzz(tmp_path: Path) -> None:
             failures.append(
                 f"--- {desc} {argv}: {problem}\n{stderr[-1500:]}\n--- input:\n{text[:1500]}"
             )
-    assert count >= 1000, f"only {count} inputs run ({skipped} skipped as known bugs)"
+    assert count >= 1000, f"only {count} inputs run"
     assert not failures, f"{len(failures)} of {count} inputs failed:\n" + "\n".join(failures[:20])
