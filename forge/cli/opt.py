@@ -194,6 +194,7 @@ class ForgeOptMain(xDSLOptMain):
                     "'pass{option=value other=1}' (passes are listed below)"
                 )
         self.register_debug_arguments(arg_parser)
+        self.register_view_arguments(arg_parser)
         if any(a in ("-h", "--help") for a in self._argv):
             # Listing passes loads every pass module: only do it when help is asked for.
             arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -267,6 +268,22 @@ class ForgeOptMain(xDSLOptMain):
             metavar="NAME",
             help="print where the ForgePattern class NAME fired and why it did not match "
             "elsewhere (the reasons its self.fail(...) calls gave)",
+        )
+
+    def register_view_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        g = arg_parser.add_argument_group("Forge pictures")
+        g.add_argument(
+            "--view-op-graph",
+            action="store_true",
+            help="write the module after the pipeline as a Graphviz DOT graph to stderr "
+            "(mlir-opt's -view-op-graph): ops coloured by device, fused ops double-bordered, "
+            "data-flow edges, a legend; render with `dot -Tsvg`",
+        )
+        g.add_argument(
+            "--view-op-graph-output",
+            metavar="FILE",
+            help="write the --view-op-graph DOT graph to FILE instead of stderr (implies "
+            "--view-op-graph; with --split-input-file, one digraph per chunk)",
         )
 
     def format_pass_list(self) -> str:
@@ -460,6 +477,7 @@ class ForgeOptMain(xDSLOptMain):
         text = super().output_resulting_program(prog)
         self.phase_ms.append(("output", (time.perf_counter() - start) * 1e3))
         self.save_companion_weights(prog)
+        self.write_op_graph(prog)
         if self.args.timing:
             print(format_timing(self.records, self.merged_phases()), file=self.err)
         self.phase_ms = []
@@ -470,6 +488,23 @@ class ForgeOptMain(xDSLOptMain):
         for name, ms in self.phase_ms:
             merged[name] = merged.get(name, 0.0) + ms
         return list(merged.items())
+
+    def write_op_graph(self, prog: ModuleOp) -> None:
+        """--view-op-graph: the module as DOT (forge.analysis.op_graph), to stderr or a file."""
+        path = self.args.view_op_graph_output
+        if not (self.args.view_op_graph or path):
+            return
+        from forge.analysis.op_graph import op_graph
+
+        dot = op_graph(prog, name=os.path.basename(self.get_input_name()))
+        if not path:
+            print(dot, file=self.err, end="")
+            return
+        try:  # chunks after the first (--split-input-file) append their digraph
+            with open(path, "a" if self.chunk_index > 0 else "w") as f:
+                f.write(dot)
+        except OSError as e:
+            raise ForgeOptError(f"cannot write op graph to '{path}': {e.strerror}") from None
 
     # ------------------------------------------------------------------ weights
 
