@@ -49,6 +49,12 @@ from xdsl.dialects.builtin import TensorType
 
 from dialects import npuir as N
 from dialects.torch_types import dtype_of, shape_of
+from forge.interpreter.lowered_functions import (
+    BINARY_OUT_FUNCTIONS,
+    COMPARE_FUNCTIONS,
+    UNARY_OUT_FUNCTIONS,
+    logical_or_bitwise,
+)
 
 from .emitter import CpuStep, Program, SegmentStep, TransferStep, ValueRef
 from .runtime import CompiledGraph
@@ -90,26 +96,9 @@ def _reference(step_kind: type[N.NpuirOp], p: N.Params, out_type: TensorType) ->
     return fn
 
 
-_UNARY_OUT: dict[str, Callable[..., Any]] = {
-    "neg": torch.neg,
-    "exp": torch.exp,
-    "log": torch.log,
-    "sqrt": torch.sqrt,
-    "rsqrt": torch.rsqrt,
-    "tanh": torch.tanh,
-    "sigmoid": torch.sigmoid,
-    "sin": torch.sin,
-    "cos": torch.cos,
-    "abs": torch.abs,
-    "erf": torch.erf,
-    "reciprocal": torch.reciprocal,
-    "not": torch.logical_not,
-}
-
-
 def _unary(kind: str) -> Callable[..., Any]:
-    if kind in _UNARY_OUT:
-        f = _UNARY_OUT[kind]
+    if kind in UNARY_OUT_FUNCTIONS:
+        f = UNARY_OUT_FUNCTIONS[kind]
         return lambda x, out: f(x, out=out)
     if kind == "relu":
         return lambda x, out: torch.clamp_min(x, 0, out=out)
@@ -140,26 +129,10 @@ def _binary(kind: str, dtype: torch.dtype) -> Callable[..., Any]:
     if kind == "div" and not dtype.is_floating_point:
         return lambda a, b, out: torch.div(a, b, rounding_mode="trunc", out=out)
     if kind in ("and", "or"):
-        f = {
-            ("and", True): torch.logical_and,
-            ("or", True): torch.logical_or,
-            ("and", False): torch.bitwise_and,
-            ("or", False): torch.bitwise_or,
-        }[(kind, dtype == torch.bool)]
+        f = logical_or_bitwise(kind, dtype)
     else:
-        f = {
-            "add": torch.add,
-            "sub": torch.sub,
-            "mul": torch.mul,
-            "div": torch.div,
-            "pow": torch.pow,
-            "max": torch.maximum,
-            "min": torch.minimum,
-        }[kind]
+        f = BINARY_OUT_FUNCTIONS[kind]
     return lambda a, b, out: f(a, b, out=out)
-
-
-_COMPARE_OUT = {"eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt, "ge": torch.ge}
 
 
 def _copy_into(out: torch.Tensor, src: torch.Tensor) -> None:
@@ -193,7 +166,7 @@ def cpu_kernel(step: CpuStep) -> CpuKernel:
             return reference
         return CpuKernel(_binary(p.get_str("kind"), out_dtype), True)
     if kind == "compare":
-        f = _COMPARE_OUT[p.get_str("kind")]
+        f = COMPARE_FUNCTIONS[p.get_str("kind")]
         return CpuKernel(lambda a, b, out: f(a, b, out=out), True)
     if kind == "select":
         return CpuKernel(lambda c, a, b, out: torch.where(c, a, b, out=out), True)

@@ -38,7 +38,10 @@ class MissingWeightError(KeyError):
 
 # ======================================================================== kind semantics
 
-_UNARY = {
+# Kinds whose torch function has an `out=` variant: the executor's allocation-free cpu kernels
+# call the same functions with `out=` (backends/nnfactory/executor.py), so both agree by
+# construction.
+UNARY_OUT_FUNCTIONS = {
     "neg": torch.neg,
     "exp": torch.exp,
     "log": torch.log,
@@ -46,16 +49,20 @@ _UNARY = {
     "rsqrt": torch.rsqrt,
     "tanh": torch.tanh,
     "sigmoid": torch.sigmoid,
-    "relu": torch.relu,
-    "gelu": F.gelu,
-    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
-    "silu": F.silu,
     "sin": torch.sin,
     "cos": torch.cos,
     "abs": torch.abs,
     "erf": torch.erf,
     "reciprocal": torch.reciprocal,
     "not": torch.logical_not,
+}
+
+_UNARY = {
+    **UNARY_OUT_FUNCTIONS,
+    "relu": torch.relu,
+    "gelu": F.gelu,
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "silu": F.silu,
 }
 
 
@@ -65,27 +72,35 @@ def _div(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.div(a, b, rounding_mode="trunc")
 
 
+def logical_or_bitwise(kind: str, dtype: torch.dtype):
+    """`and`/`or` are logical on booleans and bitwise on integers."""
+    boolean = dtype == torch.bool
+    if kind == "and":
+        return torch.logical_and if boolean else torch.bitwise_and
+    return torch.logical_or if boolean else torch.bitwise_or
+
+
 def _and(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return torch.logical_and(a, b) if a.dtype == torch.bool else torch.bitwise_and(a, b)
+    return logical_or_bitwise("and", a.dtype)(a, b)
 
 
 def _or(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return torch.logical_or(a, b) if a.dtype == torch.bool else torch.bitwise_or(a, b)
+    return logical_or_bitwise("or", a.dtype)(a, b)
 
 
-_BINARY = {
+BINARY_OUT_FUNCTIONS = {
     "add": torch.add,
     "sub": torch.sub,
     "mul": torch.mul,
-    "div": _div,
+    "div": torch.div,  # floating point; integer div truncates (`_div`)
     "pow": torch.pow,
     "max": torch.maximum,
     "min": torch.minimum,
-    "and": _and,
-    "or": _or,
 }
 
-_COMPARE = {"eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt, "ge": torch.ge}
+_BINARY = {**BINARY_OUT_FUNCTIONS, "div": _div, "and": _and, "or": _or}
+
+COMPARE_FUNCTIONS = {"eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt, "ge": torch.ge}
 
 
 def _reduce(x: torch.Tensor, kind: str, axes: tuple[int, ...], keep: bool) -> torch.Tensor:
@@ -166,7 +181,7 @@ def _compute(kind: str, p: N.Params, ins: Sequence[torch.Tensor], out: TensorTyp
     if kind == "binary":
         return _BINARY[p.get_str("kind")](ins[0], ins[1])
     if kind == "compare":
-        return _COMPARE[p.get_str("kind")](ins[0], ins[1])
+        return COMPARE_FUNCTIONS[p.get_str("kind")](ins[0], ins[1])
     if kind == "select":
         return torch.where(ins[0], ins[1], ins[2])
     if kind == "reduce":
