@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import math
 import re
 from pathlib import Path
@@ -11,27 +10,15 @@ import pytest
 import torch
 import torch.nn.functional as F
 from xdsl.dialects.builtin import ModuleOp, TensorType, f32, i64
-from xdsl.parser import Parser
-from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from dialects import aten
 from dialects.aten import Aten, AtenOp
-from forge.context import make_context
+from tests.dialects.ir_util import parse, show
 
 FILECHECK_DIR = Path(__file__).resolve().parents[2] / "filecheck" / "dialects" / "aten"
 ROUND_TRIP_RUN = "--print-op-generic | forge-opt"
-
-
-def parse(text: str) -> ModuleOp:
-    return Parser(make_context(), text).parse_module()
-
-
-def show(op, generic: bool = False) -> str:
-    out = io.StringIO()
-    Printer(stream=out, print_generic_format=generic).print_op(op)
-    return out.getvalue()
 
 
 def one_op(text: str) -> AtenOp:

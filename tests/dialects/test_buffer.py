@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import io
 
 import pytest
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr, TensorType, f32, i64
 from xdsl.ir import Block
-from xdsl.parser import Parser
-from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from dialects import buffer, npuir
@@ -24,21 +21,7 @@ from dialects.buffer import (
     value_device,
 )
 from dialects.npuir import Device
-from forge.context import make_context
-
-
-def t(*shape: int, elt=f32) -> TensorType:
-    return TensorType(elt, shape)
-
-
-def parse(text: str) -> ModuleOp:
-    return Parser(make_context(), text).parse_module()
-
-
-def show(op, generic: bool = False) -> str:
-    out = io.StringIO()
-    Printer(stream=out, print_generic_format=generic).print_op(op)
-    return out.getvalue()
+from tests.dialects.ir_util import t, parse, show
 
 
 PROGRAM = """

@@ -19,7 +19,6 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region
 from xdsl.parser import Parser
-from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.utils.exceptions import ParseError, VerifyException
@@ -39,22 +38,7 @@ from dialects.npuir import (
     tensor_bytes,
 )
 from forge.context import make_context
-
-
-def t(*shape: int, elt=f32) -> TensorType:
-    return TensorType(elt, shape)
-
-
-def parse(text: str) -> ModuleOp:
-    return Parser(make_context(), text).parse_module()
-
-
-def show(op, generic: bool = False) -> str:
-    import io
-
-    out = io.StringIO()
-    Printer(stream=out, print_generic_format=generic).print_op(op)
-    return out.getvalue()
+from tests.dialects.ir_util import t, parse, show
 
 
 PROGRAM = """
