@@ -14,14 +14,11 @@ from __future__ import annotations
 import functools
 import importlib
 import math
-import re
 from pathlib import Path
 
 import pytest
 import torch
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
 
 from dialects import aten
 from dialects.torch_types import dtype_of, shape_of
@@ -38,6 +35,7 @@ from forge.transforms.fuse_attention import (
     fuse_attention,
     fused_count,
 )
+from tests.transforms.filecheck_cases import filecheck_case, filecheck_functions
 from tests.conftest import SEQ_LEN, imported_small_model
 
 FILECHECK = Path(__file__).parents[2] / "filecheck" / "transforms" / "fuse-attention.mlir"
@@ -49,29 +47,6 @@ def _count(module: ModuleOp, *classes: type) -> int:
 
 
 # --- the FileCheck cases, checked for semantics and for the reason of every non-fusion ---------
-
-
-@functools.cache
-def _filecheck_module_text() -> str:
-    return FILECHECK.read_text()
-
-
-def _filecheck_functions() -> list[str]:
-    return re.findall(r"^func\.func @(\w+)", _filecheck_module_text(), flags=re.MULTILINE)
-
-
-def _single_function_module(name: str) -> ModuleOp:
-    """The FileCheck case `name` alone, renamed `forward` (what the interpreter helpers call)."""
-    module = Parser(make_context(), _filecheck_module_text()).parse_module()
-    for op in list(module.ops):
-        assert isinstance(op, func.FuncOp)
-        if op.sym_name.data != name:
-            op.detach()
-            op.erase()
-    (function,) = module.ops
-    assert isinstance(function, func.FuncOp)
-    function.sym_name = type(function.sym_name)("forward")
-    return module
 
 
 def _random_inputs(module: ModuleOp, seed: int = 0) -> list[torch.Tensor]:
@@ -115,15 +90,15 @@ RANDOM_CASES = {"neg_active_dropout"}
 
 
 def test_filecheck_file_has_the_expected_cases():
-    names = _filecheck_functions()
+    names = filecheck_functions(FILECHECK)
     assert len(names) == len(set(names))
     assert {n for n in names if n.startswith("neg_")} == set(NEGATIVE_REASONS)
     assert len([n for n in names if not n.startswith("neg_")]) >= 15
 
 
-@pytest.mark.parametrize("name", _filecheck_functions())
+@pytest.mark.parametrize("name", filecheck_functions(FILECHECK))
 def test_filecheck_case(name: str):
-    before = _single_function_module(name)
+    before = filecheck_case(FILECHECK, name)
     after = before.clone()
     stats = PatternStats(explain=FuseAttentionPattern.__name__)
     with collect_pattern_stats(stats):

@@ -11,16 +11,12 @@
 
 from __future__ import annotations
 
-import functools
-import re
 from pathlib import Path
 
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
 
 from dialects import aten
 from dialects.torch_types import dtype_of, shape_of
@@ -32,6 +28,7 @@ from forge.testing.strategies import ALL_MOTIFS, PASS_MOTIFS, motif
 from forge.transforms import PASSES
 from forge.transforms.fuse_ops import FuseOpsPass
 from forge.weights import WeightStore, attach_weights
+from tests.transforms.filecheck_cases import filecheck_case, filecheck_functions
 from tests.conftest import ZOO_CASES, imported_small_model
 
 FILECHECK = Path(__file__).parents[2] / "filecheck" / "transforms" / "fuse-ops.mlir"
@@ -54,26 +51,11 @@ def _activations(module: ModuleOp) -> list[str]:
 # --- the FileCheck cases -------------------------------------------------------------------------
 
 
-@functools.cache
-def _filecheck_text() -> str:
-    return FILECHECK.read_text()
-
-
-def _filecheck_functions() -> list[str]:
-    return re.findall(r"^func\.func @(\w+)", _filecheck_text(), flags=re.MULTILINE)
-
-
 def _case(name: str, seed: int = 0) -> tuple[ModuleOp, WeightStore, list[torch.Tensor]]:
     """FileCheck case `name` alone (renamed `forward`), random weights for its `aten.weight`s and
     random inputs."""
-    module = Parser(make_context(), _filecheck_text()).parse_module()
-    for op in list(module.ops):
-        if op.sym_name.data != name:
-            op.detach()
-            op.erase()
+    module = filecheck_case(FILECHECK, name)
     (function,) = module.ops
-    assert isinstance(function, func.FuncOp)
-    function.sym_name = type(function.sym_name)("forward")
     gen = torch.Generator().manual_seed(seed)
     store = WeightStore()
     for op in _ops(module, aten.WeightOp):
@@ -111,12 +93,12 @@ POSITIVE = {
 
 
 def test_filecheck_file_has_the_expected_cases():
-    names = _filecheck_functions()
+    names = filecheck_functions(FILECHECK)
     assert len(names) == len(set(names))
     assert set(names) == set(NEGATIVE_REASONS) | set(POSITIVE)
 
 
-@pytest.mark.parametrize("name", _filecheck_functions())
+@pytest.mark.parametrize("name", filecheck_functions(FILECHECK))
 def test_filecheck_case(name: str):
     before, store, _ = _case(name)
     after = before.clone()

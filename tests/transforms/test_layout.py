@@ -38,6 +38,7 @@ from forge.transforms import DEFAULT_PIPELINE, PASSES
 from forge.transforms.fuse_ops import FuseOpsPass
 from forge.transforms.layout import LayoutPass, permutation
 from forge.weights import WeightStore, attach_weights, weights_of
+from tests.transforms.filecheck_cases import filecheck_case, filecheck_functions
 from tests.conftest import ZOO_CASES, imported_small_model
 
 FILECHECK = Path(__file__).parents[2] / "filecheck" / "transforms" / "layout.mlir"
@@ -103,27 +104,6 @@ def _random_inputs(module: ModuleOp, seed: int = 0) -> list[torch.Tensor]:
 # --- the FileCheck cases -------------------------------------------------------------------------
 
 
-@functools.cache
-def _filecheck_text() -> str:
-    return FILECHECK.read_text()
-
-
-def _filecheck_functions() -> list[str]:
-    return re.findall(r"^func\.func @(\w+)", _filecheck_text(), flags=re.MULTILINE)
-
-
-def _case(name: str) -> ModuleOp:
-    module = _parse(_filecheck_text())
-    for op in list(module.ops):
-        if op.sym_name.data != name:
-            op.detach()
-            op.erase()
-    (function,) = module.ops
-    assert isinstance(function, func.FuncOp)
-    function.sym_name = type(function.sym_name)("forward")
-    return module
-
-
 # Cases the pass must decline: (pattern, fragment of its explain-pattern reason).
 DECLINED = {
     "transpose_not_last_two": ("TransposeIntoMatmul", "no operand is a transpose of its last two dims"),
@@ -134,14 +114,14 @@ DECLINED = {
 
 
 def test_filecheck_file_has_negative_cases():
-    names = _filecheck_functions()
+    names = filecheck_functions(FILECHECK)
     assert len(names) == len(set(names)) and len(names) >= 15
     assert set(DECLINED) <= set(names)
 
 
-@pytest.mark.parametrize("name", _filecheck_functions())
+@pytest.mark.parametrize("name", filecheck_functions(FILECHECK))
 def test_filecheck_case(name: str):
-    before = _case(name)
+    before = filecheck_case(FILECHECK, name)
     after = before.clone()  # no store attached, as in forge-opt
     pattern = DECLINED.get(name, (None, ""))[0]
     with collect_pattern_stats(PatternStats(explain=pattern)) as stats:
