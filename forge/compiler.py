@@ -170,6 +170,7 @@ def compile(  # noqa: A001 - mirrors torch.compile
     name: str | None = None,
     keep_stages: bool = False,
     progress: Progress | None = None,
+    lowering: Sequence[str] | str | None = None,
 ) -> CompiledModel:
     """Compile `model` for the static shapes of `example_args`; see the module docstring."""
     model, example_args = _cast(model, example_args, dtype)
@@ -180,11 +181,13 @@ def compile(  # noqa: A001 - mirrors torch.compile
         return _compile_imported(
             model, example_args, imported, times, pipeline=pipeline, disable=disable, device=device,
             runtime=runtime, check=check, name=name, keep_stages=keep_stages, progress=progress,
+            lowering=lowering,
         )
 
 
-def _compile_imported(model, example_args, imported, times, *, pipeline, disable, device, runtime, check, name, keep_stages, progress) -> CompiledModel:
-    """Everything after import: passes, lowering, emission, device compile, report."""
+def _compile_imported(model, example_args, imported, times, *, pipeline, disable, device, runtime, check, name, keep_stages, progress, lowering=None) -> CompiledModel:
+    """Everything after import: passes, lowering (`lowering` overrides the aten → npuir →
+    schedule part, e.g. with affinity options), emission, device compile, report."""
     module = imported.module
     attach_weights(module, imported.weights)
     ops_imported = _count_body_ops(module)
@@ -195,7 +198,7 @@ def _compile_imported(model, example_args, imported, times, *, pipeline, disable
     stages: dict[str, str] = {}
     if keep_stages:
         stages["aten"] = str(module)
-    _timed("lowering to npuir", times, "lower_ms", progress, lambda: run_passes(module, LOWERING_PIPELINE[:2]))
+    _timed("lowering to npuir", times, "lower_ms", progress, lambda: run_passes(module, lowering if lowering is not None else LOWERING_PIPELINE[:2]))
     if keep_stages:
         stages["npuir"] = str(module)
     _timed("memory planning", times, "lower_ms", progress, lambda: run_passes(module, LOWERING_PIPELINE[2:]))

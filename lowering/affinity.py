@@ -60,7 +60,8 @@ NPU_ELEMENTS = frozenset({Float32Type(), Float16Type(), BFloat16Type(), IntegerT
 """Element types the NPU computes with (i1 for masks and comparison results)."""
 
 NORM_KINDS = frozenset({"layer_norm", "rms_norm"})
-NORM_ATEN_OPS = frozenset({"aten.layer_norm", "aten.native_layer_norm", "aten.rms_norm"})
+NORM_ATEN_OPS = frozenset({"aten.layer_norm", "aten.native_layer_norm", "aten.rms_norm", "aten.add_layer_norm"})
+"""The final norm `pin_final_norm` pins may have absorbed its residual add (`fuse-ops`)."""
 
 
 class NoDeviceError(Exception):

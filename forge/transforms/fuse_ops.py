@@ -33,7 +33,7 @@ Every legality check that fails records its reason (`forge-opt --explain-pattern
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, get_args
 
@@ -797,23 +797,53 @@ class PatternsByRoot(RewritePattern):
     candidates up by op class makes a sweep ≈ 3x cheaper (the walk itself is the floor).
     """
 
-    def __init__(self, patterns: Sequence[RewritePattern]):
+    def __init__(self, patterns: Sequence[RewritePattern], admit: Callable[[Operation], bool] | None = None):
         self.patterns = list(patterns)
+        self.admit = admit
         self.by_root: dict[type[Operation], list[RewritePattern]] = {}
         for pattern in self.patterns:
             for root in getattr(pattern, "ROOTS"):
                 self.by_root.setdefault(root, []).append(pattern)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        for pattern in self.by_root.get(type(op), ()):
+        candidates = self.by_root.get(type(op), ())
+        if candidates and self.admit is not None and not self.admit(op):
+            return
+        for pattern in candidates:
             pattern.match_and_rewrite(op, rewriter)
             if rewriter.has_done_action:
                 return
 
 
-def sweep(module: ModuleOp, patterns: Sequence[RewritePattern]) -> None:
-    """One forward walk over `module` offering each op to `patterns` (no re-visits, no DCE)."""
-    PatternRewriteWalker(PatternsByRoot(patterns), apply_recursively=False).rewrite_module(module)
+def sweep(module: ModuleOp, patterns: Sequence[RewritePattern],
+          admit: Callable[[Operation], bool] | None = None) -> None:
+    """One forward walk over `module` offering each op to `patterns` (no re-visits, no DCE);
+    with `admit`, only the ops it accepts are offered."""
+    PatternRewriteWalker(PatternsByRoot(patterns, admit), apply_recursively=False).rewrite_module(module)
+
+
+def _result_elements(op: Operation) -> int:
+    ty = op.results[0].type if op.results else None
+    return math.prod(ty.get_shape()) if isinstance(ty, TensorType) else 0
+
+
+def aggressiveness_threshold(module: ModuleOp, roots: Iterable[type[Operation]], alpha: float) -> float:
+    """The smallest result (in elements) a fusion site needs at aggressiveness `alpha`.
+
+    Sites are the ops whose type roots an enabled pattern; a site's modelled gain grows with the
+    size of the tensor it writes (the intermediates a fusion removes are that big). The sites are
+    ranked by that size and the top ceil(alpha * n) are taken: the threshold is the size of the
+    last one taken (ties are all taken). alpha = 0: no site (inf); alpha = 1: every site (0).
+    """
+    if alpha <= 0:
+        return math.inf
+    if alpha >= 1:
+        return 0.0
+    root_types = tuple(roots)
+    sizes = sorted((_result_elements(op) for op in module.walk() if isinstance(op, root_types)), reverse=True)
+    if not sizes:
+        return 0.0
+    return float(sizes[max(1, math.ceil(alpha * len(sizes))) - 1])
 
 
 @dataclass(frozen=True)
@@ -828,14 +858,48 @@ class FuseOpsPass(ModulePass):
     residual_norm: bool = True
     """Fuse a residual add into the LayerNorm that follows it (`aten.add_layer_norm`)."""
 
+    epilogues: bool = True
+    """Fuse a bias add and an activation into the linear that produces them."""
+
+    gelu: bool = True
+    """Recognise written-out GELU polynomials (fused into their linear when legal)."""
+
+    gated_mlp: bool = True
+    """Fuse act(x·Wg) * (x·Wu) into `aten.gated_mlp` (SwiGLU / GeGLU)."""
+
+    rms_norm: bool = True
+    """Fuse written-out RMSNorms into `aten.rms_norm`."""
+
+    aggressiveness: float = 1.0
+    """alpha in [0, 1]: fuse only the largest ceil(alpha * n) of the n candidate sites (ops that
+    root an enabled pattern), ranked by the size of the tensor they write (see
+    `aggressiveness_threshold`). 1 fuses every match, 0 none."""
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.aggressiveness <= 1.0:
+            raise ValueError(f"fuse-ops aggressiveness {self.aggressiveness} is not in [0, 1]")
+
     def patterns(self) -> list[RewritePattern]:
         patterns: list[RewritePattern] = []
         if self.canonicalize_linear:
             patterns.append(LinearToFusedLinear())
-        patterns += [FuseBiasAdd(), FuseActivation(), GatedMlp(), RmsNormFusion(), GeluPolynomial()]
+        if self.epilogues:
+            patterns += [FuseBiasAdd(), FuseActivation()]
+        if self.gated_mlp:
+            patterns.append(GatedMlp())
+        if self.rms_norm:
+            patterns.append(RmsNormFusion())
+        if self.gelu:
+            patterns.append(GeluPolynomial())
         if self.residual_norm:
             patterns.append(AddLayerNorm())
         return patterns
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        sweep(op, self.patterns())
+        patterns = self.patterns()
+        if self.aggressiveness >= 1.0:
+            sweep(op, patterns)
+            return
+        roots = {root for pattern in patterns for root in getattr(pattern, "ROOTS")}
+        threshold = aggressiveness_threshold(op, roots, self.aggressiveness)
+        sweep(op, patterns, admit=lambda site: _result_elements(site) >= threshold)

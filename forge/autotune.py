@@ -1,0 +1,325 @@
+"""The autotuner: pick a pass configuration by the cost model alone (no hardware run).
+
+A configuration (`TuningConfig`) is a set of real pass options:
+
+- which fusions: `fuse-attention` on/off, and the `fuse-ops` families (linear canonicalization,
+  bias/activation epilogues, GELU recognition, gated MLP, RMSNorm, residual add + LayerNorm);
+- fusion aggressiveness alpha (`fuse-ops{aggressiveness=...}`: the largest ceil(alpha*n) of the n
+  candidate sites, ranked by the size of the tensor they write; see `forge/transforms/fuse_ops.py`);
+- `layout` on/off;
+- affinity knobs of `lower-aten-to-npuir`: `cpu-ops=gather` (embeddings on the host) and
+  `pin-final-norm`.
+
+`search_space()` has 48 of them: the default, layout off, no fusion, each fusion family off alone,
+alpha in {0.25, 0.5, 0.75} (12 aten-level variants), each under the 4 affinity settings.
+
+How 48 configurations are scored without 48 pipelines (each ≈ 65 ms on GPT-2 12L):
+
+1. `dce,cse,fold` run once; every variant starts from a clone of that module.
+2. Variants that cannot differ are scored once: a fusion family that never fires in the all-on
+   run changes nothing when it is disabled, and two variants whose optimized aten modules are
+   structurally identical (`_fingerprint`) share one lowering.
+3. Affinity knobs are not re-lowered: the cost model is additive over ops and over cross-device
+   edges (`forge.analysis.cost_model`), so one npu-first lowering gives a `CostTable` with every op
+   costed on both devices, and each affinity setting re-derives the devices with the same
+   `AffinityPolicy` the lowering uses (kind and types of each npuir op; the final norm is the
+   last norm op and the ops lowered with it) and re-sums.
+
+So the tuner's score of a configuration is, by construction, the cost model's score of that
+configuration compiled for real (`score_compiled`); `tests/test_autotune.py` checks the equality.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+
+from forge.analysis.cost_model import CostReport, CostTable, estimate
+from forge.compiler import run_passes
+from forge.weights import WeightStore, attach_weights, weights_of
+from lowering.affinity import NORM_KINDS, AffinityPolicy
+
+PREFIX = "dce,cse,fold"
+FUSE_OPS_FAMILIES = ("canonicalize_linear", "epilogues", "gelu", "gated_mlp", "rms_norm", "residual_norm")
+"""`FuseOpsPass` options that switch a fusion family on or off."""
+ALPHAS = (0.25, 0.5, 0.75)
+
+
+@dataclass(frozen=True)
+class TuningConfig:
+    attention: bool = True
+    fuse_ops: frozenset[str] = frozenset(FUSE_OPS_FAMILIES)
+    alpha: float = 1.0
+    layout: bool = True
+    cpu_gather: bool = False
+    pin_final_norm: bool = False
+
+    def aten_key(self) -> tuple[Any, ...]:
+        """What decides the optimized aten module (everything but the affinity knobs)."""
+        return (self.attention, self.fuse_ops, self.alpha, self.layout)
+
+    def fuse_ops_spec(self) -> str:
+        options = [f"{f.replace('_', '-')}=false" for f in FUSE_OPS_FAMILIES if f not in self.fuse_ops]
+        if self.alpha != 1.0:
+            options.append(f"aggressiveness={self.alpha}")
+        return "fuse-ops" + ("{" + " ".join(options) + "}" if options else "")
+
+    def aten_passes(self) -> str:
+        """The passes after the shared prefix."""
+        passes = ["fuse-attention"] if self.attention else []
+        passes.append(self.fuse_ops_spec())
+        if self.layout:
+            passes.append("layout")
+        return ",".join([*passes, "dce", "cse"])
+
+    def pipeline(self) -> str:
+        """The optimization pipeline (`forge.compile(pipeline=...)`)."""
+        return f"{PREFIX},{self.aten_passes()}"
+
+    def lowering_spec(self) -> str:
+        options = (["cpu-ops=gather"] if self.cpu_gather else []) + (["pin-final-norm=true"] if self.pin_final_norm else [])
+        return "lower-aten-to-npuir" + ("{" + " ".join(options) + "}" if options else "")
+
+    def lowering(self) -> str:
+        """The lowering pipeline (`forge.compile(lowering=...)`)."""
+        return f"{self.lowering_spec()},schedule-device-affinity"
+
+    def policy(self) -> AffinityPolicy:
+        return AffinityPolicy.of("npu-first", ("gather",) if self.cpu_gather else (), self.pin_final_norm)
+
+    def label(self) -> str:
+        parts = []
+        if not self.attention:
+            parts.append("no fuse-attention")
+        off = [f for f in FUSE_OPS_FAMILIES if f not in self.fuse_ops]
+        if len(off) == len(FUSE_OPS_FAMILIES):
+            parts.append("no fuse-ops")
+        elif off:
+            parts.append("fuse-ops without " + "/".join(off))
+        if self.alpha != 1.0:
+            parts.append(f"alpha={self.alpha:g}")
+        if not self.layout:
+            parts.append("no layout")
+        if self.cpu_gather:
+            parts.append("gather on cpu")
+        if self.pin_final_norm:
+            parts.append("final norm on cpu")
+        return ", ".join(parts) or "default"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"attention": self.attention, "fuse_ops": sorted(self.fuse_ops), "alpha": self.alpha,
+                "layout": self.layout, "cpu_gather": self.cpu_gather, "pin_final_norm": self.pin_final_norm,
+                "pipeline": self.pipeline(), "lowering": self.lowering()}
+
+
+DEFAULT = TuningConfig()
+NO_FUSION = TuningConfig(attention=False, fuse_ops=frozenset(), alpha=0.0)
+
+
+def aten_variants() -> list[TuningConfig]:
+    variants = [DEFAULT, replace(DEFAULT, layout=False), NO_FUSION, replace(DEFAULT, attention=False)]
+    variants += [replace(DEFAULT, fuse_ops=DEFAULT.fuse_ops - {f}) for f in FUSE_OPS_FAMILIES if f != "canonicalize_linear"]
+    variants += [replace(DEFAULT, alpha=a) for a in ALPHAS]
+    return variants
+
+
+def search_space() -> list[TuningConfig]:
+    """48 configurations: 12 aten-level variants x 4 affinity settings, the default first."""
+    return [replace(v, cpu_gather=g, pin_final_norm=p) for v in aten_variants()
+            for g in (False, True) for p in (False, True)]
+
+
+# --- scoring ---------------------------------------------------------------------------------------
+
+
+def final_norm_rows(table: CostTable) -> set[int]:
+    """Rows lowered from the function's last norm: the last norm op and the contiguous ops
+    before it that the lowering emitted for the same aten op (same location object, e.g. the
+    residual add of `add_layer_norm`). Needs the table of an unscheduled lowering."""
+    rows = table.rows
+    last = next((i for i in range(len(rows) - 1, -1, -1) if rows[i].kind in NORM_KINDS), None)
+    if last is None:
+        return set()
+    loc = rows[last].op.location
+    pinned = {last}
+    i = last - 1
+    while i >= 0 and rows[i].op.location is loc and any(p in pinned for p in _users_of(rows, i, last)):
+        pinned.add(i)
+        i -= 1
+    return pinned
+
+
+def _users_of(rows, i: int, upto: int) -> list[int]:
+    return [j for j in range(i + 1, upto + 1) if i in rows[j].producers]
+
+
+def placement(table: CostTable, policy: AffinityPolicy) -> list[str]:
+    """The device of every row under `policy`, as `lower-aten-to-npuir` would choose it (pins by
+    npuir kind only: aten-name pins are not visible in npuir)."""
+    pinned = final_norm_rows(table) if policy.pin_final_norm else set()
+    devices = []
+    for i, row in enumerate(table.rows):
+        op = row.op
+        device = policy.device(row.kind, [o.type for o in op.operands], op.results[0].type, pinned=i in pinned)
+        devices.append(device.value)
+    return devices
+
+
+def _fingerprint(module: ModuleOp) -> tuple[Any, ...]:
+    """The structure of a module: op names, properties, result types and operand wiring."""
+    number: dict[Any, int] = {}
+    items = []
+    for op in module.walk():
+        for r in op.results:
+            number[r] = len(number)
+        items.append((op.name, tuple(op.properties.items()), tuple(r.type for r in op.results),
+                      tuple(number.get(o, -1) for o in op.operands)))
+    return tuple(items)
+
+
+def _fired(records) -> dict[str, int]:
+    fired: dict[str, int] = {}
+    for r in records:
+        for k, v in r.fired.items():
+            fired[k] = fired.get(k, 0) + v
+    return fired
+
+
+FAMILY_PATTERNS = {
+    "canonicalize_linear": ("LinearToFusedLinear",),
+    "epilogues": ("FuseBiasAdd", "FuseActivation"),
+    "gelu": ("GeluPolynomial",),
+    "gated_mlp": ("GatedMlp",),
+    "rms_norm": ("RmsNormFusion",),
+    "residual_norm": ("AddLayerNorm",),
+}
+
+
+@dataclass
+class Scored:
+    config: TuningConfig
+    cost: CostReport
+
+    @property
+    def total_us(self) -> float:
+        return self.cost.total_us
+
+
+@dataclass
+class TuningReport:
+    scored: list[Scored]
+    default: Scored
+    best: Scored
+    elapsed_ms: float
+    prefix_ms: float
+    lowerings: int
+    """Optimized aten modules actually lowered (the rest were shared)."""
+    pipelines: int
+    """Aten pass pipelines actually run."""
+    verification: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def gain(self) -> float:
+        """cost(default) / cost(chosen): > 1 when the chosen configuration is better."""
+        return self.default.total_us / self.best.total_us
+
+    def top(self, n: int = 5) -> list[Scored]:
+        return sorted(self.scored, key=lambda s: s.total_us)[:n]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "configs": len(self.scored),
+            "elapsed_ms": round(self.elapsed_ms, 1),
+            "prefix_ms": round(self.prefix_ms, 1),
+            "pipelines_run": self.pipelines,
+            "lowerings": self.lowerings,
+            "default_us": round(self.default.total_us, 1),
+            "chosen": {"label": self.best.config.label(), **self.best.config.as_dict()},
+            "chosen_us": round(self.best.total_us, 1),
+            "gain_over_default": round(self.gain, 4),
+            "top": [{"label": s.config.label(), "us": round(s.total_us, 1)} for s in self.top()],
+            **({"verification": self.verification} if self.verification else {}),
+        }
+
+    def format(self) -> str:
+        lines = [
+            f"autotune: {len(self.scored)} configurations scored by the cost model in {self.elapsed_ms:.0f} ms "
+            f"({self.pipelines} pass pipelines, {self.lowerings} lowerings; shared dce/cse/fold {self.prefix_ms:.0f} ms)",
+            f"  default: {self.default.total_us:10.1f} µs",
+            f"  chosen:  {self.best.total_us:10.1f} µs  ({self.best.config.label()}); "
+            f"gain over default x{self.gain:.3f}",
+            "  top configurations:",
+        ]
+        lines += [f"    {s.total_us:10.1f} µs  {s.config.label()}" for s in self.top()]
+        return "\n".join(lines)
+
+
+def tune(module: ModuleOp, weights: WeightStore | None = None, configs: Sequence[TuningConfig] | None = None) -> TuningReport:
+    """Score `configs` (default `search_space()`) on an imported aten module (left unchanged)."""
+    start = time.perf_counter()
+    configs = list(configs) if configs is not None else search_space()
+    store = weights if weights is not None else weights_of(module)
+    base = _clone(module, store)
+    run_passes(base, PREFIX)
+    prefix_ms = (time.perf_counter() - start) * 1e3
+
+    all_on = TuningConfig()
+    fired = None
+    tables: dict[tuple[Any, ...], CostTable] = {}
+    by_fingerprint: dict[tuple[Any, ...], CostTable] = {}
+    pipelines = 0
+    scored = []
+    for config in sorted(configs, key=lambda c: c.aten_key() != all_on.aten_key()):
+        key = _effective(config, fired).aten_key()
+        table = tables.get(key)
+        if table is None:
+            variant = _clone(base, store)
+            records = run_passes(variant, config.aten_passes())
+            pipelines += 1
+            if config.aten_key() == all_on.aten_key():
+                fired = _fired(records)
+            fingerprint = _fingerprint(variant)
+            table = by_fingerprint.get(fingerprint)
+            if table is None:
+                run_passes(variant, "lower-aten-to-npuir")
+                table = by_fingerprint[fingerprint] = CostTable(variant)
+            tables[key] = table
+        scored.append(Scored(config, table.score(placement(table, config.policy()))))
+    order = {c: i for i, c in enumerate(configs)}
+    scored.sort(key=lambda s: order[s.config])
+    default = next((s for s in scored if s.config == DEFAULT), scored[0])
+    best = min(scored, key=lambda s: (s.total_us, order[s.config]))
+    elapsed = (time.perf_counter() - start) * 1e3
+    return TuningReport(scored, default, best, elapsed, prefix_ms, len(by_fingerprint), pipelines)
+
+
+def _effective(config: TuningConfig, fired: dict[str, int] | None) -> TuningConfig:
+    """`config` with the families that never fired in the all-on run switched on: disabling a
+    pattern that matches nothing changes nothing. Only when fuse-ops sees the same module as in
+    that run (fuse-attention on) and takes every match (alpha = 1: with alpha < 1 the enabled
+    patterns' roots decide the ranking of sites)."""
+    if fired is None or not config.attention or config.alpha != 1.0:
+        return config
+    idle = {f for f, patterns in FAMILY_PATTERNS.items() if not any(fired.get(p, 0) for p in patterns)}
+    return replace(config, fuse_ops=config.fuse_ops | idle)
+
+
+def _clone(module: ModuleOp, store: WeightStore | None) -> ModuleOp:
+    copy = module.clone()
+    if store is not None:
+        attach_weights(copy, store)
+    return copy
+
+
+def score_compiled(module: ModuleOp, config: TuningConfig, weights: WeightStore | None = None) -> CostReport:
+    """The cost model's score of `config` compiled for real: the full optimization pipeline and
+    lowering (with scheduling) on a clone of the imported `module`."""
+    variant = _clone(module, weights if weights is not None else weights_of(module))
+    run_passes(variant, config.pipeline())
+    run_passes(variant, config.lowering())
+    return estimate(variant)
+
