@@ -45,6 +45,10 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument("--emit", choices=EMIT_STAGES, help="write the IR of a stage (or the NNFactory program)")
             p.add_argument("-o", "--output", type=Path, help="where --emit writes (default: stdout; a file for nnfactory-py)")
             p.add_argument("--save", type=Path, metavar="DIR", help="save the compiled model (forge.load reads it)")
+            p.add_argument(
+                "--plot-memory", type=Path, metavar="FILE",
+                help="draw the memory plan (buffers x schedule steps, live ranges, device segments) to FILE (.png)",
+            )
         else:
             p.add_argument("--iterations", type=int, default=50, help="timed runs after warm-up")
     sub.add_parser("models", help="list the zoo models")
@@ -149,6 +153,27 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         args.report.write_text(json.dumps(compiled.report, indent=2))
     if args.save:
         compiled.save(args.save)
+    if args.plot_memory:
+        return _plot_memory(args.plot_memory, compiled)
+    return 0
+
+
+def _plot_memory(path: Path, compiled) -> int:
+    """--plot-memory: draw the buffer IR's plan (forge.analysis.memory_plot)."""
+    from forge.analysis.memory_plot import PlotError, format_bytes, plot_memory
+
+    try:
+        plan = plot_memory(compiled.buffer_module, path, title=compiled.report["model"])
+    except PlotError as err:
+        print(f"forge: error: {err}", file=sys.stderr)
+        return 1
+    sys.stdout.flush()  # after the report, also when both streams go to one pipe
+    print(
+        f"wrote memory plot {path}: {len(plan.bars)} values in {len(plan.buffers)} buffers over "
+        f"{plan.steps} steps, peak {format_bytes(plan.peak_bytes_planned)} planned "
+        f"({format_bytes(plan.peak_bytes_naive)} naive)",
+        file=sys.stderr,
+    )
     return 0
 
 
