@@ -323,3 +323,48 @@ def score_compiled(module: ModuleOp, config: TuningConfig, weights: WeightStore 
     run_passes(variant, config.lowering())
     return estimate(variant)
 
+
+
+# --- compile with the chosen configuration ---------------------------------------------------------
+
+PARITY_MAX_ABS = 2.1e-5
+"""Parity bound of the backend tests (fp32, the reference compiler's published fidelity)."""
+PARITY_MAX_KL = 8.4e-9
+
+
+def tune_model(model, example_args) -> TuningReport:
+    """Import `model` once and tune on it (GC paused, as `forge.compile` does)."""
+    import gc
+
+    from forge.frontend.fx_importer import import_module
+
+    imported = import_module(model.eval(), tuple(example_args))
+    attach_weights(imported.module, imported.weights)
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+    try:
+        return tune(imported.module, imported.weights)
+    finally:
+        gc.unfreeze()
+        if was_enabled:
+            gc.enable()
+
+
+def compile_tuned(model, example_args, **compile_options):
+    """Tune, compile `model` with the chosen configuration and verify it against eager PyTorch.
+
+    Returns (CompiledModel, TuningReport); the tuner's report is also `compiled.report["autotune"]`,
+    with `verification` = parity and whether it is within the backend's bounds.
+    """
+    from forge.compiler import compile as forge_compile
+
+    report = tune_model(model, example_args)
+    chosen = report.best.config
+    compiled = forge_compile(model, example_args, pipeline=chosen.pipeline(), lowering=chosen.lowering(),
+                             check=True, **compile_options)
+    parity = compiled.report["parity"]
+    report.verification = {**parity, "ok": parity["max_abs"] <= PARITY_MAX_ABS and parity["kl"] <= PARITY_MAX_KL}
+    compiled.report["autotune"] = report.as_dict()
+    return compiled, report

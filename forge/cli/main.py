@@ -46,6 +46,10 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument("-o", "--output", type=Path, help="where --emit writes (default: stdout; a file for nnfactory-py)")
             p.add_argument("--save", type=Path, metavar="DIR", help="save the compiled model (forge.load reads it)")
             p.add_argument(
+                "--autotune", action="store_true",
+                help="choose the pass configuration by the cost model (forge.autotune), then verify parity",
+            )
+            p.add_argument(
                 "--plot-memory", type=Path, metavar="FILE",
                 help="draw the memory plan (buffers x schedule steps, live ranges, device segments) to FILE (.png)",
             )
@@ -82,6 +86,8 @@ def _compile(args: argparse.Namespace, *, keep_stages: bool = False):
 
     model, inputs = _build(args)
     label = f"{args.model}{'-small' if args.small else ''}" + (f" {args.layers}L" if args.layers else "") + f" ({args.attn})"
+    if getattr(args, "autotune", False):
+        return model, inputs, _compile_tuned(args, model, inputs, label)
     compiled = compiler.compile(
         model,
         inputs,
@@ -95,6 +101,20 @@ def _compile(args: argparse.Namespace, *, keep_stages: bool = False):
         progress=_progress(args.quiet),
     )
     return model, inputs, compiled
+
+
+def _compile_tuned(args: argparse.Namespace, model, inputs, label: str):
+    """--autotune: the tuner picks pipeline and lowering options; parity is always checked."""
+    from forge.autotune import compile_tuned
+    from forge.compiler import CompileError
+
+    if args.pipeline or args.disable:
+        raise CompileError("--autotune chooses the pipeline itself; drop --pipeline/--disable")
+    compiled, _ = compile_tuned(
+        model, inputs, device=args.device, runtime=args.runtime, name=label, keep_stages=args.emit in ("aten", "npuir", "buffer"),
+        progress=_progress(args.quiet),
+    )
+    return compiled
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -149,6 +169,11 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     if args.emit:
         _emit_stage(args, compiled)
     print(format_report(compiled.report), file=sys.stderr if args.emit and not args.output else sys.stdout)
+    if "autotune" in compiled.report:
+        _print_autotune(compiled.report["autotune"], file=sys.stderr if args.emit and not args.output else sys.stdout)
+        if not compiled.report["autotune"]["verification"]["ok"]:
+            print("forge: error: the tuned configuration does not match eager PyTorch within the parity bounds", file=sys.stderr)
+            return 1
     if args.report:
         args.report.write_text(json.dumps(compiled.report, indent=2))
     if args.save:
@@ -175,6 +200,21 @@ def _plot_memory(path: Path, compiled) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _print_autotune(tuned: dict[str, Any], file) -> None:
+    print(
+        f"\nautotune: {tuned['configs']} configurations scored by the cost model in {tuned['elapsed_ms']:.0f} ms "
+        f"({tuned['pipelines_run']} pass pipelines, {tuned['lowerings']} lowerings)\n"
+        f"  chosen: {tuned['chosen']['label']}: {tuned['chosen_us']:.1f} µs vs default {tuned['default_us']:.1f} µs "
+        f"(gain x{tuned['gain_over_default']:.3f})\n"
+        f"  pipeline: {tuned['chosen']['pipeline']}\n  lowering: {tuned['chosen']['lowering']}\n  top:",
+        file=file,
+    )
+    for row in tuned["top"]:
+        print(f"    {row['us']:10.1f} µs  {row['label']}", file=file)
+    v = tuned["verification"]
+    print(f"  verified on the runtime: max |diff| {v['max_abs']:.3e}, mean KL {v['kl']:.3e} ({'ok' if v['ok'] else 'FAILED'})", file=file)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
