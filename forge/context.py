@@ -61,9 +61,35 @@ def _plugin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return found
 
 
+_REGISTERED_PASSES: dict[str, type[ModulePass]] = {}
+"""Passes registered at run time with `register_pass` (e.g. by `forge-opt --load-pass-plugin`)."""
+
+
+def register_pass(pass_cls: type[ModulePass]) -> type[ModulePass]:
+    """Register a pass under its `name` (usable as a class decorator); ValueError on a name clash.
+
+    This is how a Python file loaded with `forge-opt --load-pass-plugin=FILE` offers its passes.
+    """
+    name = getattr(pass_cls, "name", None)
+    if not isinstance(pass_cls, type) or not issubclass(pass_cls, ModulePass) or not isinstance(name, str):
+        raise TypeError(f"register_pass expects a ModulePass subclass with a name, got {pass_cls!r}")
+    known = _REGISTERED_PASSES.get(name)
+    if known is None and name in get_all_passes() or known is not None and _origin(known) != _origin(pass_cls):
+        raise ValueError(f"a pass named '{name}' is already registered")
+    _REGISTERED_PASSES[name] = pass_cls
+    return pass_cls
+
+
+def _origin(cls: type) -> tuple[str, str]:
+    """Where a class was defined: loading the same plug-in file again re-registers, not clashes."""
+    return cls.__module__, cls.__qualname__
+
+
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    """Every pass Forge knows: its own and the plug-ins (Forge's win on a name clash)."""
-    return {**_plugin_passes(), **_forge_passes()}
+    """Every pass Forge knows: its own, the plug-ins and the passes registered at run time
+    (Forge's win on a name clash)."""
+    registered = {name: (lambda cls=cls: cls) for name, cls in _REGISTERED_PASSES.items()}
+    return {**_plugin_passes(), **registered, **_forge_passes()}
 
 
 def make_context(allow_unregistered: bool = False) -> Context:

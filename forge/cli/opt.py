@@ -14,7 +14,12 @@ Everything `xdsl-opt` accepts still works (`-p`, `--split-input-file`, `--verify
   `--print-ir-after-change`, `--ir-dump-dir DIR`, `--verify-each`, and for patterns
   `--debug-patterns` and `--explain-pattern NAME`;
 - a crash reproducer: when a pass fails, the IR it was given is written to a file and the
-  exact `forge-opt FILE -p PASS` command that reproduces the failure is printed.
+  exact `forge-opt FILE -p PASS` command that reproduces the failure is printed;
+- `--verify-semantics`: interpret the IR on seeded random inputs before and after each pass
+  and stop at the first pass that changes the results (forge/testing/semantics.py), with
+  the same reproducer;
+- `--load-pass-plugin=FILE` (repeatable): import a Python file whose passes register with
+  `forge.context.register_pass` (forge/plugins.py).
 
 Exit codes: 0 success, 1 error in the input or pipeline, 2 bad command line, 70 internal error.
 """
@@ -56,6 +61,7 @@ from forge.diagnostics import (
 )
 from forge.pipeline import PassFailure, PassRecord, PipelineObserver, PipelineRunner
 from forge.pipeline import format_timing
+from forge.testing.semantics import SemanticChecker, SemanticMismatch, SemanticsError
 
 PROG = "forge-opt"
 EXIT_ERROR = 1
@@ -78,12 +84,18 @@ class ForgeOptError(Exception):
     """A user error found by the driver itself (not in the IR): one line, exit code 1."""
 
     def __init__(
-        self, message: str, notes: Sequence[str] = (), context: Sequence[str] = ()
+        self,
+        message: str,
+        notes: Sequence[str] = (),
+        context: Sequence[str] = (),
+        prefix: str = PROG,
     ):
         super().__init__(message)
         self.message = message
         self.notes = list(notes)
         self.context = list(context)
+        self.prefix = prefix
+        """Where the error is (`plugin.py:3`), else the program name."""
 
 
 class OutputVerifyError(Exception):
@@ -172,6 +184,7 @@ class ForgeOptMain(xDSLOptMain):
 
         for alias in set(xdsl_passes()) - set(get_all_passes()):
             self.available_passes.pop(alias, None)
+        self.load_pass_plugins()
         forge_passes: dict[str, Callable[[], type[ModulePass]]] = dict(get_all_passes())
         if os.environ.get(TEST_PASSES_ENV) == "1":
             from forge.testing.passes import TEST_PASSES
@@ -184,6 +197,18 @@ class ForgeOptMain(xDSLOptMain):
             self.register_pass(name, factory)
         self.forge_pass_names = set(forge_passes)
 
+    def load_pass_plugins(self) -> None:
+        """--load-pass-plugin=FILE: import each file before the pass table is built (the
+        command line is not parsed yet, so the flag is read from argv here)."""
+        from forge.plugins import PluginError, load_pass_plugin
+
+        self.plugin_files = _plugin_files(self._argv)
+        for path in self.plugin_files:
+            try:
+                load_pass_plugin(path)
+            except PluginError as e:
+                raise ForgeOptError(e.message, prefix=e.location()) from None
+
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         arg_parser.prog = PROG
         super().register_all_arguments(arg_parser)
@@ -194,6 +219,7 @@ class ForgeOptMain(xDSLOptMain):
                     "'pass{option=value other=1}' (passes are listed below)"
                 )
         self.register_debug_arguments(arg_parser)
+        self.register_semantics_arguments(arg_parser)
         self.register_view_arguments(arg_parser)
         if any(a in ("-h", "--help") for a in self._argv):
             # Listing passes loads every pass module: only do it when help is asked for.
@@ -284,6 +310,44 @@ class ForgeOptMain(xDSLOptMain):
             metavar="FILE",
             help="write the --view-op-graph DOT graph to FILE instead of stderr (implies "
             "--view-op-graph; with --split-input-file, one digraph per chunk)",
+        )
+
+    def register_semantics_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        g = arg_parser.add_argument_group("Forge semantic checking and plug-ins")
+        g.add_argument(
+            "--verify-semantics",
+            action="store_true",
+            help="run the reference interpreter on seeded random inputs before the pipeline "
+            "and after every pass; stop at the first pass whose results differ, print the "
+            "difference and write a reproducer (weights: the companion .safetensors, else "
+            "generated from their types)",
+        )
+        g.add_argument(
+            "--verify-semantics-seed",
+            type=int,
+            default=0,
+            metavar="N",
+            help="seed of the inputs (and generated weights) of --verify-semantics (default 0)",
+        )
+        g.add_argument(
+            "--verify-semantics-atol",
+            type=float,
+            metavar="X",
+            help="absolute tolerance for float outputs (default per dtype: 1e-4 for f32)",
+        )
+        g.add_argument(
+            "--verify-semantics-rtol",
+            type=float,
+            metavar="X",
+            help="relative tolerance for float outputs (default per dtype: 1e-4 for f32)",
+        )
+        g.add_argument(
+            "--load-pass-plugin",
+            action="append",
+            default=[],
+            metavar="FILE",
+            help="import the Python file FILE, whose passes register with "
+            "forge.context.register_pass (repeatable; mlir-opt's --load-pass-plugin)",
         )
 
     def format_pass_list(self) -> str:
@@ -445,6 +509,7 @@ class ForgeOptMain(xDSLOptMain):
             with open(os.path.join(directory, "00-input.mlir"), "w") as f:
                 f.write(self.format_ir(prog))
         args = self.args
+        checker = self.semantic_checker(prog)
         runner = PipelineRunner(
             self.ctx,
             self.pass_list,
@@ -454,16 +519,21 @@ class ForgeOptMain(xDSLOptMain):
             changes="text" if args.print_ir_after_change or args.ir_dump_dir else "cheap",
             debug_patterns=args.debug_patterns,
             explain_pattern=args.explain_pattern,
-            observers=[_DebugOutput(self)],
+            observers=[_DebugOutput(self), *([checker] if checker else [])],
         )
         try:
             self.records = runner.run(prog)
+        except SemanticMismatch as mismatch:
+            raise self.write_reproducer(self.semantic_failure(mismatch, runner)) from None
         except PassFailure as failure:
             if args.verify_diagnostics and isinstance(failure.error, DiagnosticException):
                 raise failure.error from None  # expected output: xDSL's run() prints it
             self.print_events(failure.name, failure.events)
             raise self.write_reproducer(failure) from failure.error
         self.explain_summary()
+        if checker is not None:
+            self.phase_ms.append(("verify-semantics", checker.elapsed_ms))
+            print(checker.summary(), file=self.err)
         if self.pass_list:
             try:
                 self.verify(prog)
@@ -471,6 +541,35 @@ class ForgeOptMain(xDSLOptMain):
                 if args.verify_diagnostics:
                     raise
                 raise OutputVerifyError(e) from e
+
+    def semantic_checker(self, prog: ModuleOp) -> SemanticChecker | None:
+        """--verify-semantics: the observer comparing results before and after each pass."""
+        if not self.args.verify_semantics or not self.pass_list:
+            return None
+        from forge.weights import weights_of
+
+        args = self.args
+        return SemanticChecker(
+            prog,
+            weights_of(prog),
+            seed=args.verify_semantics_seed,
+            atol=args.verify_semantics_atol,
+            rtol=args.verify_semantics_rtol,
+        )
+
+    def semantic_failure(self, mismatch: SemanticMismatch, runner: PipelineRunner) -> PassFailure:
+        """A --verify-semantics mismatch as a pipeline failure (for the reproducer)."""
+        return PassFailure(
+            name=mismatch.name,
+            index=mismatch.index,
+            pass_=self.pass_list[mismatch.index],
+            error=mismatch,
+            kind="semantics",
+            before=mismatch.before,
+            records=list(runner.records),
+            remaining=self.pass_specs[mismatch.index :],
+            events=[],
+        )
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
         start = time.perf_counter()
@@ -564,10 +663,14 @@ class ForgeOptMain(xDSLOptMain):
         if failure.name.split("{", 1)[0] in _test_pass_names():
             env = f"{TEST_PASSES_ENV}=1 "
         flags = []
+        for plugin in getattr(self, "plugin_files", ()):
+            flags += ["--load-pass-plugin", shlex.quote(os.path.abspath(plugin))]
         if self.args.allow_unregistered_dialect:
             flags.append("--allow-unregistered-dialect")
         if failure.kind == "verify":
             flags.append("--verify-each")
+        if failure.kind == "semantics":
+            flags += _semantics_flags(self.args)
         pipeline = shlex.quote(failure.name)
         return " ".join([f"{env}{PROG}", shlex.quote(path), *flags, "-p", pipeline])
 
@@ -585,7 +688,11 @@ class ForgeOptMain(xDSLOptMain):
             path = os.path.abspath(path)
             command = self.reproduce_command(path, failure)
             rest = ",".join(failure.remaining)
-            what = "raised" if failure.kind == "raised" else "left IR that does not verify"
+            what = {
+                "raised": "raised",
+                "verify": "left IR that does not verify",
+                "semantics": "changed the results (--verify-semantics)",
+            }[failure.kind]
             header = [
                 f"// forge-opt crash reproducer: the IR given to pass #{failure.index + 1} "
                 f"'{failure.name}', which {what}:",
@@ -611,9 +718,21 @@ class ForgeOptMain(xDSLOptMain):
         """Print `error` as a diagnostic; return the exit code."""
         notes: list[str] = []
         op = None
+        if isinstance(error, SemanticsError):
+            diag = op_diagnostic(
+                f"--verify-semantics: {error.message}", error.op, fallback=self.get_input_name()
+            )
+            print(diag.format(self.sources), file=stderr)
+            return EXIT_ERROR
         if isinstance(error, PassRunError):
             failure = error.failure
             position = f"#{failure.index + 1} of {len(self.pass_list)}"
+            if failure.kind == "semantics":
+                assert isinstance(error.error, SemanticMismatch)
+                diag = error.error.diagnostic(len(self.pass_list), self.get_input_name())
+                diag.notes += _reproducer_notes(error)
+                print(diag.format(self.sources), file=stderr)
+                return EXIT_ERROR
             if failure.kind == "verify":
                 notes.append(
                     f"the IR does not verify after pass '{failure.name}' ({position})"
@@ -707,6 +826,37 @@ class _DebugOutput(PipelineObserver):
         print(file=err)
 
 
+def _plugin_files(argv: Sequence[str]) -> list[str]:
+    """The --load-pass-plugin files named on a command line (before it is parsed)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--load-pass-plugin", action="append", default=[])
+    known, _ = parser.parse_known_args(list(argv))
+    return known.load_pass_plugin
+
+
+def _semantics_flags(args: argparse.Namespace) -> list[str]:
+    """The --verify-semantics flags of this run, for a reproducer command line."""
+    flags = ["--verify-semantics"]
+    if args.verify_semantics_seed != 0:
+        flags.append(f"--verify-semantics-seed={args.verify_semantics_seed}")
+    if args.verify_semantics_atol is not None:
+        flags.append(f"--verify-semantics-atol={args.verify_semantics_atol}")
+    if args.verify_semantics_rtol is not None:
+        flags.append(f"--verify-semantics-rtol={args.verify_semantics_rtol}")
+    return flags
+
+
+def _reproducer_notes(error: PassRunError) -> list[str]:
+    if error.reproducer is not None:
+        return [
+            f"reproducer (the IR before this pass) written to {error.reproducer}",
+            f"reproduce with: {error.command}",
+        ]
+    if error.reproducer_error is not None:
+        return [f"could not write a reproducer: {error.reproducer_error}"]
+    return []
+
+
 def _pass_set(values: Sequence[str]) -> set[str]:
     return {v.strip().split("{", 1)[0] for item in values for v in item.split(",") if v.strip()}
 
@@ -758,7 +908,7 @@ def main(argv: Sequence[str] | None = None, *, stderr: IO[str] | None = None) ->
         code = e.code
         return code if isinstance(code, int) else (0 if code is None else EXIT_ERROR)
     except ForgeOptError as e:
-        diag = Diagnostic(e.message, prefix=PROG, notes=e.notes, context=e.context)
+        diag = Diagnostic(e.message, prefix=e.prefix, notes=e.notes, context=e.context)
         print(diag.format(), file=err)
         return EXIT_ERROR
     except ParseError as e:
