@@ -1,0 +1,112 @@
+"""The autotuner: its scores are the cost model's scores of the real compiles, and its choice runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+
+from forge import autotune as at
+from forge.compiler import parse_pipeline, run_passes
+from forge.weights import attach_weights
+from tests.conftest import imported_small_model, small_model
+
+
+def _imported(name: str):
+    imported, _, _ = imported_small_model(name, "eager")
+    module = imported.module.clone()
+    attach_weights(module, imported.weights)
+    return module, imported.weights
+
+
+def test_search_space_is_about_45_real_pipelines() -> None:
+    space = at.search_space()
+    assert 40 <= len(space) <= 50
+    assert len(set(space)) == len(space)
+    assert space[0] == at.DEFAULT
+    for config in space:
+        parse_pipeline(config.pipeline())
+        parse_pipeline(config.lowering())
+
+
+# Configurations that exercise every shortcut the tuner takes: shared lowerings, idle families,
+# re-scored affinity knobs (the final norm with and without its residual add), alpha.
+KEY_CONFIGS = [
+    at.DEFAULT,
+    replace(at.DEFAULT, pin_final_norm=True),
+    replace(at.DEFAULT, cpu_gather=True, pin_final_norm=True),
+    replace(at.DEFAULT, fuse_ops=at.DEFAULT.fuse_ops - {"residual_norm"}, pin_final_norm=True),
+    replace(at.DEFAULT, fuse_ops=at.DEFAULT.fuse_ops - {"gated_mlp"}),
+    replace(at.DEFAULT, alpha=0.5, cpu_gather=True),
+    replace(at.DEFAULT, alpha=0.25),
+    replace(at.DEFAULT, layout=False, pin_final_norm=True),
+    replace(at.DEFAULT, attention=False, cpu_gather=True),
+    replace(at.NO_FUSION, pin_final_norm=True),
+]
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_tuner_scores_equal_the_cost_model_of_the_compiled_configuration(name: str) -> None:
+    module, weights = _imported(name)
+    report = at.tune(module, weights, KEY_CONFIGS)
+    assert len(report.scored) == len(KEY_CONFIGS)
+    assert report.lowerings < len(KEY_CONFIGS)  # work is shared
+    for scored in report.scored:
+        compiled = at.score_compiled(module, scored.config, weights)
+        assert scored.total_us == pytest.approx(compiled.total_us, rel=1e-9), scored.config.label()
+        assert scored.cost.dispatches == compiled.dispatches
+        assert scored.cost.transfers == compiled.transfers
+
+
+def test_tuning_leaves_the_module_unchanged() -> None:
+    module, weights = _imported("gpt2")
+    before = str(module)
+    at.tune(module, weights, KEY_CONFIGS[:3])
+    assert str(module) == before
+
+
+def _fused_ops(module, alpha: float) -> int:
+    run_passes(module, f"dce,cse,fold,fuse-ops{{aggressiveness={alpha}}}")
+    return sum(1 for op in module.walk() if op.name in
+               ("aten.fused_linear", "aten.gated_mlp", "aten.rms_norm", "aten.add_layer_norm", "aten.gelu"))
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_alpha_zero_fuses_nothing_and_one_everything(name: str) -> None:
+    counts = {a: _fused_ops(_imported(name)[0], a) for a in (0.0, 0.25, 0.5, 1.0)}
+    assert counts[0.0] == 0
+    default, _ = _imported(name)
+    run_passes(default, "dce,cse,fold,fuse-ops")
+    assert counts[1.0] == sum(1 for op in default.walk() if op.name in
+                              ("aten.fused_linear", "aten.gated_mlp", "aten.rms_norm", "aten.add_layer_norm", "aten.gelu"))
+    assert counts[0.0] <= counts[0.25] <= counts[0.5] <= counts[1.0]
+    assert counts[0.25] < counts[1.0]
+
+
+def test_alpha_outside_the_unit_interval_is_a_pipeline_error() -> None:
+    from forge.compiler import CompileError
+
+    with pytest.raises(CompileError, match="aggressiveness"):
+        parse_pipeline("fuse-ops{aggressiveness=1.5}")
+
+
+def test_the_chosen_configuration_compiles_and_matches_eager() -> None:
+    model, inputs, _ = small_model("gpt2", "eager")
+    compiled, report = at.compile_tuned(model, inputs)
+    assert report.verification["ok"], report.verification
+    assert report.best.total_us <= report.default.total_us
+    assert compiled.report["autotune"]["chosen"]["pipeline"] == report.best.config.pipeline()
+    assert len(report.scored) == len(at.search_space())
+
+
+def _forge(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "forge.cli.main", *args], capture_output=True, text=True, timeout=600)
+
+
+def test_cli_autotune_rejects_an_explicit_pipeline() -> None:
+    result = _forge("compile", "gpt2", "--small", "--seq-len", "16", "--autotune", "--pipeline", "dce", "--quiet")
+    assert result.returncode == 1
+    assert "--autotune chooses the pipeline itself" in result.stderr
+    assert "Traceback" not in result.stderr
