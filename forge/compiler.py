@@ -72,17 +72,22 @@ class CompiledModel:
         return outputs[0] if isinstance(outputs, (list, tuple)) and len(outputs) == 1 else outputs
 
     def save(self, directory: str | Path) -> Path:
-        """Write the buffer-level IR, its weights and the plan's metadata to `directory`."""
+        """Write the buffer-level IR, its weights and the plan's metadata to `directory`.
+
+        meta.json records the SHA-256 of the IR and weights files: `load` refuses changed files
+        (a flipped weight byte is otherwise invisible); drop its "files" entry to load edited IR.
+        """
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / "model.mlir").write_text(str(self.buffer_module))
+        (directory / SAVED_IR).write_text(str(self.buffer_module))
         used = {op.properties["name"].data for op in self.buffer_module.walk() if op.name.endswith(".weight")}
-        self.weights.subset(used).save(directory / "model.safetensors")
+        self.weights.subset(used).save(directory / SAVED_WEIGHTS)
         meta = {
-            "format": "forge-compiled-model/1",
+            "format": SAVED_FORMAT,
             "runtime": self.runtime,
             "device": self.device,
             "inputs": [{"name": s.name, "shape": list(s.shape), "dtype": str(s.dtype)} for s in self.inputs],
+            "files": {name: _sha256(directory / name) for name in (SAVED_IR, SAVED_WEIGHTS)},
             "report": self.report,
         }
         (directory / "meta.json").write_text(json.dumps(meta, indent=2))
@@ -309,51 +314,188 @@ class LoadError(Exception):
     """A saved model directory that cannot be loaded (missing or corrupt files), with the path."""
 
 
+SAVED_FORMAT = "forge-compiled-model/1"
+SAVED_IR, SAVED_WEIGHTS, SAVED_META = "model.mlir", "model.safetensors", "meta.json"
+
+
 def load(directory: str | Path, *, runtime: str | None = None, device: str | None = None) -> CompiledModel:
     """Load a model saved by `CompiledModel.save`: parse its buffer IR, re-emit, compile for the device.
 
-    No optimization or planning pass runs again: the plan in the IR is used as saved.
+    No optimization or planning pass runs again: the plan in the IR is used as saved. Anything
+    wrong with the directory (missing, corrupt or inconsistent files) is a `LoadError` naming
+    the file.
     """
-    from xdsl.parser import Parser
-
     directory = Path(directory)
+    if not directory.is_dir():
+        what = "not a directory" if directory.exists() else "no such directory"
+        raise LoadError(f"{directory}: {what}; not a saved Forge model (no {SAVED_META})")
     meta = _read_meta(directory)
-    try:
-        text = (directory / "model.mlir").read_text()
-        module = Parser(make_context(), text, str(directory / "model.mlir")).parse_module()
-        verify_module(module)
-    except FileNotFoundError:
-        raise LoadError(f"{directory}: missing model.mlir") from None
-    except Exception as err:  # parse and verify errors carry their own location
-        raise LoadError(f"{directory / 'model.mlir'}: {err}") from None
-    from forge.weights import WeightsError
-
-    try:
-        weights = WeightStore.load(directory / "model.safetensors")
-    except WeightsError as err:
-        raise LoadError(str(err)) from None
+    _check_checksums(directory, meta.get("files"))
+    module = _read_ir(directory / SAVED_IR)
+    weights = _read_weights(directory / SAVED_WEIGHTS)
+    fn = _forward_function(directory / SAVED_IR, module)
+    inputs = _meta_inputs(directory, meta["inputs"], fn)
+    _check_weights(directory, module, weights)
+    target = f"runtime {runtime or meta['runtime']!r} ({'given' if runtime else SAVED_META}), "
+    target += f"device {device or meta['device']!r} ({'given' if device else SAVED_META})"
     runtime = runtime or meta["runtime"]
     device = device or meta["device"]
     times = StageTimes()
-    executor = _emit(module, weights, runtime=runtime, device=device, times=times, progress=None)
-    inputs = [InputSpec(i["name"], tuple(i["shape"]), getattr(torch, i["dtype"].removeprefix("torch."))) for i in meta["inputs"]]
+    try:
+        executor = _emit(module, weights, runtime=runtime, device=device, times=times, progress=None)
+    except Exception as err:  # the emitter's EmitError, the runtime's errors for a bad device
+        from forge.diagnostics import one_line
+
+        raise LoadError(
+            f"{directory}: cannot build the program of {SAVED_IR} with {SAVED_WEIGHTS} for {target}: "
+            f"{type(err).__name__}: {one_line(str(err))}"
+        ) from err
     report = {**meta.get("report", {}), "emit_ms": round(times.emit_ms, 3), "device_compile_ms": round(times.device_compile_ms, 3)}
     return CompiledModel(executor, module, weights, inputs, report=report, runtime=runtime, device=device)
 
 
 def _read_meta(directory: Path) -> dict[str, Any]:
+    path = directory / SAVED_META
+    if not path.exists():
+        raise LoadError(f"{directory}: not a saved Forge model (no {SAVED_META})")
     try:
-        meta = json.loads((directory / "meta.json").read_text())
-    except FileNotFoundError:
-        raise LoadError(f"{directory}: not a saved Forge model (no meta.json)") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise LoadError(f"{directory / 'meta.json'}: corrupt ({err})") from None
-    if not isinstance(meta, dict) or meta.get("format") != "forge-compiled-model/1":
-        raise LoadError(f"{directory / 'meta.json'}: unknown format {meta.get('format') if isinstance(meta, dict) else meta!r}")
-    for key in ("runtime", "device", "inputs"):
+        meta = json.loads(path.read_text(), parse_constant=_reject_constant)
+    except (OSError, ValueError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise LoadError(f"{path}: corrupt ({err})") from None
+    if not isinstance(meta, dict) or meta.get("format") != SAVED_FORMAT:
+        raise LoadError(f"{path}: unknown format {meta.get('format') if isinstance(meta, dict) else meta!r}")
+    for key, kind in (("runtime", str), ("device", str), ("inputs", list)):
         if key not in meta:
-            raise LoadError(f"{directory / 'meta.json'}: missing '{key}'")
+            raise LoadError(f"{path}: missing '{key}'")
+        if not isinstance(meta[key], kind):
+            raise LoadError(f"{path}: '{key}' should be a {kind.__name__}, not {meta[key]!r}")
+    if not isinstance(meta.get("report", {}), dict):
+        raise LoadError(f"{path}: 'report' should be an object, not {meta['report']!r}")
     return meta
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def _check_checksums(directory: Path, files: Any) -> None:
+    """The IR and weights files are the ones `save` wrote (when meta.json has their checksums)."""
+    if files is None:
+        return  # saved before checksums, or removed on purpose to load an edited model
+    meta = directory / SAVED_META
+    expected = {SAVED_IR, SAVED_WEIGHTS}
+    if not isinstance(files, dict) or set(files) != expected or not all(isinstance(v, str) for v in files.values()):
+        raise LoadError(f"{meta}: 'files' should map {SAVED_IR} and {SAVED_WEIGHTS} to SHA-256 digests, not {files!r}")
+    for name in sorted(expected):
+        path = directory / name
+        try:
+            digest = _sha256(path)
+        except OSError as err:
+            raise LoadError(f"{path}: cannot read ({err.strerror or err})") from None
+        if digest != files[name]:
+            raise LoadError(
+                f"{path}: changed since it was saved (SHA-256 differs from {meta}); "
+                f"remove 'files' from {SAVED_META} to load an edited model"
+            )
+
+
+def _read_ir(path: Path) -> ModuleOp:
+    from xdsl.parser import Parser
+
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise LoadError(f"{path.parent}: missing {path.name}") from None
+    except (OSError, ValueError) as err:  # a directory, unreadable, not UTF-8
+        raise LoadError(f"{path}: cannot read ({err})") from None
+    try:
+        module = Parser(make_context(), text, str(path)).parse_module()
+        verify_module(module)
+    except Exception as err:  # parse and verify errors carry their own location
+        raise LoadError(f"{path}: {err}") from None
+    return module
+
+
+def _read_weights(path: Path) -> WeightStore:
+    from forge.weights import WeightsError
+
+    try:
+        return WeightStore.load(path)
+    except WeightsError as err:
+        raise LoadError(str(err)) from None
+
+
+def _forward_function(path: Path, module: ModuleOp):
+    """The function the emitter runs: the only one, or @forward."""
+    from xdsl.dialects import func
+
+    fns = [op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks]
+    chosen = fns if len(fns) == 1 else [f for f in fns if f.sym_name.data == "forward"]
+    if len(chosen) != 1:
+        raise LoadError(f"{path}: expected one function (or @forward), found {len(fns)}")
+    return chosen[0]
+
+
+def _meta_inputs(directory: Path, entries: list[Any], fn) -> list[InputSpec]:
+    """meta.json's inputs, checked against the function's arguments (the compiled shapes)."""
+    from xdsl.dialects.builtin import TensorType
+
+    from dialects.torch_types import dtype_of
+
+    meta = directory / SAVED_META
+    args = fn.body.block.args
+    if len(entries) != len(args):
+        raise LoadError(f"{meta}: {len(entries)} input(s), but @{fn.sym_name.data} in {directory / SAVED_IR} takes {len(args)}")
+    specs = []
+    for i, (entry, arg) in enumerate(zip(entries, args, strict=True)):
+        spec = _input_spec(meta, i, entry)
+        if not isinstance(arg.type, TensorType) or tuple(arg.type.get_shape()) != spec.shape or dtype_of(arg.type) != spec.dtype:
+            raise LoadError(
+                f"{meta}: input {i} is {spec.dtype} {list(spec.shape)}, but {directory / SAVED_IR} takes {arg.type}"
+            )
+        specs.append(spec)
+    return specs
+
+
+def _input_spec(meta: Path, index: int, entry: Any) -> InputSpec:
+    bad = LoadError(f"{meta}: input {index} should be {{name: str, shape: [int, ...], dtype: 'torch.<dtype>'}}, not {entry!r}")
+    if not isinstance(entry, dict):
+        raise bad
+    name, shape, dtype_name = entry.get("name"), entry.get("shape"), entry.get("dtype")
+    if not isinstance(name, str) or not isinstance(shape, list) or not isinstance(dtype_name, str):
+        raise bad
+    if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+        raise bad
+    dtype = getattr(torch, dtype_name.removeprefix("torch."), None)
+    if not isinstance(dtype, torch.dtype):
+        raise LoadError(f"{meta}: input {index} has unknown dtype {dtype_name!r}")
+    return InputSpec(name, tuple(shape), dtype)
+
+
+def _check_weights(directory: Path, module: ModuleOp, weights: WeightStore) -> None:
+    """Every weight the IR reads is in the store, with the type the IR reads it as."""
+    from dialects.torch_types import dtype_of, shape_of
+
+    for op in module.walk():
+        if op.name != "buffer.weight":
+            continue
+        name = op.properties["name"].data  # type: ignore[attr-defined]
+        ty = op.results[0].type
+        if name not in weights:
+            raise LoadError(f"{directory / SAVED_IR} reads weight {name!r}, which {directory / SAVED_WEIGHTS} lacks")
+        tensor = weights[name]
+        if tuple(tensor.shape) != shape_of(ty) or tensor.dtype != dtype_of(ty):
+            raise LoadError(
+                f"{directory / SAVED_WEIGHTS}: weight {name!r} is {tensor.dtype} {list(tensor.shape)}, "
+                f"but {directory / SAVED_IR} reads it as {ty}"
+            )
 
 
 # --- torch.compile(model, backend="forge") ---------------------------------------------------------

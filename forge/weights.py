@@ -265,7 +265,8 @@ class WeightStore:
             raise WeightsError(f"weights file {path}: corrupt alias table")
         if order is None:
             order = list(tensors)
-        if not isinstance(order, list) or sorted(order) != sorted(tensors):
+        if (not isinstance(order, list) or not all(isinstance(n, str) for n in order)
+                or sorted(order) != sorted(tensors)):
             raise WeightsError(f"weights file {path}: entry list does not match the stored tensors")
         for alias, target in aliases.items():
             if target not in tensors or alias in tensors:
