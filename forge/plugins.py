@@ -31,14 +31,17 @@ from forge import context
 class PluginError(Exception):
     """A plug-in file failed to load; `file:line` say where, when known."""
 
-    def __init__(self, message: str, file: str, line: int | None = None):
+    def __init__(self, message: str, file: str, line: int | None = None, column: int | None = None):
         super().__init__(message)
         self.message = message
         self.file = file
         self.line = line
+        self.column = column
 
     def location(self) -> str:
-        return f"{self.file}:{self.line}" if self.line is not None else self.file
+        """`file`, `file:line` or `file:line:column`."""
+        parts = [self.file] + [str(n) for n in (self.line, self.column) if n is not None]
+        return ":".join(parts)
 
 
 def module_name(path: str) -> str:
@@ -77,7 +80,7 @@ def _import(name: str, path: str) -> None:
         spec.loader.exec_module(module)
     except SyntaxError as e:
         _restore(name, previous)
-        raise PluginError(f"invalid Python in pass plug-in: {e.msg}", path, e.lineno) from None
+        raise PluginError(f"invalid Python in pass plug-in: {e.msg}", path, e.lineno, e.offset) from None
     except Exception as e:
         _restore(name, previous)
         raise PluginError(

@@ -124,7 +124,10 @@ class SemanticMismatch(Exception):
                 f"the reference interpreter cannot run the IR after pass '{self.name}' ({position}): "
                 f"{self.interpreter_error}"
             )
-            notes = []
+            notes = [
+                "--verify-semantics checks passes whose output the reference interpreter runs "
+                "(aten, npuir and buffer IR)"
+            ]
         notes.append(self.inputs_note)
         loc = op_location(self.op) if self.op is not None else None
         return Diagnostic(message, loc, length=len(self.op.name) if self.op else 1, prefix=fallback, notes=notes)
@@ -313,6 +316,7 @@ class SemanticChecker(PipelineObserver):
         self.atol = atol
         self.rtol = rtol
         self.generated = weights is None
+        self.has_weights = bool(weight_ops(module))
         self.weights = generated_weights(module, seed) if weights is None else weights
         functions = checked_functions(module)
         if not functions:
@@ -333,11 +337,12 @@ class SemanticChecker(PipelineObserver):
         """Time spent interpreting and comparing (for --timing)."""
 
     def inputs_note(self) -> str:
-        weights = "generated from their types" if self.generated else "from the attached WeightStore"
-        return (
-            f"inputs: forge.testing.random_inputs with seed {self.seed}; weights: {weights}"
-            + (f" (seed {self.seed})" if self.generated else "")
-        )
+        note = f"inputs: forge.testing.random_inputs with seed {self.seed}"
+        if not self.has_weights:
+            return note
+        if self.generated:
+            return note + f"; weights: generated from their types (seed {self.seed})"
+        return note + "; weights: the module's WeightStore (companion .safetensors)"
 
     def before_pass(self, index: int, name: str, module: ModuleOp) -> None:
         self.before = module.clone()

@@ -1,0 +1,4 @@
+from forge.context import register_pass
+
+def broken(:
+    pass
