@@ -1,0 +1,82 @@
+"""The examples of docs/tutorials/first-rewrite-pattern.md: property tests of the patterns.
+
+The FileCheck tests of the same examples are filecheck/examples/*.mlir; that the tutorial shows
+exactly these files and commands is tests/docs/test_tutorial.py.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+
+from dialects import aten
+from forge.plugins import load_pass_plugin, module_name
+from forge.testing import strategies
+from forge.testing.check import check_pattern
+from forge.testing.strategies import GraphBuilder, GraphCase
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
+
+
+def example(file: str):
+    """The module of docs/examples/<file>, loaded the way forge-opt --load-pass-plugin loads it."""
+    path = str(EXAMPLES / file)
+    load_pass_plugin(path)
+    return sys.modules[module_name(path)]
+
+
+def swish(b: GraphBuilder, *, negative: bool | None = None) -> None:
+    """x * sigmoid(x) in either order; negative variant: a gate, x * sigmoid(g)."""
+    x = b.pick()
+    negative = b.chance(30) if negative is None else negative
+    gate = b.input(b.shape_of(x), pool=False) if negative else x
+    sigmoid = b.op(aten.SigmoidOp, gate)
+    b.to_pool(b.op(aten.MulTensorOp, *((x, sigmoid) if b.chance(50) else (sigmoid, x))))
+    b.note("swish[NEGATIVE gate]" if negative else "swish", "swish", *(["swish:negative"] if negative else []))
+
+
+@pytest.fixture
+def swish_motif(monkeypatch):
+    """Register the `swish` motif so that check_pattern generates graphs the pattern is for."""
+    monkeypatch.setitem(strategies.MOTIFS, "swish", swish)
+    monkeypatch.setitem(strategies.MOTIFS, "true_swish", functools.partial(swish, negative=False))
+
+
+def no_swish_left(case: GraphCase, module: ModuleOp) -> None:
+    for op in module.walk():
+        if isinstance(op, aten.MulTensorOp):
+            for x, gate in ((op.input, op.other), (op.other, op.input)):
+                sigmoid = gate.owner
+                assert not (isinstance(sigmoid, aten.SigmoidOp) and sigmoid.input == x), case.description
+
+
+def test_swish_to_silu_keeps_semantics_and_leaves_no_swish(swish_motif):
+    check_pattern(example("swish_to_silu.py").SwishToSilu(), motifs=["swish"], max_examples=40,
+                  on_case=no_swish_left)
+
+
+def test_swish_to_silu_pass_leaves_other_code_intact():
+    check_pattern(example("swish_to_silu.py").SwishToSiluPass(), max_examples=20)
+
+
+def test_check_pattern_catches_the_wrong_pattern(swish_motif):
+    wrong = example("wrong_swish_to_silu.py").WrongSwishToSilu()
+    with pytest.raises(AssertionError, match="outputs changed") as failure:
+        check_pattern(wrong, motifs=["swish"], max_examples=40, shrink=False)
+    assert "NEGATIVE gate" in str(failure.value)  # it is the gate it gets wrong
+
+
+def test_the_wrong_pattern_passes_on_true_swishes_only(swish_motif):
+    """Its bug only shows on gates: a test without the negative case would not find it."""
+    wrong = example("wrong_swish_to_silu.py").WrongSwishToSilu()
+    check_pattern(wrong, motifs=["true_swish"], max_examples=15, on_case=no_swish_left)
+
+
+def test_the_tutorial_pattern_is_at_most_30_lines():
+    source = (EXAMPLES / "swish_to_silu.py").read_text()
+    body = source[source.index("class SwishToSilu"):]
+    assert len([line for line in body.splitlines() if line.strip()]) <= 30
