@@ -64,6 +64,10 @@ _INFERRED_TYPES: dict[tuple, list[Attribute]] = {}
 _RESERVED_FIELDS = set(dir(IRDLOperation)) | {"name", "traits", "irdl_options", "signature"}
 
 
+# Ops whose `dim` may name the position just past the last dim (a new one).
+_DIM_PAST_LAST = {torch.ops.aten.unsqueeze.default: 1}
+
+
 class AtenOp(IRDLOperation):
     """Base of every schema-driven `aten` op; `signature` says which schema it mirrors."""
 
@@ -150,10 +154,26 @@ class AtenOp(IRDLOperation):
             if not is_dtype_attr(operand.type.element_type):
                 raise VerifyException(f"{self.name}: unsupported element type {operand.type.element_type}")
         inferred = self.infer_result_types()
+        self._verify_dim_in_range()
         if list(inferred) != list(self.result_types):
             got = ", ".join(map(str, self.result_types))
             want = ", ".join(map(str, inferred))
             raise VerifyException(f"{self.name}: result type {got} does not match inferred type {want}")
+
+    def _verify_dim_in_range(self) -> None:
+        """Some meta kernels never check `dim` (softmax accepts dim=99 on meta): check it here,
+        with torch's wrapping rule (a rank-0 tensor takes dims -1 and 0)."""
+        first = self.SIGNATURE.args[0] if self.SIGNATURE.args else None
+        has_dim = any(a.name == "dim" and a.kind is ArgKind.INT for a in self.SIGNATURE.args)
+        if first is None or first.kind is not ArgKind.TENSOR or not has_dim or not self.operands:
+            return
+        dim = self.arg("dim")
+        rank = max(len(shape_of(self.operands[0].type)), 1) + _DIM_PAST_LAST.get(self.SIGNATURE.target, 0)
+        if dim is not None and not -rank <= dim < rank:
+            raise VerifyException(
+                f"{self.name}: dim {dim} is out of range for a rank-{len(shape_of(self.operands[0].type))} "
+                f"operand (expected {-rank} to {rank - 1})"
+            )
 
     def _verify_present_mask(self) -> None:
         specs = [s for s in self.SIGNATURE.args if s.kind is ArgKind.OPT_TENSOR_LIST]

@@ -253,3 +253,30 @@ func.func @weight_without_name() {
   %w = "aten.weight"() : () -> tensor<4xf32>
   func.return
 }
+
+// -----
+
+// The softmax meta kernel accepts any dim; the verifier checks it against the operand's rank.
+// CHECK: aten.softmax.int: dim 99 is out of range for a rank-2 operand (expected -2 to 1)
+func.func @softmax_dim_out_of_range(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = aten.softmax.int %x {dim = 99} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK: aten._softmax: dim -3 is out of range for a rank-2 operand (expected -2 to 1)
+func.func @internal_softmax_dim_out_of_range(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = aten._softmax %x {dim = -3, half_to_float = false} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// unsqueeze may name the position past the last dim (the dim check allows it).
+// CHECK: func.func @unsqueeze_at_end
+// CHECK-NEXT: aten.unsqueeze %x {dim = 2}
+func.func @unsqueeze_at_end(%x: tensor<2x3xf32>) -> tensor<2x3x1xf32> {
+  %y = aten.unsqueeze %x {dim = 2} : (tensor<2x3xf32>) -> tensor<2x3x1xf32>
+  func.return %y : tensor<2x3x1xf32>
+}
