@@ -1,0 +1,210 @@
+"""Latency (issue 7 item 2) and the Compilation Efficiency Index (item 5's CEI).
+
+Every system is built once per model (fresh state, see `bench.peers`), warmed up with `WARMUP`
+calls, then timed for `RUNS` calls of batch 1, sequence 128 on the one shared token batch. The
+calls are interleaved (call i of every system, in a rotating order, before call i + 1), so a busy
+moment on the machine lands on every system alike. Each call returns the logits as a new tensor.
+
+CEI (Compilation Efficiency Index) = latency speed-up over a peer / Forge's compile seconds
+(time to runnable: torch.export + Forge + device compile, measured here). For comparison, every
+compiler's own index against eager is given too: (eager median / its median) / its compile seconds.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import gc
+import pstats
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from bench import common, peers
+
+WARMUP, RUNS = 10, 100
+QUICK_WARMUP, QUICK_RUNS = 2, 5
+PROFILE_CALLS = 10
+TARGETS = {"median_vs_fastest_peer": 1.0, "p99_over_p50": 1.20}
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    warmup, runs = (QUICK_WARMUP, QUICK_RUNS) if quick else (WARMUP, RUNS)
+    config = {"warmup": warmup, "runs": runs, "seq_len": common.seq_len(quick), "small_models": quick,
+              "models": [m.label for m in common.models(quick)], "systems": list(peers.SYSTEMS)}
+    with common.recorded("latency", quick, config) as result:
+        result["models"] = {spec.label: _measure(spec, quick, warmup, runs) for spec in common.models(quick)}
+    return result
+
+
+def _measure(spec: common.ModelSpec, quick: bool, warmup: int, runs: int) -> dict[str, Any]:
+    model, inputs = common.model_and_inputs(spec, quick)
+    x = inputs[0]
+    built = {system: peers.build(system, model, inputs) for system in peers.SYSTEMS}
+    for system in peers.SYSTEMS:
+        for _ in range(warmup):
+            built[system].run(x)
+    gc.collect()
+    samples: dict[str, list[float]] = {s: [] for s in peers.SYSTEMS}
+    order = list(peers.SYSTEMS)
+    for i in range(runs):
+        for system in order[i % len(order):] + order[: i % len(order)]:
+            start = time.perf_counter()
+            built[system].run(x)
+            samples[system].append((time.perf_counter() - start) * 1e3)
+    forge = built["forge"]
+    result = {
+        "layers": model.config.num_hidden_layers,
+        "samples": samples,
+        "summary": {s: _summary(v) for s, v in samples.items()},
+        "compile_ms": {s: b.to_runnable_ms for s, b in built.items()},
+        "forge_own_ms": forge.extra["own_ms"],
+        "forge_segments": forge.extra["report"]["segments"],
+        "executor_profile": profile_executor(forge.run, x),
+    }
+    del built
+    return result
+
+
+def _summary(samples: list[float]) -> dict[str, float]:
+    s = common.summary(samples)
+    s["p99_over_p50"] = s["p99"] / s["p50"]
+    return s
+
+
+def profile_executor(compiled: Any, x: torch.Tensor, calls: int = PROFILE_CALLS) -> dict[str, Any]:
+    """Where a Forge call spends its time: OpenVINO segments, CPU ops, transfers, output copy.
+
+    cProfile over `calls` calls, grouped by the executor's instruction kinds (profiled times are
+    inflated; read the shares).
+    """
+    from backends.nnfactory import executor as ex
+
+    kinds = {_code_key(ex.RunSegment.__call__): "OpenVINO segments", _code_key(ex.RunCpu.__call__): "CPU ops",
+             _code_key(ex.Transfer.__call__): "transfers"}
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(calls):
+        compiled(x)
+    profiler.disable()
+    entries = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    total = sum(v[3] for (file, _, name), v in entries.items() if name == "run" and file == ex.__file__)
+    shares = {label: 0.0 for label in kinds.values()}
+    for key, v in entries.items():
+        if key in kinds:
+            shares[kinds[key]] += v[3]
+    clone = sum(v[3] for (file, _, name), v in entries.items() if name == "<method 'clone' of 'torch._C.TensorBase' objects>")
+    shares["output copy"] = clone
+    shares["other (dispatch, binding)"] = max(total - sum(shares.values()), 0.0)
+    return {"calls": calls, "run_ms": total * 1e3 / calls,
+            "parts": {k: {"ms": v * 1e3 / calls, "share": v / total if total else 0.0} for k, v in shares.items()}}
+
+
+def _code_key(fn: Any) -> tuple[str, int, str]:
+    code = fn.__code__
+    return (code.co_filename, code.co_firstlineno, code.co_name)
+
+
+# --- derived figures -------------------------------------------------------------------------------
+
+
+def fastest_peer(model_result: dict[str, Any]) -> str:
+    return min(peers.PEERS, key=lambda s: model_result["summary"][s]["median"])
+
+
+def cei(model_result: dict[str, Any]) -> dict[str, Any]:
+    summ, compile_ms = model_result["summary"], model_result["compile_ms"]
+    forge_s = compile_ms["forge"] / 1e3
+    forge_median = summ["forge"]["median"]
+    vs_peer = {}
+    for peer in peers.PEERS:
+        speedup = summ[peer]["median"] / forge_median
+        vs_peer[peer] = {"speedup": speedup, "cei": speedup / forge_s}
+    vs_eager = {}
+    for system in peers.COMPILERS:
+        speedup = summ["eager"]["median"] / summ[system]["median"]
+        vs_eager[system] = {"speedup": speedup, "compile_s": compile_ms[system] / 1e3,
+                            "cei": speedup / (compile_ms[system] / 1e3)}
+    return {"forge_compile_s": forge_s, "vs_peer": vs_peer, "vs_eager": vs_eager}
+
+
+def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for label, mr in result["models"].items():
+        summ = mr["summary"]
+        peer = fastest_peer(mr)
+        value = summ["forge"]["median"] / summ[peer]["median"]
+        rows.append(common.target_row(
+            f"{label}: latency median, Forge / fastest peer ({peer})", value, TARGETS["median_vs_fastest_peer"],
+            higher_is_better=False, unit="x", why=_why_slow(mr, peer)))
+        rows.append(common.target_row(
+            f"{label}: Forge latency P99/P50", summ["forge"]["p99_over_p50"], TARGETS["p99_over_p50"],
+            higher_is_better=False,
+            why=(f"P50 {summ['forge']['p50']:.1f} ms, P99 {summ['forge']['p99']:.1f} ms; the peers' P99/P50 on the "
+                 "same interleaved runs: " + ", ".join(f"{p} {summ[p]['p99_over_p50']:.2f}" for p in peers.PEERS)
+                 + " (a tail shared by every system is the machine, not Forge)")))
+    return rows
+
+
+def _why_slow(mr: dict[str, Any], peer: str) -> str:
+    summ, prof = mr["summary"], mr["executor_profile"]
+    parts = sorted(prof["parts"].items(), key=lambda kv: kv[1]["share"], reverse=True)
+    split = ", ".join(f"{name} {p['share']:.0%}" for name, p in parts if p["share"] >= 0.01)
+    return (f"Forge {summ['forge']['median']:.1f} ms vs {peer} {summ[peer]['median']:.1f} ms; a Forge call "
+            f"(cProfile, {mr['forge_segments']} OpenVINO segment(s)): {split}")
+
+
+# --- rendering -------------------------------------------------------------------------------------
+
+
+def render(result: dict[str, Any], figures: Path) -> str:
+    cfg = result["config"]
+    out = ["## Latency\n",
+           f"Batch 1, sequence {cfg['seq_len']}, CPU, fp32; {cfg['warmup']} warm-up calls, then {cfg['runs']} timed "
+           "calls per system, interleaved. Ratio = system median / Forge median (> 1: Forge is faster).\n"]
+    out.append(_figure(result, figures))
+    for label, mr in result["models"].items():
+        summ = mr["summary"]
+        rows = [[f"**{s}**" if s == "forge" else s, f"{summ[s]['median']:.2f}", f"{summ[s]['p50']:.2f}",
+                 f"{summ[s]['p99']:.2f}", f"{summ[s]['p99_over_p50']:.2f}",
+                 f"{summ[s]['median'] / summ['forge']['median']:.2f}x", summ[s]["n"]] for s in peers.SYSTEMS]
+        out.append(f"### {label} ({mr['layers']} layers)\n")
+        out.append(common.table(["system", "median ms", "P50 ms", "P99 ms", "P99/P50", "ratio", "runs"], rows))
+        prof = mr["executor_profile"]
+        parts = ", ".join(f"{name} {p['share']:.0%}" for name, p in prof["parts"].items())
+        out.append(f"\nInside a Forge call ({mr['forge_segments']} OpenVINO segment(s); cProfile over "
+                   f"{prof['calls']} calls): {parts}.\n")
+        out.append(_cei_table(mr))
+    return "\n".join(out)
+
+
+def _cei_table(mr: dict[str, Any]) -> str:
+    c = cei(mr)
+    rows = [[peer, f"{v['speedup']:.2f}x", f"{v['cei']:.3f}"] for peer, v in c["vs_peer"].items()]
+    text = (f"\n**Compilation Efficiency Index** (latency speed-up over the peer / Forge's compile seconds, "
+            f"{c['forge_compile_s']:.2f} s to runnable):\n\n" + common.table(["peer", "Forge speed-up", "CEI (1/s)"], rows))
+    rows = [[s, f"{v['speedup']:.2f}x", f"{v['compile_s']:.2f}", f"{v['cei']:.3f}"] for s, v in c["vs_eager"].items()]
+    return text + ("\nEvery compiler's own index against eager (speed-up over eager / its compile seconds):\n\n"
+                   + common.table(["system", "speed-up over eager", "compile s", "CEI vs eager (1/s)"], rows))
+
+
+def _figure(result: dict[str, Any], figures: Path) -> str:
+    plt = common.pyplot()
+    labels = list(result["models"])
+    fig, axes = plt.subplots(1, len(labels), figsize=(5.6 * len(labels), 3.6), squeeze=False)
+    for ax, label in zip(axes[0], labels):
+        summ = result["models"][label]["summary"]
+        samples = result["models"][label]["samples"]
+        systems = list(peers.SYSTEMS)
+        medians = [summ[s]["median"] for s in systems]
+        ax.bar(range(len(systems)), medians, color=[common.SYSTEM_COLORS[s] for s in systems], alpha=0.85)
+        for i, s in enumerate(systems):
+            ax.scatter([i] * len(samples[s]), samples[s], s=4, color="black", alpha=0.25, zorder=3)
+            ax.plot([i - 0.3, i + 0.3], [summ[s]["p99"]] * 2, color="black", lw=1.2, zorder=4)
+            ax.text(i, medians[i], f"{medians[i]:.1f}", ha="center", va="bottom", fontsize=8)
+        ax.set_xticks(range(len(systems)), systems, rotation=20)
+        ax.set_ylabel("ms per call")
+        ax.set_title(f"{label}: latency (bar = median, line = P99, dots = runs)", fontsize=9)
+    fig.tight_layout()
+    return common.save_figure(fig, figures, "latency", "latency by system")

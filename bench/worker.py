@@ -1,0 +1,140 @@
+"""One system's builds in a process of its own, driven line by line over stdin/stdout.
+
+Compile-time measurements run each system in its own worker process so that no system pays for
+another's state: a full garbage collection (which `forge.compile` does before its passes) walks
+every live object, and a process that has also imported inductor, onnxscript and OpenVINO's
+frontend holds far more of them than a user's process does. The parent keeps one worker per
+system and sends `build` requests round-robin, so the workers still take turns on the CPU.
+
+    python -m bench.worker forge     # then JSON lines on stdin, one JSON reply line per request
+
+Requests: ``{"op": "load", "model": "gpt2", "attn": "eager", "quick": false, "layers": null}``,
+``{"op": "build", "sanity": true}``, ``{"op": "profile"}`` (Forge only), ``{"op": "exit"}``.
+Replies: the request's result, or ``{"error": "<traceback>"}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, TextIO
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class WorkerError(RuntimeError):
+    """A request failed inside a worker (the message carries the worker's traceback)."""
+
+
+class Worker:
+    """The parent's handle on one worker process."""
+
+    def __init__(self, system: str):
+        self.system = system
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "bench.worker", system], cwd=ROOT, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+
+    def request(self, op: str, **fields: Any) -> dict[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps({"op": op, **fields}) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise WorkerError(f"{self.system} worker exited (code {self.process.wait()}) during '{op}'")
+        reply = json.loads(line)
+        if "error" in reply:
+            raise WorkerError(f"{self.system} worker failed in '{op}':\n{reply['error']}")
+        return reply
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                self.request("exit")
+            except (WorkerError, BrokenPipeError, OSError):
+                pass
+            self.process.wait(timeout=60)
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# --- the worker side -------------------------------------------------------------------------------
+
+
+class _State:
+    def __init__(self, system: str):
+        self.system = system
+        self.model = None
+        self.inputs = None
+        self.expected = None
+
+
+def _handle(state: _State, request: dict[str, Any]) -> dict[str, Any]:
+    import torch
+
+    from bench import common, peers
+
+    op = request["op"]
+    if op == "load":
+        from forge.models import parameter_count
+
+        state.model = state.inputs = state.expected = None
+        spec = common.ModelSpec(request["model"], request["attn"])
+        state.model, state.inputs = common.model_and_inputs(spec, request["quick"], layers=request.get("layers"))
+        return {"layers": state.model.config.num_hidden_layers, "parameters": parameter_count(state.model)}
+    if op == "build":
+        built = peers.build(state.system, state.model, state.inputs)
+        sample = {"stages": built.stages, "to_artifact_ms": built.to_artifact_ms, "to_runnable_ms": built.to_runnable_ms}
+        if "own_ms" in built.extra:
+            sample["own_ms"] = built.extra["own_ms"]
+        if request.get("sanity"):  # the built thing computes the model (else its time means nothing)
+            from forge.compiler import parity
+
+            if state.expected is None:
+                with torch.no_grad():
+                    state.expected = state.model(*state.inputs)
+            sample["sanity_max_abs"] = parity(state.expected, built.run(state.inputs[0]))["max_abs"]
+        del built
+        return sample
+    if op == "profile":
+        from bench.compile_time import profile_forge
+
+        return profile_forge(state.model, state.inputs)
+    raise ValueError(f"unknown request {op!r}")
+
+
+def serve(system: str, requests: TextIO, replies: TextIO) -> None:
+    state = _State(system)
+    for line in requests:
+        request = json.loads(line)
+        if request["op"] == "exit":
+            replies.write("{}\n")
+            replies.flush()
+            return
+        try:
+            reply = _handle(state, request)
+        except Exception:  # noqa: BLE001 - reported to the parent, which raises it
+            reply = {"error": traceback.format_exc()}
+        replies.write(json.dumps(reply) + "\n")
+        replies.flush()
+
+
+def main() -> None:
+    # Replies get the real stdout; everything else (libraries print progress) goes to stderr.
+    replies = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    serve(sys.argv[1], sys.stdin, replies)
+
+
+if __name__ == "__main__":
+    main()
