@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr, UnregisteredOp
 from xdsl.ir import Block, Operation, SSAValue
 
 NPU_COLOUR = "#9ecae1"
@@ -152,8 +152,15 @@ class _Node:
     attrs: dict[str, str]
 
 
+def display_name(op: Operation) -> str:
+    """The op's name as written in the IR (an unregistered op's own name, not xDSL's wrapper's)."""
+    if isinstance(op, UnregisteredOp):
+        return op.op_name.data
+    return op.name
+
+
 def _node_label(op: Operation, device: str | None, predicted: bool) -> str:
-    head = op.name
+    head = display_name(op)
     if (kind := op_kind(op)) is not None and op.name == "buffer.exec":
         head = f"buffer.exec {kind}"
     if op.name in _WEIGHT_OPS and isinstance(name := op.properties.get("name"), StringAttr):

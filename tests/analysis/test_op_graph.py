@@ -254,3 +254,33 @@ def test_any_names_give_valid_dot(weight_name: str, graph_name: str) -> None:
 def _newlines(text: str) -> str:
     """DOT labels have one line break, \\n: carriage returns become it."""
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def test_unregistered_ops_nested_regions_and_odd_names() -> None:
+    """Ops of unknown dialects (named as written), values defined in nested regions, and
+    quotes/backslashes/newlines in names: still one node per op, one edge per use, valid DOT."""
+    from xdsl.parser import Parser
+
+    from forge.context import make_context
+
+    text = r'''
+    func.func @f(%x: i32) -> i32 {
+      %a = "my.op\"quoted\\"(%x) : (i32) -> i32
+      %b = "my.region"(%a) ({
+      ^bb0(%inner: i32):
+        %c = "my.inside"(%inner, %a) : (i32, i32) -> i32
+        "my.yield"(%c) : (i32) -> ()
+      }) : (i32) -> i32
+      func.return %b : i32
+    }
+    '''
+    module = Parser(make_context(allow_unregistered=True), text).parse_module()
+    dot = parse_dot(op_graph(module, 'odd "name"\nwith newline'))
+    nodes = _model_nodes(dot)
+    ops = _graph_ops(module)
+    block_args = sum(len(b.args) for op in module.walk() for r in op.regions for b in r.blocks if op is not module)
+    assert len(nodes) == len(ops) + block_args
+    assert len(_model_edges(dot)) == sum(len(op.operands) for op in ops)
+    labels = [a["label"].split("\n")[0] for a in nodes.values()]
+    assert 'my.op"quoted\\' in labels and "my.inside" in labels
+    assert dot.name == 'odd "name"\nwith newline'
