@@ -14,12 +14,19 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 
 from dialects import aten
+from forge import context
 from forge.plugins import load_pass_plugin, module_name
 from forge.testing import strategies
 from forge.testing.check import check_pattern
 from forge.testing.strategies import GraphBuilder, GraphCase
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
+
+
+@pytest.fixture(autouse=True)
+def own_registry(monkeypatch):
+    """Loading an example registers its pass: keep it out of the other tests' registry."""
+    monkeypatch.setattr(context, "_REGISTERED_PASSES", {})
 
 
 def example(file: str):
