@@ -154,8 +154,9 @@ def weight_ops(module: ModuleOp) -> list[tuple[str, TensorType]]:
 
 
 def generated_weights(module: ModuleOp, seed: int) -> WeightStore:
-    """Seeded weights for every weight the module names, from their types (fan-in scaled normals
-    for floats, small non-negative integers for ints, fair coins for booleans)."""
+    """Seeded weights for every weight the module names, from their types: fan-in scaled normals
+    for floats, fair coins for booleans, zeros for integers (integer weights are index buffers,
+    such as BERT's token_type_ids, and 0 is a valid index into any table)."""
     import torch
 
     from dialects.torch_types import dtype_of, shape_of
@@ -173,7 +174,7 @@ def generated_weights(module: ModuleOp, seed: int) -> WeightStore:
             scale = max(shape[-1], 1) ** -0.5 if shape else 1.0
             value = (torch.randn(shape, generator=gen) * scale).to(dtype)
         else:
-            value = torch.randint(0, 5, shape, generator=gen, dtype=dtype)
+            value = torch.zeros(shape, dtype=dtype)
         store.add(name, value)
     return store
 

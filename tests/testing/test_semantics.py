@@ -82,6 +82,20 @@ def test_generated_weights_are_seeded_and_typed():
     assert torch.equal(a["fc.weight"], b["fc.weight"]) and not torch.equal(a["fc.weight"], c["fc.weight"])
 
 
+def test_generated_integer_weights_index_any_table():
+    """BERT's token_type_ids buffer indexes a 2-row table: random ids would be out of range."""
+    module = parse("""
+func.func @f() -> tensor<1x3x4xf32> {
+  %ids = aten.weight "token_type_ids" : tensor<1x3xi64>
+  %table = aten.weight "token_type.weight" : tensor<2x4xf32>
+  %e = aten.embedding %table, %ids : (tensor<2x4xf32>, tensor<1x3xi64>) -> tensor<1x3x4xf32>
+  func.return %e : tensor<1x3x4xf32>
+}
+""")
+    assert torch.equal(generated_weights(module, 0)["token_type_ids"], torch.zeros(1, 3, dtype=torch.int64))
+    assert SemanticChecker(module, None).reference["f"][0].shape == (1, 3, 4)
+
+
 def test_the_checker_uses_the_weights_it_is_given():
     module = parse(LINEAR)
     store = WeightStore()
