@@ -514,7 +514,8 @@ class ForgeOptMain(xDSLOptMain):
             self.ctx,
             self.pass_list,
             names=self.pass_specs,
-            verify_each=args.verify_each and not args.disable_verify,
+            # --verify-semantics interprets the IR after each pass: it must be valid first.
+            verify_each=(args.verify_each or args.verify_semantics) and not args.disable_verify,
             snapshot_before=not args.no_reproducer and not args.verify_diagnostics,
             changes="text" if args.print_ir_after_change or args.ir_dump_dir else "cheap",
             debug_patterns=args.debug_patterns,
