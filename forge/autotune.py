@@ -15,23 +15,30 @@ alpha in {0.25, 0.5, 0.75} (12 aten-level variants), each under the 4 affinity s
 
 How 48 configurations are scored without 48 pipelines (each ≈ 65 ms on GPT-2 12L):
 
-1. `dce,cse,fold` run once; every variant starts from a clone of that module.
-2. Variants that cannot differ are scored once: a fusion family that never fires in the all-on
-   run changes nothing when it is disabled, and two variants whose optimized aten modules are
+1. Layers: a model that repeats ≥ 3 identical layers (`forge.analysis.repeated_layers`) is scored
+   on its 1- and 2-layer cuts and extrapolated, cost(L) = cost(1) + (L-1) * (cost(2) - cost(1)):
+   every pass and the lowering treat each layer alike and the cost model is additive, so this is
+   the full model's score (work shared by all layers, e.g. merged by cse, stays counted once).
+   alpha ranks distinct site sizes, not sites, so the cuts fuse what the full model fuses.
+2. `dce,cse,fold` run once per cut, `fuse-attention` once; every variant starts from a clone.
+3. Variants that cannot differ are scored once: a fusion family that never fires in the all-on
+   run changes nothing when it is disabled, and variants whose optimized aten modules are
    structurally identical (`_fingerprint`) share one lowering.
-3. Affinity knobs are not re-lowered: the cost model is additive over ops and over cross-device
+4. Affinity knobs are not re-lowered: the cost model is additive over ops and over cross-device
    edges (`forge.analysis.cost_model`), so one npu-first lowering gives a `CostTable` with every op
    costed on both devices, and each affinity setting re-derives the devices with the same
-   `AffinityPolicy` the lowering uses (kind and types of each npuir op; the final norm is the
-   last norm op and the ops lowered with it) and re-sums.
+   `AffinityPolicy` rules the lowering uses (kind and types of each npuir op; the final norm is
+   the last norm op and the ops lowered with it) and re-sums.
 
 So the tuner's score of a configuration is, by construction, the cost model's score of that
-configuration compiled for real (`score_compiled`); `tests/test_autotune.py` checks the equality.
+configuration compiled for real on the whole model (`score_compiled`); `tests/test_autotune.py`
+checks the equality on GPT-2, Llama and BERT (4, 4 and 3 layers, and 2 without extrapolation).
 """
 
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -39,6 +46,7 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 
 from forge.analysis.cost_model import CostReport, CostTable, estimate
+from forge.analysis.repeated_layers import find_layers, truncate
 from forge.compiler import run_passes
 from forge.weights import WeightStore, attach_weights, weights_of
 from lowering.affinity import NORM_KINDS, AffinityPolicy
@@ -70,8 +78,11 @@ class TuningConfig:
 
     def aten_passes(self) -> str:
         """The passes after the shared prefix."""
-        passes = ["fuse-attention"] if self.attention else []
-        passes.append(self.fuse_ops_spec())
+        return ("fuse-attention," if self.attention else "") + self.after_attention()
+
+    def after_attention(self) -> str:
+        """The passes after the prefix and `fuse-attention` (when on)."""
+        passes = [self.fuse_ops_spec()]
         if self.layout:
             passes.append("layout")
         return ",".join([*passes, "dce", "cse"])
@@ -161,12 +172,26 @@ def placement(table: CostTable, policy: AffinityPolicy) -> list[str]:
     """The device of every row under `policy`, as `lower-aten-to-npuir` would choose it (pins by
     npuir kind only: aten-name pins are not visible in npuir)."""
     pinned = final_norm_rows(table) if policy.pin_final_norm else set()
-    devices = []
-    for i, row in enumerate(table.rows):
-        op = row.op
-        device = policy.device(row.kind, [o.type for o in op.operands], op.results[0].type, pinned=i in pinned)
-        devices.append(device.value)
-    return devices
+    if policy.mode != "npu-first":
+        return [policy.device(row.kind, [o.type for o in row.op.operands], row.op.results[0].type,
+                              pinned=i in pinned).value for i, row in enumerate(table.rows)]
+    capable = _npu_capable(table)
+    return ["npu" if ok and i not in pinned and row.kind not in policy.cpu_ops else "cpu"
+            for i, (row, ok) in enumerate(zip(table.rows, capable, strict=True))]
+
+
+_CAPABLE: weakref.WeakKeyDictionary[CostTable, list[bool]] = weakref.WeakKeyDictionary()
+
+
+def _npu_capable(table: CostTable) -> list[bool]:
+    """Whether the NPU can run each row (`AffinityPolicy.npu_reason`), computed once per table."""
+    flags = _CAPABLE.get(table)
+    if flags is None:
+        probe = AffinityPolicy()
+        flags = _CAPABLE[table] = [
+            probe.npu_reason(row.kind, [o.type for o in row.op.operands], row.op.results[0].type) is None
+            for row in table.rows]
+    return flags
 
 
 def _fingerprint(module: ModuleOp) -> tuple[Any, ...]:
@@ -221,6 +246,10 @@ class TuningReport:
     pipelines: int
     """Aten pass pipelines actually run."""
     verification: dict[str, Any] = field(default_factory=dict)
+    layers: int | None = None
+    """The layer count when scored on the 1- and 2-layer cuts and extrapolated (else None)."""
+    cpu_ms: float = 0.0
+    """Process CPU time of the run (what the wall time would be on an idle machine)."""
 
     @property
     def gain(self) -> float:
@@ -234,9 +263,11 @@ class TuningReport:
         return {
             "configs": len(self.scored),
             "elapsed_ms": round(self.elapsed_ms, 1),
+            "cpu_ms": round(self.cpu_ms, 1),
             "prefix_ms": round(self.prefix_ms, 1),
             "pipelines_run": self.pipelines,
             "lowerings": self.lowerings,
+            "extrapolated_from_layers": self.layers,
             "default_us": round(self.default.total_us, 1),
             "chosen": {"label": self.best.config.label(), **self.best.config.as_dict()},
             "chosen_us": round(self.best.total_us, 1),
@@ -248,7 +279,9 @@ class TuningReport:
     def format(self) -> str:
         lines = [
             f"autotune: {len(self.scored)} configurations scored by the cost model in {self.elapsed_ms:.0f} ms "
-            f"({self.pipelines} pass pipelines, {self.lowerings} lowerings; shared dce/cse/fold {self.prefix_ms:.0f} ms)",
+            f"(CPU {self.cpu_ms:.0f} ms; {self.pipelines} pass pipelines, {self.lowerings} lowerings"
+            + (f" of the 1- and 2-layer cuts, extrapolated to {self.layers} layers" if self.layers else "")
+            + f"; shared dce/cse/fold {self.prefix_ms:.0f} ms)",
             f"  default: {self.default.total_us:10.1f} µs",
             f"  chosen:  {self.best.total_us:10.1f} µs  ({self.best.config.label()}); "
             f"gain over default x{self.gain:.3f}",
@@ -260,41 +293,106 @@ class TuningReport:
 
 def tune(module: ModuleOp, weights: WeightStore | None = None, configs: Sequence[TuningConfig] | None = None) -> TuningReport:
     """Score `configs` (default `search_space()`) on an imported aten module (left unchanged)."""
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     configs = list(configs) if configs is not None else search_space()
     store = weights if weights is not None else weights_of(module)
-    base = _clone(module, store)
-    run_passes(base, PREFIX)
+    run = _Runner()
+    bases, layers = _bases(module, store)
+    for base in bases:
+        run(base, PREFIX)
+    starts = {False: bases, True: None}  # by attention on/off: fuse-attention runs once
     prefix_ms = (time.perf_counter() - start) * 1e3
 
     all_on = TuningConfig()
     fired = None
-    tables: dict[tuple[Any, ...], CostTable] = {}
-    by_fingerprint: dict[tuple[Any, ...], CostTable] = {}
+    tables: dict[tuple[Any, ...], tuple[CostTable, ...]] = {}
+    by_fingerprint: dict[tuple[Any, ...], tuple[CostTable, ...]] = {}
     pipelines = 0
     scored = []
     for config in sorted(configs, key=lambda c: c.aten_key() != all_on.aten_key()):
         key = _effective(config, fired).aten_key()
-        table = tables.get(key)
-        if table is None:
-            variant = _clone(base, store)
-            records = run_passes(variant, config.aten_passes())
+        cut_tables = tables.get(key)
+        if cut_tables is None:
+            if config.attention and starts[True] is None:
+                starts[True] = [_clone(base, store) for base in bases]
+                for start_module in starts[True]:
+                    run(start_module, "fuse-attention")
+            variants = [_clone(base, store) for base in starts[config.attention]]
+            records = [run(variant, config.after_attention()) for variant in variants]
             pipelines += 1
             if config.aten_key() == all_on.aten_key():
-                fired = _fired(records)
-            fingerprint = _fingerprint(variant)
-            table = by_fingerprint.get(fingerprint)
-            if table is None:
-                run_passes(variant, "lower-aten-to-npuir")
-                table = by_fingerprint[fingerprint] = CostTable(variant)
-            tables[key] = table
-        scored.append(Scored(config, table.score(placement(table, config.policy()))))
+                fired = _fired(records[-1])
+            fingerprint = tuple(_fingerprint(variant) for variant in variants)
+            cut_tables = by_fingerprint.get(fingerprint)
+            if cut_tables is None:
+                for variant in variants:
+                    run(variant, "lower-aten-to-npuir")
+                cut_tables = by_fingerprint[fingerprint] = tuple(CostTable(v) for v in variants)
+            tables[key] = cut_tables
+        policy = config.policy()
+        costs = [table.score(placement(table, policy)) for table in cut_tables]
+        scored.append(Scored(config, costs[0] if layers is None else extrapolate(costs[0], costs[1], layers)))
     order = {c: i for i, c in enumerate(configs)}
     scored.sort(key=lambda s: order[s.config])
     default = next((s for s in scored if s.config == DEFAULT), scored[0])
     best = min(scored, key=lambda s: (s.total_us, order[s.config]))
     elapsed = (time.perf_counter() - start) * 1e3
-    return TuningReport(scored, default, best, elapsed, prefix_ms, len(by_fingerprint), pipelines)
+    return TuningReport(scored, default, best, elapsed, prefix_ms, len(by_fingerprint), pipelines,
+                        layers=layers, cpu_ms=(time.process_time() - cpu_start) * 1e3)
+
+
+class _Runner:
+    """Runs pipeline specs with one context and each spec parsed once (parsing a spec looks up
+    every registered pass and plug-in: ~25 ms, as much as the passes on a 2-layer cut)."""
+
+    def __init__(self) -> None:
+        from forge.context import get_all_passes, make_context
+
+        self.ctx = make_context()
+        self.available = get_all_passes()
+        self.parsed: dict[str, list] = {}
+
+    def __call__(self, module: ModuleOp, spec: str):
+        from xdsl.passes import PassPipeline
+
+        from forge.pipeline import PipelineRunner
+
+        if spec not in self.parsed:
+            self.parsed[spec] = list(PassPipeline.parse_spec(self.available, spec).passes)
+        passes = self.parsed[spec]
+        return PipelineRunner(self.ctx, passes, names=[str(p.pipeline_pass_spec()) for p in passes]).run(module)
+
+
+def _bases(module: ModuleOp, store: WeightStore | None) -> tuple[list[ModuleOp], int | None]:
+    """The modules to score on: the 1- and 2-layer cuts and the layer count when the model repeats
+    at least 3 identical layers, else the whole module and None."""
+    found = find_layers(module)
+    if found is None or not found.identical or found.count < 3:
+        return [_clone(module, store)], None
+    two = _clone(module, store)
+    truncate(two, 2)
+    one = _clone(two, store)
+    truncate(one, 1)
+    return [one, two], found.count
+
+
+def extrapolate(one: CostReport, two: CostReport, layers: int) -> CostReport:
+    """cost(L layers) = cost(1) + (L - 1) * (cost(2) - cost(1)), part by part."""
+    k = layers - 1
+
+    def lin(a, b):
+        return a + k * (b - a)
+
+    out = CostReport()
+    for d, parts in out.by_device.items():
+        for part in parts:
+            parts[part] = lin(one.by_device[d][part], two.by_device[d][part])
+        out.dispatches[d] = lin(one.dispatches[d], two.dispatches[d])
+    out.transfer_us = lin(one.transfer_us, two.transfer_us)
+    out.transfers = lin(one.transfers, two.transfers)
+    out.bytes_moved = lin(one.bytes_moved, two.bytes_moved)
+    out.flops = lin(one.flops, two.flops)
+    return out
 
 
 def _effective(config: TuningConfig, fired: dict[str, int] | None) -> TuningConfig:

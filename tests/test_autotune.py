@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 from dataclasses import replace
@@ -16,6 +17,23 @@ from tests.conftest import imported_small_model, small_model
 
 def _imported(name: str):
     imported, _, _ = imported_small_model(name, "eager")
+    module = imported.module.clone()
+    attach_weights(module, imported.weights)
+    return module, imported.weights
+
+
+@functools.cache
+def _deep_import(name: str, layers: int):
+    """A small zoo model with more layers (what the tuner's 1-/2-layer extrapolation needs)."""
+    from forge.frontend.fx_importer import import_module
+    from forge.models import build_model, example_inputs
+
+    model = build_model(name, attn="eager", small=True, layers=layers)
+    return import_module(model, example_inputs(name, seq_len=16, small=True))
+
+
+def _deep(name: str, layers: int = 4):
+    imported = _deep_import(name, layers)
     module = imported.module.clone()
     attach_weights(module, imported.weights)
     return module, imported.weights
@@ -47,11 +65,13 @@ KEY_CONFIGS = [
 ]
 
 
-@pytest.mark.parametrize("name", ["gpt2", "llama"])
-def test_tuner_scores_equal_the_cost_model_of_the_compiled_configuration(name: str) -> None:
-    module, weights = _imported(name)
+@pytest.mark.parametrize(("name", "layers"), [("gpt2", 4), ("llama", 4), ("bert", 3), ("gpt2", 2)])
+def test_tuner_scores_equal_the_cost_model_of_the_compiled_configuration(name: str, layers: int) -> None:
+    """The key property: shared work, layer extrapolation and re-scored placements change nothing."""
+    module, weights = _deep(name, layers) if layers != 2 else _imported(name)
     report = at.tune(module, weights, KEY_CONFIGS)
     assert len(report.scored) == len(KEY_CONFIGS)
+    assert report.layers == (layers if layers >= 3 else None)
     assert report.lowerings < len(KEY_CONFIGS)  # work is shared
     for scored in report.scored:
         compiled = at.score_compiled(module, scored.config, weights)
@@ -61,7 +81,7 @@ def test_tuner_scores_equal_the_cost_model_of_the_compiled_configuration(name: s
 
 
 def test_tuning_leaves_the_module_unchanged() -> None:
-    module, weights = _imported("gpt2")
+    module, weights = _deep("gpt2")
     before = str(module)
     at.tune(module, weights, KEY_CONFIGS[:3])
     assert str(module) == before

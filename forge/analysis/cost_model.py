@@ -195,11 +195,15 @@ def op_bytes(op: Operation) -> int:
 
 def op_cost(op: Operation, device: str) -> OpCost:
     """The cost of running `op` on `device` ("npu" or "cpu")."""
+    return cost_on(device, op_bytes(op), op_flops(op))
+
+
+def cost_on(device: str, nbytes: int, flops: float) -> OpCost:
     spec = DEVICES[device]
     return OpCost(
         dispatch=spec.dispatch_us,
-        memory=op_bytes(op) / (spec.gbytes_per_s * 1e3),  # bytes / (GB/s) in µs
-        compute=op_flops(op) / (spec.gflops_per_s * 1e3),
+        memory=nbytes / (spec.gbytes_per_s * 1e3),  # bytes / (GB/s) in µs
+        compute=flops / (spec.gflops_per_s * 1e3),
     )
 
 
@@ -271,13 +275,14 @@ class CostTable:
             producers = tuple(sorted({index[o] for o in op.operands if o in index}))
             inputs = tuple(sorted({input_index[o] for o in op.operands if o in input_index}))
             index[op.results[0]] = len(self.rows)
+            flops, nbytes = op_flops(op), op_bytes(op)
             self.rows.append(CostRow(
                 op=op,
                 kind=op.name.removeprefix("npuir."),
                 device=_device_of(op),
-                cost={d: op_cost(op, d) for d in DEVICES},
-                flops=op_flops(op),
-                nbytes=op_bytes(op),
+                cost={d: cost_on(d, nbytes, flops) for d in DEVICES},
+                flops=flops,
+                nbytes=nbytes,
                 result_bytes=N.tensor_bytes(op.results[0].type),
                 producers=producers,
                 inputs=inputs,

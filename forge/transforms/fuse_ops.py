@@ -831,16 +831,18 @@ def aggressiveness_threshold(module: ModuleOp, roots: Iterable[type[Operation]],
     """The smallest result (in elements) a fusion site needs at aggressiveness `alpha`.
 
     Sites are the ops whose type roots an enabled pattern; a site's modelled gain grows with the
-    size of the tensor it writes (the intermediates a fusion removes are that big). The sites are
-    ranked by that size and the top ceil(alpha * n) are taken: the threshold is the size of the
-    last one taken (ties are all taken). alpha = 0: no site (inf); alpha = 1: every site (0).
+    size of the tensor it writes (the intermediates a fusion removes are that big), so sites of
+    one size count as equally good. The m distinct site sizes are ranked and the largest
+    ceil(alpha * m) are taken: the threshold is the last one taken. Counting sizes rather than
+    sites keeps alpha's meaning independent of the depth of a model (each layer adds the same
+    sizes). alpha = 0: no site (inf); alpha = 1: every site (0).
     """
     if alpha <= 0:
         return math.inf
     if alpha >= 1:
         return 0.0
     root_types = tuple(roots)
-    sizes = sorted((_result_elements(op) for op in module.walk() if isinstance(op, root_types)), reverse=True)
+    sizes = sorted({_result_elements(op) for op in module.walk() if isinstance(op, root_types)}, reverse=True)
     if not sizes:
         return 0.0
     return float(sizes[max(1, math.ceil(alpha * len(sizes))) - 1])
@@ -871,8 +873,8 @@ class FuseOpsPass(ModulePass):
     """Fuse written-out RMSNorms into `aten.rms_norm`."""
 
     aggressiveness: float = 1.0
-    """alpha in [0, 1]: fuse only the largest ceil(alpha * n) of the n candidate sites (ops that
-    root an enabled pattern), ranked by the size of the tensor they write (see
+    """alpha in [0, 1]: fuse only the candidate sites (ops that root an enabled pattern) whose
+    result is among the largest ceil(alpha * m) of their m distinct sizes (see
     `aggressiveness_threshold`). 1 fuses every match, 0 none."""
 
     def __post_init__(self) -> None:
