@@ -205,7 +205,9 @@ def _plot_memory(path: Path, compiled) -> int:
 def _print_autotune(tuned: dict[str, Any], file) -> None:
     print(
         f"\nautotune: {tuned['configs']} configurations scored by the cost model in {tuned['elapsed_ms']:.0f} ms "
-        f"({tuned['pipelines_run']} pass pipelines, {tuned['lowerings']} lowerings)\n"
+        f"(CPU {tuned['cpu_ms']:.0f} ms; {tuned['pipelines_run']} pass pipelines, {tuned['lowerings']} lowerings"
+        + (f" of the 1- and 2-layer cuts, extrapolated to {tuned['extrapolated_from_layers']} layers"
+           if tuned["extrapolated_from_layers"] else "") + ")\n"
         f"  chosen: {tuned['chosen']['label']}: {tuned['chosen_us']:.1f} µs vs default {tuned['default_us']:.1f} µs "
         f"(gain x{tuned['gain_over_default']:.3f})\n"
         f"  pipeline: {tuned['chosen']['pipeline']}\n  lowering: {tuned['chosen']['lowering']}\n  top:",
