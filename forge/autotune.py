@@ -10,10 +10,11 @@ A configuration (`TuningConfig`) is a set of real pass options:
 - affinity knobs of `lower-aten-to-npuir`: `cpu-ops=gather` (embeddings on the host) and
   `pin-final-norm`.
 
-`search_space()` has 48 of them: the default, layout off, no fusion, each fusion family off alone,
-alpha in {0.25, 0.5, 0.75} (12 aten-level variants), each under the 4 affinity settings.
+`search_space()` has 45 of them: 9 aten-level variants (the default, layout off, no fusion,
+fuse-attention off, the GELU / gated-MLP / RMSNorm families off one at a time, alpha 0.25 and 0.5)
+under 5 affinity settings (npu-first; gather, final norm, or both on the cpu; all on the cpu).
 
-How 48 configurations are scored without 48 pipelines (each ≈ 65 ms on GPT-2 12L):
+How 45 configurations are scored without 45 pipelines (each ≈ 65 ms on GPT-2 12L):
 
 1. Layers: a model that repeats ≥ 3 identical layers (`forge.analysis.repeated_layers`) is scored
    on its 1- and 2-layer cuts and extrapolated, cost(L) = cost(1) + (L-1) * (cost(2) - cost(1)):
@@ -54,7 +55,7 @@ from lowering.affinity import NORM_KINDS, AffinityPolicy
 PREFIX = "dce,cse,fold"
 FUSE_OPS_FAMILIES = ("canonicalize_linear", "epilogues", "gelu", "gated_mlp", "rms_norm", "residual_norm")
 """`FuseOpsPass` options that switch a fusion family on or off."""
-ALPHAS = (0.25, 0.5, 0.75)
+ALPHAS = (0.25, 0.5)
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,8 @@ class TuningConfig:
     layout: bool = True
     cpu_gather: bool = False
     pin_final_norm: bool = False
+    cpu_only: bool = False
+    """The reference placement (`policy=cpu-only`): is the NPU worth it at all?"""
 
     def aten_key(self) -> tuple[Any, ...]:
         """What decides the optimized aten module (everything but the affinity knobs)."""
@@ -92,7 +95,8 @@ class TuningConfig:
         return f"{PREFIX},{self.aten_passes()}"
 
     def lowering_spec(self) -> str:
-        options = (["cpu-ops=gather"] if self.cpu_gather else []) + (["pin-final-norm=true"] if self.pin_final_norm else [])
+        options = (["policy=cpu-only"] if self.cpu_only else []) + (["cpu-ops=gather"] if self.cpu_gather else []) \
+            + (["pin-final-norm=true"] if self.pin_final_norm else [])
         return "lower-aten-to-npuir" + ("{" + " ".join(options) + "}" if options else "")
 
     def lowering(self) -> str:
@@ -100,7 +104,8 @@ class TuningConfig:
         return f"{self.lowering_spec()},schedule-device-affinity"
 
     def policy(self) -> AffinityPolicy:
-        return AffinityPolicy.of("npu-first", ("gather",) if self.cpu_gather else (), self.pin_final_norm)
+        return AffinityPolicy.of("cpu-only" if self.cpu_only else "npu-first", ("gather",) if self.cpu_gather else (),
+                                 self.pin_final_norm)
 
     def label(self) -> str:
         parts = []
@@ -119,11 +124,14 @@ class TuningConfig:
             parts.append("gather on cpu")
         if self.pin_final_norm:
             parts.append("final norm on cpu")
+        if self.cpu_only:
+            parts.append("everything on cpu")
         return ", ".join(parts) or "default"
 
     def as_dict(self) -> dict[str, Any]:
         return {"attention": self.attention, "fuse_ops": sorted(self.fuse_ops), "alpha": self.alpha,
                 "layout": self.layout, "cpu_gather": self.cpu_gather, "pin_final_norm": self.pin_final_norm,
+                "cpu_only": self.cpu_only,
                 "pipeline": self.pipeline(), "lowering": self.lowering()}
 
 
@@ -131,17 +139,34 @@ DEFAULT = TuningConfig()
 NO_FUSION = TuningConfig(attention=False, fuse_ops=frozenset(), alpha=0.0)
 
 
+SEARCHED_FAMILIES = ("gelu", "gated_mlp", "rms_norm")
+"""Families switched off one at a time. Not searched: `canonicalize_linear` (the lowering makes
+the same `npuir.linear` either way), `epilogues` (the zoo's biases and activations arrive through
+addmm and the GELU/SwiGLU patterns) and `residual_norm` (`add_layer_norm` lowers to the same add
+and norm: no modelled gain until the backend has a fused kernel)."""
+
+
 def aten_variants() -> list[TuningConfig]:
+    """9: the default, layout off, no fusion (alpha = 0), fuse-attention off, each searched family
+    off, alpha 0.25 and 0.5 (alpha = 1 is the default)."""
     variants = [DEFAULT, replace(DEFAULT, layout=False), NO_FUSION, replace(DEFAULT, attention=False)]
-    variants += [replace(DEFAULT, fuse_ops=DEFAULT.fuse_ops - {f}) for f in FUSE_OPS_FAMILIES if f != "canonicalize_linear"]
+    variants += [replace(DEFAULT, fuse_ops=DEFAULT.fuse_ops - {f}) for f in SEARCHED_FAMILIES]
     variants += [replace(DEFAULT, alpha=a) for a in ALPHAS]
     return variants
 
 
+AFFINITY_SETTINGS = (
+    {},
+    {"cpu_gather": True},
+    {"pin_final_norm": True},
+    {"cpu_gather": True, "pin_final_norm": True},
+    {"cpu_only": True},
+)
+
+
 def search_space() -> list[TuningConfig]:
-    """48 configurations: 12 aten-level variants x 4 affinity settings, the default first."""
-    return [replace(v, cpu_gather=g, pin_final_norm=p) for v in aten_variants()
-            for g in (False, True) for p in (False, True)]
+    """45 configurations: 9 aten-level variants x 5 affinity settings, the default first."""
+    return [replace(v, **a) for v in aten_variants() for a in AFFINITY_SETTINGS]
 
 
 # --- scoring ---------------------------------------------------------------------------------------

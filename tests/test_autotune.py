@@ -41,7 +41,7 @@ def _deep(name: str, layers: int = 4):
 
 def test_search_space_is_about_45_real_pipelines() -> None:
     space = at.search_space()
-    assert 40 <= len(space) <= 50
+    assert len(space) == 45
     assert len(set(space)) == len(space)
     assert space[0] == at.DEFAULT
     for config in space:
@@ -62,6 +62,7 @@ KEY_CONFIGS = [
     replace(at.DEFAULT, layout=False, pin_final_norm=True),
     replace(at.DEFAULT, attention=False, cpu_gather=True),
     replace(at.NO_FUSION, pin_final_norm=True),
+    replace(at.DEFAULT, cpu_only=True),
 ]
 
 
