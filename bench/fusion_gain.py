@@ -143,6 +143,7 @@ def render(result: dict[str, Any], figures: Path) -> str:
               f"{c['gflops']:.2f}", f"{c['transfer_us']:.0f}"]
              for name, c in (("default", d), ("fusions off", n), ("fusions and layout off", m["cost_no_fusion_no_layout"]))]))
         parts.append("\nAblation (one pass disabled, every occurrence):\n")
+        parts.append(_ablation_plot(label, m["ablation"], figures))
         base = m["ablation"][0]
         parts.append(common.table(
             ["disabled", "ops", "est. µs", "x default", "dispatches", "latency ms (median)", "x default"],
@@ -155,13 +156,33 @@ def render(result: dict[str, Any], figures: Path) -> str:
             f"{t['cpu_ms']:.0f} ms CPU ({t['pipelines_run']} pass pipelines, {t['lowerings']} lowerings"
             + (f" of the 1- and 2-layer cuts, extrapolated to {t['extrapolated_from_layers']} layers"
                if t["extrapolated_from_layers"] else "")
-            + f"; cuts and shared dce/cse/fold {t['prefix_ms']:.0f} ms). "
+            + f"; setup and shared dce/cse/fold {t['prefix_ms']:.0f} ms). "
             f"Chosen: *{t['chosen']['label']}*, modelled gain over the default "
             f"x{t['gain_over_default']:.3f}; measured latency {t['chosen_latency_ms']['median']:.2f} ms vs "
             f"default {t['default_latency_ms']['median']:.2f} ms.\n")
         parts.append(common.table(["top configurations", "est. µs"], [[r["label"], f"{r['us']:.0f}"] for r in t["top"]]))
         parts.append("")
     return "\n".join(parts) + "\n"
+
+
+def _ablation_plot(label: str, rows: list[dict[str, Any]], figures: Path) -> str:
+    """Cost-model score and measured latency of each ablation, relative to the default pipeline."""
+    plt = common.pyplot()
+    base = rows[0]
+    names = [r["disabled"] for r in rows[1:]]
+    cost = [r["cost_us"] / base["cost_us"] for r in rows[1:]]
+    latency = [r["latency_ms"]["median"] / base["latency_ms"]["median"] for r in rows[1:]]
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    xs = range(len(names))
+    ax.bar([x - 0.2 for x in xs], cost, width=0.4, label="cost model", color="#d62728")
+    ax.bar([x + 0.2 for x in xs], latency, width=0.4, label="measured latency (median)", color="#1f77b4")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(list(xs), [f"-{n}" for n in names], rotation=20)
+    ax.set_ylabel("x default pipeline")
+    ax.set_title(f"{label}: one pass disabled")
+    ax.legend(fontsize=8)
+    return common.save_figure(fig, figures, f"fusion_gain_ablation_{label}",
+                              f"{label}: cost-model score and latency with each pass disabled, relative to the default")
 
 
 def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
