@@ -131,3 +131,16 @@ def test_cli_autotune_rejects_an_explicit_pipeline() -> None:
     assert result.returncode == 1
     assert "--autotune chooses the pipeline itself" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_pin_final_norm_pins_the_norm_that_absorbed_its_residual_add() -> None:
+    """GPT-2's ln_f becomes add_layer_norm under fuse-ops: it is still the final norm."""
+    module, _ = _imported("gpt2")
+    run_passes(module, "dce,cse,fold,fuse-ops")
+    assert any(op.name == "aten.add_layer_norm" for op in module.walk())
+    run_passes(module, "lower-aten-to-npuir{pin-final-norm=true}")
+    norms = [op for op in module.walk() if op.name == "npuir.layer_norm"]
+    devices = [op.properties["device"].data.value for op in norms]
+    assert devices[-1] == "cpu" and set(devices[:-1]) == {"npu"}
+    residual_add = norms[-1].operands[0].owner
+    assert residual_add.name == "npuir.binary" and residual_add.properties["device"].data.value == "cpu"
