@@ -17,6 +17,7 @@ from __future__ import annotations
 import operator
 import re
 import time
+import warnings
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -120,7 +121,11 @@ def _decompose_unsupported(program: ExportedProgram) -> ExportedProgram:
     ours = {op: fn for op, fn in table.items() if op in missing}
     if not ours:
         return program
-    return program.run_decompositions(ours)
+    with warnings.catch_warnings():
+        # torch 2.13's run_decompositions deep-copies a pytree LeafSpec and warns about its own
+        # deprecated API; the user can do nothing about it, so it is not shown to them.
+        warnings.filterwarnings("ignore", r"`isinstance\(treespec, LeafSpec\)` is deprecated", FutureWarning)
+        return program.run_decompositions(ours)
 
 
 def _raise_on_unsupported(program: ExportedProgram) -> None:

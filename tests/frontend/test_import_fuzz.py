@@ -88,10 +88,6 @@ DECOMPOSABLE: dict[str, Block] = {
 
 N_MODELS = 60
 
-# torch 2.13's ExportedProgram.run_decompositions (which the importer calls for ops `aten` lacks)
-# deep-copies a pytree LeafSpec and so warns about its own deprecated API; under -W error that
-# warning would be raised out of the importer. Not the importer's doing: ignore exactly that one.
-pytestmark = pytest.mark.filterwarnings("ignore:`isinstance\\(treespec, LeafSpec\\)` is deprecated:FutureWarning")
 DECOMPOSITIONS = torch.export.default_decompositions()
 
 
