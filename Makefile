@@ -11,7 +11,7 @@ DEMO_PIPELINE ?= dce,cse,fold,fuse-attention,fuse-ops,layout
 export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install nnfactory test demo opt-demo docs clean-venv
+.PHONY: install nnfactory test demo opt-demo docs bench clean-venv
 
 install: $(STAMP)
 
@@ -47,6 +47,12 @@ opt-demo: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/python -m forge.docs_gen
+
+# Benchmarks against OpenVINO, ONNX Runtime and torch.compile (~20 min on 2 cores); writes
+# docs/benchmarks.md, docs/benchmarks/*.png and out/bench/results.json. BENCH_ARGS=--quick for a
+# smoke run, BENCH_ARGS='--only latency' for one section. Never part of `make test`.
+bench: $(STAMP)
+	$(BIN)/python bench/run_all.py $(BENCH_ARGS)
 
 clean-venv:
 	rm -rf $(VENV)

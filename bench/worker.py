@@ -53,12 +53,22 @@ class Worker:
         return reply
 
     def close(self) -> None:
-        if self.process.poll() is None:
-            try:
-                self.request("exit")
-            except (WorkerError, BrokenPipeError, OSError):
-                pass
-            self.process.wait(timeout=60)
+        """Ask the worker to exit (kill it if it does not within two minutes) and close the pipes."""
+        try:
+            if self.process.poll() is None:
+                try:
+                    self.request("exit")
+                except (WorkerError, OSError, ValueError):
+                    pass
+                try:
+                    self.process.wait(timeout=120)
+                except subprocess.TimeoutExpired:
+                    self.process.kill()
+                    self.process.wait()
+        finally:
+            for pipe in (self.process.stdin, self.process.stdout):
+                if pipe is not None:
+                    pipe.close()
 
     def __enter__(self) -> Worker:
         return self

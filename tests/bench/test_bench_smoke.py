@@ -1,0 +1,164 @@
+"""Smoke test of the benchmarks: every section of `bench/run_all.py` runs on the small models
+(`run(quick=True)`: 2 layers, 16 tokens, few repetitions) and renders its tables and plots.
+
+No timing is asserted (benchmarks never decide pass/fail); what is asserted is the structure:
+every system present, every number finite, timings positive, the systems computing the model,
+PNGs written and linked, markdown tables present. All sections run once per session (the
+`results` fixture): torch.compile's inductor compile of even a tiny model dominates the time.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import common, peers, run_all
+
+ALL_SECTIONS = list(run_all.SECTIONS)
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, Any]:
+    return {name: importlib.import_module(f"bench.{name}").run(quick=True) for name in ALL_SECTIONS}
+
+
+def _numbers(value: Any, path: str = ""):
+    if isinstance(value, bool):
+        return
+    if isinstance(value, (int, float)):
+        yield path, value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _numbers(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _numbers(v, f"{path}[{i}]")
+
+
+@pytest.mark.parametrize("name", ALL_SECTIONS)
+def test_section_result_is_recorded_and_finite(results, name):
+    result = results[name]
+    json.dumps(result)  # JSON-serialisable, as run_all writes it
+    assert result["section"] == name and result["quick"] is True
+    assert {"torch", "openvino", "onnxruntime"} <= set(result["versions"])
+    assert result["host"]["cores"] >= 1 and len(result["load_before"]) == len(result["load_after"]) == 3
+    bad = [(p, v) for p, v in _numbers(result) if not math.isfinite(v)]
+    assert not bad, f"non-finite numbers in {name}: {bad[:5]}"
+
+
+@pytest.mark.parametrize("name", ALL_SECTIONS)
+def test_section_renders_tables_and_plots(results, name, tmp_path):
+    module = importlib.import_module(f"bench.{name}")
+    figures = tmp_path / "benchmarks"
+    markdown = module.render(results[name], figures)
+    assert markdown.startswith("## ")
+    assert re.search(r"^\|.*\|\n\|(---\|)+\n", markdown, re.M), "no markdown table"
+    links = re.findall(r"\]\(benchmarks/([\w.-]+\.png)\)", markdown)
+    assert links, "no figure linked"
+    for png in links:
+        data = (figures / png).read_bytes()
+        assert data.startswith(b"\x89PNG") and len(data) > 1000
+    for row in getattr(module, "targets", lambda r: [])(results[name]):
+        assert math.isfinite(row["measured"]) and isinstance(row["met"], bool)
+        assert row["met"] or row["why"], f"missed target without a reason: {row['metric']}"
+
+
+def _positive(values) -> bool:
+    return all(v > 0 and math.isfinite(v) for v in values)
+
+
+def test_compile_time_measures_every_compiler(results):
+    for model in results["compile_time"]["models"].values():
+        assert set(model["samples"]) == set(peers.COMPILERS)
+        for system, runs in model["samples"].items():
+            assert runs and _positive(r["to_runnable_ms"] for r in runs), system
+            assert model["sanity_max_abs"][system] < 1e-3, f"{system} does not compute the model"
+        forge = model["medians"]["forge"]
+        assert forge["stages"]["export"] > 0 and forge["own_ms"] > 0
+        assert forge["stages"]["other"] > -1.0, "Forge's named stages add up to more than its wall time"
+        assert model["profile"]["stages"][0]["stage"] == "torch.export" and model["profile"]["stages"][0]["ms"] > 0
+
+
+def test_latency_times_every_system_and_cei(results):
+    from bench import latency
+
+    for model in results["latency"]["models"].values():
+        assert set(model["samples"]) == set(peers.SYSTEMS)
+        for system, samples in model["samples"].items():
+            assert len(samples) == latency.QUICK_RUNS and _positive(samples), system
+            s = model["summary"][system]
+            assert s["min"] <= s["p50"] <= s["p99"] <= s["max"]
+        cei = latency.cei(model)
+        assert set(cei["vs_peer"]) == set(peers.PEERS)
+        assert _positive(v["cei"] for v in cei["vs_peer"].values())
+        assert sum(p["share"] for p in model["executor_profile"]["parts"].values()) == pytest.approx(1.0, abs=0.02)
+
+
+def test_scaling_fits_every_series(results):
+    from bench import scaling
+
+    for model in results["scaling"]["models"].values():
+        assert [p["layers"] for p in model["points"]] == list(scaling.QUICK_LAYERS)
+        assert set(model["fits"]) == set(scaling.SERIES)
+        for p in model["points"]:
+            assert _positive(p["medians"]["forge"][k] for k in ("own_ms", "to_artifact_ms", "to_runnable_ms"))
+            assert _positive(p["medians"]["openvino"][k] for k in ("convert_model", "to_runnable_ms"))
+
+
+def test_fit_power_law_recovers_the_exponent():
+    fit = common.fit_power_law([2, 4, 8, 16, 32], [3.0 * x**1.5 for x in (2, 4, 8, 16, 32)])
+    assert fit["k"] == pytest.approx(1.5) and fit["a"] == pytest.approx(3.0) and fit["r2"] == pytest.approx(1.0)
+
+
+def test_pass_profile_covers_the_pipeline_in_order(results):
+    from forge.compiler import LOWERING_PIPELINE
+    from forge.transforms import DEFAULT_PIPELINE
+
+    for model in results["pass_profile"]["models"].values():
+        passes = model["passes"]
+        assert [p["name"] for p in passes] == [*DEFAULT_PIPELINE, *LOWERING_PIPELINE]
+        for before, after in zip(passes, passes[1:]):
+            assert after["ops_before"] == before["ops_after"]  # each pass sees what the previous left
+        assert sum(p["removed"] for p in passes if p["stage"] == "optimization") > 0
+        assert _positive(p["ms"] for p in passes)
+
+
+def test_fidelity_compares_every_sequence(results):
+    from bench import fidelity
+
+    for model in results["fidelity"]["models"].values():
+        for system, rows in model["per_sequence"].items():
+            assert [r["seed"] for r in rows] == list(range(fidelity.QUICK_SEQUENCES)), system
+            assert model["summary"][system]["max_abs"] < 1e-3, f"{system} differs from eager"
+
+
+def test_run_all_renders_the_page_from_saved_results(results, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.json").write_text(json.dumps(results))
+    docs = tmp_path / "docs" / "benchmarks.md"
+    assert run_all.main(["--render-only", "--out", str(out), "--docs", str(docs)]) == 0
+    page = docs.read_text()
+    assert page.startswith("# Benchmarks") and "## Headline: targets" in page
+    for name in ALL_SECTIONS:
+        assert f"`{name}`" in page
+    linked = set(re.findall(r"\]\(benchmarks/([\w.-]+\.png)\)", page))
+    assert linked and all((docs.parent / "benchmarks" / png).exists() for png in linked)
+
+
+def test_render_only_without_results_is_a_clear_error(tmp_path, capsys):
+    assert run_all.main(["--render-only", "--out", str(tmp_path), "--docs", str(tmp_path / "b.md")]) == 1
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_unknown_section_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        run_all.main(["--only", "nonsense"])
+    assert exit_info.value.code == 2
+    assert "unknown section(s) nonsense" in capsys.readouterr().err
