@@ -139,3 +139,31 @@ def test_checker_rejects_a_clobbering_move() -> None:
     else:
         raise AssertionError("the checker accepted an in-place write")
     assert torch.is_tensor(case.inputs[0])
+
+
+def test_checker_rejects_a_read_before_its_write() -> None:
+    """IR built in Python skips the parser's dominance check: the checker still catches it."""
+    from xdsl.parser import Parser
+
+    from forge.context import make_context
+
+    module = Parser(make_context(), """
+    func.func @f() -> tensor<4xf32> {
+      %b0 = buffer.alloc : !buffer.buf<0, npu, 16>
+      %b1 = buffer.alloc : !buffer.buf<1, npu, 16>
+      %w = buffer.weight "w" : tensor<4xf32>
+      %a = buffer.exec npu unary(%w) into %b0 {kind = exp} : (tensor<4xf32>) -> tensor<4xf32> in !buffer.buf<0, npu, 16>
+      %b = buffer.exec npu unary(%a) into %b1 {kind = exp} : (tensor<4xf32>) -> tensor<4xf32> in !buffer.buf<1, npu, 16>
+      func.return %b : tensor<4xf32>
+    }
+    """).parse_module()
+    check_allocation(module)
+    write_a, read_a = [op for op in module.walk() if op.name == "buffer.exec"]
+    read_a.detach()
+    write_a.parent_block().insert_op_before(read_a, write_a)
+    try:
+        check_allocation(module)
+    except AllocationError as err:
+        assert "reads %a before it is written" in str(err)
+    else:
+        raise AssertionError("the checker accepted a read before its write")
