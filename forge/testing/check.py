@@ -28,6 +28,7 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWal
 
 from forge.interpreter import interpret
 from forge.testing.strategies import ALL_MOTIFS, GraphCase, aten_graphs
+from forge.testing.inputs import copy_weights, random_inputs  # noqa: F401 - re-exported
 from forge.weights import WeightStore, attach_weights, weights_of
 
 __all__ = ["apply_rewrite", "assert_preserves_semantics", "check_case", "check_pattern", "copy_weights",
@@ -65,34 +66,6 @@ def _as_applier(rewrite: Any) -> Callable[[ModuleOp], None]:
 def apply_rewrite(rewrite: Rewrite, module: ModuleOp) -> None:
     """Apply a ModulePass (instance or class) or RewritePattern(s) to `module` in place."""
     _as_applier(rewrite)(module)
-
-
-def random_inputs(function: func.FuncOp, seed: int = 0) -> list[torch.Tensor]:
-    """Seeded random tensors matching a function's argument types (floats normal, ints in [0, 5),
-    bools fair coins): inputs for comparing a hand-written function before and after a rewrite."""
-    from dialects.torch_types import dtype_of, shape_of
-
-    gen = torch.Generator().manual_seed(seed)
-    inputs = []
-    for ty in function.function_type.inputs.data:
-        shape, dtype = shape_of(ty), dtype_of(ty)
-        if dtype == torch.bool:
-            inputs.append(torch.rand(shape, generator=gen) > 0.5)
-        elif dtype.is_floating_point:
-            inputs.append(torch.randn(shape, generator=gen).to(dtype))
-        else:
-            inputs.append(torch.randint(0, 5, shape, generator=gen, dtype=dtype))
-    return inputs
-
-
-def copy_weights(store: WeightStore) -> WeightStore:
-    """A copy of `store` (tensors cloned, aliases kept) so a pass cannot disturb the reference."""
-    copy = WeightStore()
-    for name, tensor in store.items():
-        copy.add(name, tensor.clone())
-    for alias, canonical in store.aliases.items():
-        copy.add(alias, copy[canonical])
-    return copy
 
 
 def _describe_inputs(inputs: Sequence[torch.Tensor]) -> str:

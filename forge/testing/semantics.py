@@ -188,10 +188,8 @@ def function_inputs(function: func.FuncOp, seed: int) -> list[torch.Tensor]:
                 f"{ty} is not a statically shaped tensor",
                 function,
             )
-    try:  # forge.testing.check needs hypothesis (the dev extra)
-        from forge.testing.check import random_inputs
-    except ImportError as e:
-        raise SemanticsError(f"seeded inputs need forge.testing.check, which failed to import: {e}") from e
+    from forge.testing.inputs import random_inputs
+
     return random_inputs(function, seed)
 
 
