@@ -35,7 +35,7 @@ TARGETS = {"artifact_vs_openvino": 5.0, "artifact_vs_onnxruntime": 8.0,
 
 FORGE_OWN_STAGES = ("import", "passes", "lowering", "emit", "other")
 """Forge's own work, split as `forge.compile` reports it; `other` is the rest of the wall time
-(the importer's decompositions, the GC collection before the passes, the report), measured as
+(the importer's decompositions, the GC freeze, the report), measured as
 wall time minus the named stages, not assumed; the cProfile splits it further."""
 
 # What the profile attributes Forge's compile to: (label, file suffix, function name), cumulative.
