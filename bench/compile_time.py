@@ -304,7 +304,7 @@ def _forge_table(mr: dict[str, Any]) -> str:
     rows = [[name, common.ms(st[name]), f"{st[name] / own:.0%}" if name in FORGE_OWN_STAGES else ""]
             for name in ("export", *FORGE_OWN_STAGES, "device_compile")]
     return ("\nForge's stages (medians; `other` = wall time outside the stages `forge.compile` times: the "
-            "importer's decompositions, the GC collection before the passes, the report):\n\n") + \
+            "importer's decompositions, the GC freeze, the report):\n\n") + \
         common.table(["stage", "ms", "share of own work"], rows)
 
 
