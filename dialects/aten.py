@@ -54,7 +54,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from dialects import aten_schema as schema
 from dialects.aten_schema import ArgKind, ArgSpec, Signature
-from dialects.torch_types import dtype_of, is_dtype_attr, meta_tensor, shape_of, tensor_type, torch_dtype
+from dialects.shapes import broadcast_shapes
+from dialects.torch_types import dense_tensor, dtype_of, is_dtype_attr, meta_tensor, shape_of, tensor_type, torch_dtype
 
 PRESENT_MASK = "present"
 """Property of ops with a `Tensor?[]` argument: 1/0 per list entry, whether a tensor is there."""
@@ -284,7 +285,7 @@ class AtenOp(IRDLOperation):
         Python elementwise kernels import torch._dynamo on first use (seconds per process)."""
         shapes = [shape_of(v.type) for v in self.operands]
         try:
-            shape = broadcast_shapes(shapes)
+            shape = broadcast_shapes(*shapes)
             probes = [torch.ones((1,) * len(s), dtype=dtype_of(v.type)) for s, v in zip(shapes, self.operands)]
             args, kwargs = self.call_arguments(probes, device=torch.device("cpu"))
             out = self.SIGNATURE.target(*args, **kwargs)
@@ -292,19 +293,6 @@ class AtenOp(IRDLOperation):
             first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             raise VerifyException(f"{self.name}: {first_line}") from None
         return [tensor_type(shape, out.dtype)]
-
-
-def broadcast_shapes(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
-    """NumPy/torch broadcasting of static shapes; ValueError naming the shapes if incompatible."""
-    rank = max((len(s) for s in shapes), default=0)
-    result = [1] * rank
-    for s in shapes:
-        for i, d in enumerate(s, start=rank - len(s)):
-            if d != 1 and result[i] not in (1, d):
-                raise ValueError(f"shapes {', '.join(map(str, shapes))} are not broadcastable")
-            if d != 1:
-                result[i] = d
-    return tuple(result)
 
 
 def _operand_printer(op: AtenOp, spec: ArgSpec, operands, printer: Printer) -> Callable[[], None]:
@@ -649,7 +637,7 @@ class ConstantOp(IRDLOperation):
         return ConstantOp(dense_attr(tensor))
 
     def to_tensor(self) -> torch.Tensor:
-        return dense_to_tensor(self.value)
+        return dense_tensor(self.value)
 
     def verify_(self) -> None:
         if self.value.get_type() != self.result.type:
@@ -667,14 +655,6 @@ def dense_attr(tensor: torch.Tensor) -> DenseIntOrFPElementsAttr:
     else:
         values = flat.to(torch.int64).tolist()
     return DenseIntOrFPElementsAttr.from_list(ty, values)
-
-
-def dense_to_tensor(attr: DenseIntOrFPElementsAttr) -> torch.Tensor:
-    """The tensor a dense attribute holds."""
-    ty = attr.get_type()
-    values = list(attr.get_values())
-    dtype = dtype_of(ty)
-    return torch.tensor(values, dtype=dtype).reshape(shape_of(ty))
 
 
 # --- the op table --------------------------------------------------------------------------------

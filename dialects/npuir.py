@@ -80,6 +80,8 @@ from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from dialects.shapes import broadcast_shapes, fmt_shape
+
 # ===================================================================================== enums
 
 
@@ -208,36 +210,12 @@ def _element_bits(element: Attribute) -> int:
     return bitwidth
 
 
-def fmt_shape(shape: Iterable[int]) -> str:
-    """`[1, ?, 768]`: how verifier messages print shapes."""
-    return "[" + ", ".join("?" if d == DYNAMIC_INDEX else str(d) for d in shape) + "]"
-
-
 def _dims_agree(a: int, b: int) -> bool:
     return a == b or a == DYNAMIC_INDEX or b == DYNAMIC_INDEX
 
 
 def _shapes_agree(a: Sequence[int], b: Sequence[int]) -> bool:
     return len(a) == len(b) and all(map(_dims_agree, a, b))
-
-
-def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
-    """The numpy broadcast of `shapes`; VerifyException if they are not broadcast-compatible."""
-    out: list[int] = []
-    rank = max((len(s) for s in shapes), default=0)
-    for i in range(1, rank + 1):
-        dim = 1
-        for shape in shapes:
-            d = shape[-i] if i <= len(shape) else 1
-            if d == 1 or d == dim or d == DYNAMIC_INDEX and dim != 1:
-                continue
-            if dim in (1, DYNAMIC_INDEX):  # a known size refines 1 or a dynamic size
-                dim = d
-            else:
-                listed = " and ".join(fmt_shape(s) for s in shapes)
-                raise VerifyException(f"shapes {listed} are not broadcast-compatible")
-        out.append(dim)
-    return tuple(reversed(out))
 
 
 def _broadcasts_to(shape: Sequence[int], target: Sequence[int]) -> bool:

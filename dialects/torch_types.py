@@ -5,11 +5,13 @@ Types are cached: building `TensorType`s dominates IR construction time otherwis
 
 from __future__ import annotations
 
+import math
 from functools import cache
 
 import torch
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -90,3 +92,14 @@ def nbytes(ty: Attribute) -> int:
     for d in shape_of(ty):
         count *= d
     return count * dtype.itemsize
+
+
+def dense_tensor(attr: DenseIntOrFPElementsAttr) -> torch.Tensor:
+    """The tensor a dense attribute holds (a splat expanded to the full shape, empty shapes kept)."""
+    ty = attr.get_type()
+    dtype, shape = dtype_of(ty), shape_of(ty)
+    if math.prod(shape) == 0:
+        return torch.empty(shape, dtype=dtype)
+    if attr.is_splat():
+        return torch.full(shape, next(iter(attr.iter_values())), dtype=dtype)
+    return torch.tensor(list(attr.get_values()), dtype=dtype).reshape(shape)

@@ -56,7 +56,7 @@ from xdsl.ir import Operation, SSAValue
 
 from dialects import buffer as B
 from dialects import npuir as N
-from dialects.torch_types import dtype_of, shape_of
+from dialects.torch_types import dense_tensor, dtype_of, shape_of
 from forge.weights import WeightStore, weights_of
 
 from .runtime import (
@@ -457,19 +457,6 @@ def describe_op(op: B.ExecOp, refs: Mapping[SSAValue, ValueRef]) -> str:
     return f"%{refs[op.result].name} = {op.device.data.value} {op.kind.data}({ins}){params}"
 
 
-def dense_to_tensor(attr: DenseIntOrFPElementsAttr) -> torch.Tensor:
-    """The tensor a dense attribute holds (splats expanded)."""
-    ty = attr.get_type()
-    assert isinstance(ty, TensorType)
-    dtype, shape = dtype_of(ty), shape_of(ty)
-    values = list(attr.get_values())
-    if len(values) == 1 and math.prod(shape) != 1:
-        return torch.full(shape, values[0], dtype=dtype)
-    if math.prod(shape) == 0:
-        return torch.empty(shape, dtype=dtype)
-    return torch.tensor(values, dtype=dtype).reshape(shape)
-
-
 def analyze(module: ModuleOp | func.FuncOp, *, func_name: str | None = None) -> Analysis:
     """Split a buffer function into segments, cpu steps and transfers (no building)."""
     fn = _find_function(module, func_name)
@@ -517,7 +504,7 @@ def analyze(module: ModuleOp | func.FuncOp, *, func_name: str | None = None) -> 
                 refs[op.result] = ValueRef("weight", op.weight_name.data, shape_of(t), dtype_of(t), namer(op.result))
             else:
                 key = namer(op.result)
-                constants[key] = dense_to_tensor(op.value)
+                constants[key] = dense_tensor(op.value)
                 refs[op.result] = ValueRef("constant", key, shape_of(t), dtype_of(t), key)
             continue
         if isinstance(op, (B.ExecOp, B.TransferOp)):

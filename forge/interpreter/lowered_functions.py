@@ -28,7 +28,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_i
 from dialects import buffer as B
 from dialects import npuir as N
 from dialects.fused_kernels import apply_activation
-from dialects.torch_types import dtype_of, shape_of
+from dialects.torch_types import dense_tensor, dtype_of, shape_of
 from forge.weights import WeightStore
 
 
@@ -216,16 +216,6 @@ def _type_of(t: torch.Tensor) -> TensorType:
     from dialects.torch_types import type_of
 
     return type_of(t)
-
-
-def dense_tensor(attr: DenseIntOrFPElementsAttr) -> torch.Tensor:
-    """The tensor a dense attribute holds (splats expanded)."""
-    ty = attr.get_type()
-    dtype, shape = dtype_of(ty), shape_of(ty)
-    if attr.is_splat():
-        value = next(iter(attr.iter_values()))
-        return torch.full(shape, value, dtype=dtype)
-    return torch.tensor(list(attr.get_values()), dtype=dtype).reshape(shape)
 
 
 def _input(interpreter: Interpreter, op: Any, index: int) -> Any:
