@@ -11,8 +11,9 @@ Custom syntax (optional tensors print `none`, lists of tensors print in brackets
     %z = aten.layer_norm %x, %w, none {normalized_shape = [768], eps = 1.0e-05} : (...) -> tensor<...>
     %c = aten.cat [%a, %b] {dim = 1} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
 
-Forge's fused ops (`aten.fused_linear`, `aten.gated_mlp`, `aten.matmul_transposed`) are torch custom
-ops in the `forge` library namespace, so the same machinery gives them semantics and verification.
+Forge's fused ops (`aten.fused_linear`, `aten.add_layer_norm`, ...) are torch custom ops in the `forge`
+library namespace, so the same machinery gives them semantics and verification; their op classes are
+generated from the table in `dialects/fused_kernels.py` (`FUSED_OPS`).
 `aten.weight` names a WeightStore entry (no data in the IR); `aten.constant` holds a small dense value.
 """
 
@@ -24,15 +25,15 @@ from typing import Any, ClassVar
 
 import torch
 from xdsl.dialects.builtin import (
-    i32,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
     StringAttr,
     TensorType,
+    i32,
 )
-from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -55,7 +56,7 @@ from xdsl.utils.exceptions import VerifyException
 from dialects import aten_schema as schema
 from dialects.aten_schema import ArgKind, ArgSpec, Signature
 from dialects.shapes import broadcast_shapes
-from dialects.torch_types import dense_tensor, dtype_of, is_dtype_attr, meta_tensor, shape_of, tensor_type, torch_dtype
+from dialects.torch_types import dense_tensor, dtype_of, is_dtype_attr, meta_tensor, shape_of, tensor_type
 
 PRESENT_MASK = "present"
 """Property of ops with a `Tensor?[]` argument: 1/0 per list entry, whether a tensor is there."""
@@ -663,7 +664,7 @@ _a = torch.ops.aten
 _f = torch.ops.forge
 
 # Importing registers the torch custom ops behind the fused ops below.
-import dialects.fused_kernels  # noqa: E402,F401
+from dialects.fused_kernels import FUSED_OPS  # noqa: E402
 
 # Shape and data movement
 ViewOp = aten_op(_a.view.default)
@@ -797,10 +798,8 @@ OnesLikeOp = aten_op(_a.ones_like.default)
 ZerosLikeOp = aten_op(_a.zeros_like.default)
 ScalarTensorOp = aten_op(_a.scalar_tensor.default)
 # Forge's fused ops (created by fuse-ops and layout; see dialects/fused_kernels.py)
-FusedLinearOp = aten_op(_f.fused_linear.default, mnemonic="fused_linear")
-GatedMlpOp = aten_op(_f.gated_mlp.default, mnemonic="gated_mlp")
-MatmulTransposedOp = aten_op(_f.matmul_transposed.default, mnemonic="matmul_transposed")
-AddLayerNormOp = aten_op(_f.add_layer_norm.default, mnemonic="add_layer_norm")
+for _fused in FUSED_OPS:  # one class per table entry: FusedLinearOp, MatmulTransposedOp, AddLayerNormOp, ...
+    globals()[_fused.class_name] = aten_op(getattr(_f, _fused.name).default, mnemonic=_fused.name)
 
 SCHEMA_OPS: list[type[AtenOp]] = _register(
     *(v for v in list(globals().values()) if isinstance(v, type) and issubclass(v, AtenOp) and v is not AtenOp)

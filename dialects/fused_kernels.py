@@ -4,26 +4,21 @@ Defining them as torch operators gives each fused op a schema and a meta kernel,
 dialect defines, verifies, interprets and folds them exactly like ATen overloads. They use the
 low-level `torch.library.Library` API on purpose: `torch.library.custom_op` imports
 `torch._dynamo` (seconds), which every `forge-opt` run would pay just to load the dialect.
+
+`FUSED_OPS` is the table of them: one `FusedOp` per op (its name, the `aten` dialect's op class
+name, schema, kernel and meta kernel). Importing this module registers them all with torch; the
+`aten` dialect generates its op classes (`aten.FusedLinearOp`, ...) from the same table.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 
 ACTIVATIONS = ("none", "relu", "gelu", "gelu_tanh", "silu", "sigmoid")
-
-SCHEMAS = {
-    "fused_linear": "fused_linear(Tensor input, Tensor weight, Tensor? bias, str activation) -> Tensor",
-    "gated_mlp": "gated_mlp(Tensor input, Tensor gate_weight, Tensor up_weight, str activation) -> Tensor",
-    "add_layer_norm": (
-        "add_layer_norm(Tensor input, Tensor residual, int[] normalized_shape, Tensor? weight, Tensor? bias, "
-        "float eps) -> Tensor"
-    ),
-    "matmul_transposed": (
-        "matmul_transposed(Tensor input, Tensor other, bool transpose_input, bool transpose_other) -> Tensor"
-    ),
-}
 
 
 def apply_activation(x: torch.Tensor, activation: str) -> torch.Tensor:
@@ -52,7 +47,9 @@ def gated_mlp(input: torch.Tensor, gate_weight: torch.Tensor, up_weight: torch.T
     return apply_activation(F.linear(input, gate_weight), activation) * F.linear(input, up_weight)
 
 
-def matmul_transposed(input: torch.Tensor, other: torch.Tensor, transpose_input: bool, transpose_other: bool) -> torch.Tensor:
+def matmul_transposed(
+    input: torch.Tensor, other: torch.Tensor, transpose_input: bool, transpose_other: bool
+) -> torch.Tensor:
     """matmul with its operands' last two dims optionally swapped (layout folded into the op)."""
     a = input.transpose(-1, -2) if transpose_input else input
     b = other.transpose(-1, -2) if transpose_other else other
@@ -86,14 +83,53 @@ def _check_activation(activation: str) -> None:
         raise ValueError(f"unknown activation '{activation}' (expected one of {', '.join(ACTIVATIONS)})")
 
 
+@dataclass(frozen=True)
+class FusedOp:
+    """One of Forge's fused ops: `torch.ops.forge.<name>.default`, `aten.<name>` in the IR."""
+
+    name: str
+    class_name: str
+    """The op class of the `aten` dialect (`dialects.aten.<class_name>`)."""
+    schema: str
+    kernel: Callable[..., torch.Tensor]
+    meta: Callable[..., torch.Tensor]
+
+
+FUSED_OPS: tuple[FusedOp, ...] = (
+    FusedOp(
+        "fused_linear",
+        "FusedLinearOp",
+        "fused_linear(Tensor input, Tensor weight, Tensor? bias, str activation) -> Tensor",
+        fused_linear,
+        _fused_linear_meta,
+    ),
+    FusedOp(
+        "gated_mlp",
+        "GatedMlpOp",
+        "gated_mlp(Tensor input, Tensor gate_weight, Tensor up_weight, str activation) -> Tensor",
+        gated_mlp,
+        _gated_mlp_meta,
+    ),
+    FusedOp(
+        "matmul_transposed",
+        "MatmulTransposedOp",
+        "matmul_transposed(Tensor input, Tensor other, bool transpose_input, bool transpose_other) -> Tensor",
+        matmul_transposed,
+        matmul_transposed,
+    ),
+    FusedOp(
+        "add_layer_norm",
+        "AddLayerNormOp",
+        "add_layer_norm(Tensor input, Tensor residual, int[] normalized_shape, Tensor? weight, Tensor? bias, "
+        "float eps) -> Tensor",
+        add_layer_norm,
+        add_layer_norm,
+    ),
+)
+
+
 _LIBRARY = torch.library.Library("forge", "DEF")
-for _name, _schema in SCHEMAS.items():
-    _LIBRARY.define(_schema)
-for _name, _kernel, _meta in (
-    ("fused_linear", fused_linear, _fused_linear_meta),
-    ("gated_mlp", gated_mlp, _gated_mlp_meta),
-    ("matmul_transposed", matmul_transposed, matmul_transposed),
-    ("add_layer_norm", add_layer_norm, add_layer_norm),
-):
-    _LIBRARY.impl(_name, _kernel, "CompositeExplicitAutograd")
-    _LIBRARY.impl(_name, _meta, "Meta")
+for _op in FUSED_OPS:
+    _LIBRARY.define(_op.schema)
+    _LIBRARY.impl(_op.name, _op.kernel, "CompositeExplicitAutograd")
+    _LIBRARY.impl(_op.name, _op.meta, "Meta")

@@ -19,7 +19,6 @@ import argparse
 import dataclasses
 import inspect
 import io
-import math
 import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -43,6 +42,12 @@ from xdsl.irdl import (
 from xdsl.irdl.constraints import RangeLengthConstraint, RangeOf
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+
+from dialects.aten import AtenOp, format_float
+from dialects.aten_schema import ArgKind
+from dialects.fused_kernels import FUSED_OPS
+from forge import pipelines
+from forge.context import get_all_dialects, get_all_passes, make_context
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FILECHECK_DIALECTS = REPO_ROOT / "filecheck" / "dialects"
@@ -143,7 +148,7 @@ def collect_examples(dialect: str, ctx_factory: Callable[[], Any]) -> dict[str, 
             continue
         try:
             module = Parser(ctx_factory(), text, str(path)).parse_module()
-        except Exception:  # noqa: BLE001 - a broken test file must not break the docs
+        except Exception:
             continue
         for op in module.walk():
             if op.name.startswith(dialect + ".") and op.name not in examples:
@@ -168,7 +173,6 @@ def _print_op(op: Operation) -> str:
 
 
 def _aten_kind_text(kind: Any) -> str:
-    from dialects.aten_schema import ArgKind
 
     return {
         ArgKind.TENSOR: "Tensor",
@@ -191,7 +195,6 @@ def _aten_kind_text(kind: Any) -> str:
 
 
 def _aten_placeholder(kind: Any) -> str:
-    from dialects.aten_schema import ArgKind
 
     return {
         ArgKind.INT: "<int>",
@@ -210,8 +213,6 @@ def _aten_placeholder(kind: Any) -> str:
 
 def _aten_default(spec: Any) -> str:
     """The schema default in IR spelling ('required' when there is none)."""
-    from dialects.aten import format_float
-    from dialects.aten_schema import ArgKind
 
     if spec.kind is ArgKind.GENERATOR:
         return "none"
@@ -235,7 +236,6 @@ def _aten_default(spec: Any) -> str:
 
 def _aten_syntax(cls: Any) -> str:
     """The op's custom syntax with placeholders, from its signature."""
-    from dialects.aten_schema import ArgKind
 
     sig = cls.SIGNATURE
     operands = []
@@ -307,7 +307,7 @@ def _aten_op_section(cls: Any, examples: dict[str, tuple[str, str]]) -> list[str
 def _traits(cls: type[IRDLOperation]) -> str:
     try:
         traits = list(cls.get_irdl_definition().traits)
-    except Exception:  # noqa: BLE001
+    except Exception:
         traits = []
     return ", ".join(f"`{type(t).__name__}`" for t in traits) or "none"
 
@@ -375,6 +375,8 @@ def _aten_families(module: Any) -> dict[str, str]:
             cls = getattr(module, m.group(1), None)
             if cls is not None:
                 families[cls.name] = family
+        elif line.startswith("for _fused in FUSED_OPS") and family:  # the generated fused-op classes
+            families.update({f"aten.{fused.name}": family for fused in FUSED_OPS})
     return families
 
 
@@ -459,10 +461,6 @@ def _attribute_summary(attr_cls: type) -> str:
 
 
 def _schema_op_predicate() -> Callable[[type], bool]:
-    try:
-        from dialects.aten import AtenOp
-    except Exception:  # noqa: BLE001
-        return lambda cls: False
     return lambda cls: isinstance(cls, type) and issubclass(cls, AtenOp) and hasattr(cls, "SIGNATURE")
 
 
@@ -506,6 +504,18 @@ def _example_value(f: dataclasses.Field) -> str:
     return "<value>" if default == "required" else default
 
 
+def _pipelines_table() -> list[str]:
+    """The named pipelines of `forge.pipelines`, spelled as `forge-opt -p` takes them."""
+    named = [(name, value) for name, value in vars(pipelines).items() if name.isupper() and isinstance(value, tuple)]
+    lines = [
+        "The named pipelines (`forge/pipelines.py`): `forge.compile` runs `DEFAULT_PIPELINE`, then "
+        "`LOWER_TO_NPUIR` and `PLAN_MEMORY`.",
+        "",
+    ]
+    rows = [(_code(name), _code(",".join(value))) for name, value in named]
+    return lines + _table(["Pipeline", "Passes (`-p`)"], rows) + [""]
+
+
 def _passes_section(passes: dict[str, Callable[[], type]]) -> list[str]:
     lines = ['<a id="passes"></a>', "## Passes", ""]
     lines += [
@@ -515,12 +525,13 @@ def _passes_section(passes: dict[str, Callable[[], type]]) -> list[str]:
         "of them wins; xDSL's stays reachable as `xdsl-<name>`).",
         "",
     ]
+    lines += _pipelines_table()
     loaded: list[tuple[str, type]] = []
     failed: list[tuple[str, str]] = []
     for name, factory in passes.items():
         try:
             loaded.append((name, factory()))
-        except Exception as e:  # noqa: BLE001 - a pass being written must not break the docs
+        except Exception as e:
             failed.append((name, f"{type(e).__name__}: {e}".splitlines()[0]))
     rows = [(f"[`{n}`](#pass-{n})", _first_sentence(_doc(c) or _doc(sys.modules.get(c.__module__))))
             for n, c in loaded]
@@ -539,13 +550,12 @@ def generate(
     passes: dict[str, Callable[[], type]] | None = None,
 ) -> str:
     """The IR reference as Markdown (by default for every registered dialect and pass)."""
-    from forge.context import get_all_dialects, get_all_passes, make_context
 
     dialects = get_all_dialects() if dialects is None else dialects
     try:
         passes = get_all_passes() if passes is None else passes
         pass_table_error = None
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         passes, pass_table_error = {}, f"{type(e).__name__}: {e}"
 
     loaded: list[tuple[str, Dialect]] = []
@@ -553,7 +563,7 @@ def generate(
     for name, factory in dialects.items():
         try:
             loaded.append((name, factory()))
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             failed.append((name, f"{type(e).__name__}: {e}".splitlines()[0]))
 
     lines = [

@@ -1,12 +1,14 @@
 """Device affinity: which device (`npu` or `cpu`) runs each npuir op.
 
 `AffinityPolicy` is what `lower-aten-to-npuir` consults for every op it creates. An op goes to the
-NPU when NNFactory can express it: its kind is in `NPU_KINDS` (matmul/linear with a fused
-activation, attention, softmax, norms (the backend composes them from reductions), the
-elementwise families, reductions, data movement, gather) and it computes in floating point:
-every operand and the result have an element type in `NPU_ELEMENTS` (f32/f16/bf16, plus i1 for
-masks and comparisons), except the integer indices of a gather. Everything else runs on the CPU
-(integer index arithmetic, cumsum, the `npuir.aten` fallback).
+NPU when NNFactory can express it, which the kind table says (`forge.kinds`,
+`KindSpec.npu_reason`): its kind has an NPU lowering (matmul/linear with a fused activation,
+attention, softmax, norms (the backend composes them from reductions), the elementwise families,
+reductions, data movement, gather) and it computes in floating point: every operand and the
+result have an element type in `forge.kinds.NPU_ELEMENTS` (f32/f16/bf16, plus i1 for masks and
+comparisons), except integer index operands (a gather's indices). Everything else runs on the
+CPU (integer index arithmetic, cumsum, the `npuir.aten` fallback). This module keeps the policy:
+modes, pins, the final norm.
 
 Modes (`policy=`):
 - `npu-first` (default): the rule above;
@@ -24,40 +26,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 
 from dialects.npuir import Device
+from forge.kinds import KINDS
 
 POLICIES = ("npu-first", "cpu-only", "npu-only")
 
-NPU_KINDS = frozenset(
-    {
-        "matmul",
-        "linear",
-        "gated_mlp",
-        "sdpa",
-        "softmax",
-        "layer_norm",
-        "rms_norm",
-        "unary",
-        "binary",
-        "compare",
-        "select",
-        "reduce",
-        "reshape",
-        "transpose",
-        "broadcast",
-        "slice",
-        "concat",
-        "gather",
-        "convert",
-    }
-)
-"""npuir kinds NNFactory has (or composes: norms from reductions)."""
-
-NPU_ELEMENTS = frozenset({Float32Type(), Float16Type(), BFloat16Type(), IntegerType(1)})
-"""Element types the NPU computes with (i1 for masks and comparison results)."""
+NPU_KINDS = frozenset(name for name, spec in KINDS.items() if spec.npu)
+"""npuir kinds NNFactory has (or composes: norms from reductions): the kind table's, read here."""
 
 NORM_KINDS = frozenset({"layer_norm", "rms_norm"})
 NORM_ATEN_OPS = frozenset({"aten.layer_norm", "aten.native_layer_norm", "aten.rms_norm", "aten.add_layer_norm"})
@@ -84,19 +62,12 @@ class AffinityPolicy:
         return AffinityPolicy(mode, frozenset(cpu_ops), pin_final_norm)
 
     def npu_reason(self, kind: str, in_types: Sequence[Attribute], out_type: Attribute) -> str | None:
-        """Why the NPU cannot run an op of `kind` on these types (None when it can)."""
-        if kind not in NPU_KINDS:
+        """Why the NPU cannot run an op of `kind` on these types (None when it can): the kind
+        table's answer (`KindSpec.npu_reason`)."""
+        spec = KINDS.get(kind)
+        if spec is None:
             return f"NNFactory has no '{kind}' op"
-        for i, t in enumerate(in_types):
-            if kind == "gather" and i == 1:
-                continue  # integer indices
-            elt = t.element_type  # type: ignore[attr-defined]
-            if elt not in NPU_ELEMENTS:
-                return f"operand {i} has element type {elt}"
-        elt = out_type.element_type  # type: ignore[attr-defined]
-        if elt not in NPU_ELEMENTS:
-            return f"result has element type {elt}"
-        return None
+        return spec.npu_reason(in_types, out_type)
 
     def is_pinned(self, kind: str, aten_name: str) -> bool:
         return kind in self.cpu_ops or aten_name.removeprefix("aten.") in self.cpu_ops

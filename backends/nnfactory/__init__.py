@@ -7,9 +7,15 @@
     print(program.summary())                     # segments, ops, build/compile ms
     emit_python(buffer_module, weights, "model.py")   # standalone program + model.safetensors
 
-Modules: `runtime` (the NNFactory-shaped runtime interface, `get_runtime`,
-`available_runtimes`), `openvino_runtime` / `intel_runtime` (its two implementations),
-`emitter` (`emit`, `Program`), `executor` (`CompiledNPUExecutor`), `pyemit` (`emit_python`).
+Modules: `runtime` (the runtime interface: `Runtime`, `CompiledGraph`, `get_runtime`,
+`available_runtimes`), `graph_builder` (`GraphBuilder`, the NNFactory-shaped graph API) and
+`graph_values` (its nodes, dtypes and build errors), `openvino_runtime` / `intel_runtime` (the two
+implementations),
+`program` (the data model: `Program`, `ValueRef`, steps, `EmitError`), `analysis` (segments,
+cpu steps and transfers of a buffer function), `emitter` (`emit`: the graphs), `executor`
+(`CompiledNPUExecutor`), `pyemit` (`emit_python`). What each npuir kind computes and how it is
+built comes from the kind table, `forge.kinds`. The command lines are `forge.cli.emit` and
+`forge.cli.pyemit`.
 Names are imported lazily: importing the package (e.g. for the runtimes) loads nothing else.
 """
 
@@ -20,11 +26,11 @@ from typing import Any
 
 _EXPORTS = {
     "emit": "emitter",
-    "EmitError": "emitter",
-    "Program": "emitter",
-    "Segment": "emitter",
-    "SegmentStats": "emitter",
-    "ValueRef": "emitter",
+    "EmitError": "program",
+    "Program": "program",
+    "Segment": "program",
+    "SegmentStats": "program",
+    "ValueRef": "program",
     "CompiledNPUExecutor": "executor",
     "ExecutorInputError": "executor",
     "emit_python": "pyemit",

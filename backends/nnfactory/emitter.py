@@ -1,33 +1,29 @@
 """buffer IR -> an NNFactory program: one compiled graph per NPU segment, CPU ops in between.
 
 `emit(module, weights, runtime="openvino", device="CPU")` reads a function in the `buffer`
-dialect (the output of `lower-npuir-to-buffer`) and returns a `Program`:
+dialect (the output of `lower-npuir-to-buffer`) and returns a `Program` (`program.py`):
 
-* The op order is the schedule. A **segment** is a maximal run of `buffer.exec npu` ops;
-  `buffer.exec cpu` and `buffer.transfer` end it (`buffer.alloc`, `buffer.input`,
-  `buffer.weight`, `buffer.constant` are declarations and do not). Each segment becomes ONE
-  graph built with the runtime's NNFactory-shaped `GraphBuilder` and compiled once.
-* Segment inputs are the values defined outside the segment and read inside (graph
-  `parameter`s, in order of first use); segment outputs are the values defined inside and read
-  outside or returned (`result`s, in definition order).
+* `analyze` (`analysis.py`) splits the function into segments (maximal runs of
+  `buffer.exec npu` ops), CPU steps and transfers. Each segment becomes ONE graph built with the
+  runtime's NNFactory-shaped `GraphBuilder` and compiled once: its inputs become graph
+  `parameter`s, the values read after it its `result`s.
+* Each npu op is built by its kind's entry in the kind table (`forge.kinds`,
+  `KindSpec.build_npu`), with the segment emitter's helpers (`_SegmentEmitter.scalar`, `num01`,
+  `same_dtype`, `flag`, `np_dtype`). A kind or instance the runtime cannot express on the npu
+  (`cumsum`, the `aten` fallback, integer division, bitwise and/or, ...) is an `EmitError`
+  naming the op: the affinity policy should have put it on the cpu.
 * **Weights and constants read by a segment become constants of that segment's graph**
   (`builder.constant(array)`). A weight read by several segments is therefore embedded once
   per segment (the runtime copies it into each compiled graph): `Program.shared_weights` lists
   those; the affinity scheduler keeps them rare by grouping NPU work. Constants are passed in
   their memory layout: a 2-D weight stored as a transposed view (the layout pass does that to
-  GPT-2's Conv1D weights) and read only as a matmul/linear/gated_mlp weight becomes a constant
-  of its contiguous base with the transpose flag flipped, so no copy is made (the openvino
-  runtime shares large constant arrays; do not modify the weights while the program lives);
-  other strided weights are copied (`SegmentStats.relayout_bytes`).
+  GPT-2's Conv1D weights) and read only as a matmul-like weight operand (the kind table's
+  `transposable_operands`) becomes a constant of its contiguous base with the transpose flag
+  flipped, so no copy is made (the openvino runtime shares large constant arrays; do not modify
+  the weights while the program lives); other strided weights are copied
+  (`SegmentStats.relayout_bytes`).
 * `buffer.exec cpu` ops and transfers become `CpuStep`s and `TransferStep`s between segments;
   the executor (`executor.py`) runs them with torch into pre-allocated buffers.
-* An npuir kind the runtime cannot express on the npu (`cumsum`, the `aten` fallback, integer
-  division, bitwise and/or, ...) is an `EmitError` naming the op: the affinity policy should
-  have put it on the cpu.
-
-Every value of the program has a `ValueRef`: it lives in a planned buffer (always at byte
-offset 0, viewed with the value's shape and dtype; a buffer holds values of different shapes
-and dtypes over time) or outside the plan (graph input, weight, constant).
 
 Booleans (`i1`): NNFactory has no boolean element type and its comparisons return 0/1 in the
 inputs' dtype, so inside a graph an `i1` value is a 0/1 tensor of any dtype ("logical").
@@ -45,544 +41,33 @@ import math
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerType, ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from dialects import buffer as B
-from dialects import npuir as N
-from dialects.torch_types import dense_tensor, dtype_of, shape_of
+from dialects.torch_types import dtype_of, shape_of
+from forge.kinds import KINDS, NotOnNpu, is_i1
 from forge.weights import WeightStore, weights_of
 
-from .runtime import (
-    CompiledGraph,
-    GraphBuildError,
-    GraphBuilder,
-    Node,
-    Runtime,
-    get_runtime,
-    to_numpy_dtype,
-)
-
-if TYPE_CHECKING:
-    from .executor import CompiledNPUExecutor
+from .analysis import SegmentPlan, analyze, describe_op, op_text
+from .executor import CompiledNPUExecutor
+from .graph_builder import GraphBuilder
+from .graph_values import GraphBuildError, Node, to_numpy_dtype
+from .program import CpuStep, EmitError, Program, Segment, SegmentStats, SegmentStep, Step, ValueRef
+from .runtime import CompiledGraph, Runtime, get_runtime
 
 __all__ = [
-    "BufferSpec",
-    "CpuStep",
-    "EmitError",
-    "Program",
-    "Segment",
-    "SegmentStats",
-    "SegmentStep",
-    "Step",
-    "TransferStep",
-    "ValueRef",
-    "analyze",
+    "GraphTrace",
     "bool_carrier",
     "build_segment",
-    "describe_op",
     "emit",
     "npu_kinds",
 ]
-
-
-class EmitError(ValueError):
-    """The buffer IR cannot become a program; the message names the op."""
-
-
-# ============================================================================ program data
-
-
-@dataclass(frozen=True)
-class ValueRef:
-    """Where a logical value lives.
-
-    `source` is "buffer" (`key` = buffer id; the value is the first bytes of the buffer viewed
-    with `shape`/`dtype`), "input" (`key` = graph input index), "weight" (`key` = WeightStore
-    name) or "constant" (`key` = name in `Program.constants`). `name` is the SSA name.
-    """
-
-    source: str
-    key: int | str
-    shape: tuple[int, ...]
-    dtype: torch.dtype
-    name: str = ""
-
-    @property
-    def nbytes(self) -> int:
-        return math.prod(self.shape) * torch.empty((), dtype=self.dtype).element_size()
-
-    @property
-    def is_bool(self) -> bool:
-        return self.dtype == torch.bool
-
-    def where(self) -> str:
-        return {
-            "buffer": f"buffer {self.key}",
-            "input": f"input {self.key}",
-            "weight": f'weight "{self.key}"',
-            "constant": f"constant {self.key}",
-        }[self.source]
-
-    def __str__(self) -> str:
-        dt = str(self.dtype).removeprefix("torch.")
-        return f"%{self.name} ({self.where()}, {dt}{list(self.shape)})"
-
-
-@dataclass(frozen=True)
-class BufferSpec:
-    """A physical buffer of the plan (`buffer.alloc`)."""
-
-    id: int
-    device: str
-    nbytes: int
-
-
-@dataclass(frozen=True)
-class SegmentStep:
-    """Run compiled segment `segment`."""
-
-    segment: int
-
-
-@dataclass(frozen=True)
-class CpuStep:
-    """Run npuir kind `kind` with torch on the host, writing `out`."""
-
-    kind: str
-    params: N.Params
-    ins: tuple[ValueRef, ...]
-    out: ValueRef
-    in_types: tuple[TensorType, ...]
-    out_type: TensorType
-
-    @property
-    def op_class(self) -> type[N.NpuirOp]:
-        return self.params.op_cls
-
-
-@dataclass(frozen=True)
-class TransferStep:
-    """Copy `src` into `dst` (a buffer on the other device)."""
-
-    src: ValueRef
-    dst: ValueRef
-
-
-Step = SegmentStep | CpuStep | TransferStep
-
-
-@dataclass
-class SegmentStats:
-    ops: int
-    kinds: dict[str, int]
-    parameters: int
-    results: int
-    constants: int
-    constant_bytes: int
-    build_ms: float
-    compile_ms: float
-    relayout_bytes: int = 0
-
-
-@dataclass
-class Segment:
-    """One compiled NPU graph and how it connects to the buffers.
-
-    `input_dtypes`/`output_dtypes` are the graph's numpy dtypes (an i1 value has the carrier
-    dtype). `staged[i]` says output i shares a buffer with one of the segment's inputs: the
-    graph must not write it while the input may still be read, so the executor gives it a
-    private staging array and copies it into the buffer after the run.
-    """
-
-    index: int
-    graph: CompiledGraph
-    inputs: tuple[ValueRef, ...]
-    outputs: tuple[ValueRef, ...]
-    input_dtypes: tuple[np.dtype, ...]
-    output_dtypes: tuple[np.dtype, ...]
-    staged: tuple[bool, ...]
-    weights: tuple[str, ...]
-    stats: SegmentStats
-
-
-@dataclass
-class Program:
-    """A compiled program: buffers of the plan, compiled segments and the step list.
-
-    Run it with `program(*inputs)` (an executor is created on first use) or
-    `program.executor()` for a `CompiledNPUExecutor` of your own.
-    """
-
-    runtime: Runtime
-    function: str
-    buffers: dict[int, BufferSpec]
-    inputs: tuple[ValueRef, ...]
-    outputs: tuple[ValueRef, ...]
-    steps: tuple[Step, ...]
-    segments: tuple[Segment, ...]
-    weights: WeightStore | None
-    constants: dict[str, torch.Tensor]
-    carrier: np.dtype
-    shared_weights: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    runtime_ms: float = 0.0
-    analyze_ms: float = 0.0
-    emit_ms: float = 0.0
-    _executor: CompiledNPUExecutor | None = field(default=None, repr=False)
-
-    # ------------------------------------------------------------------ running
-
-    def executor(self) -> CompiledNPUExecutor:
-        """A new executor: every buffer of the plan allocated once, instructions bound."""
-        from .executor import CompiledNPUExecutor
-
-        return CompiledNPUExecutor(self)
-
-    def __call__(self, *inputs: Any) -> list[torch.Tensor]:
-        if self._executor is None:
-            self._executor = self.executor()
-        return self._executor(*inputs)
-
-    # ------------------------------------------------------------------ reporting
-
-    @property
-    def build_ms(self) -> float:
-        return sum(s.stats.build_ms for s in self.segments)
-
-    @property
-    def compile_ms(self) -> float:
-        return sum(s.stats.compile_ms for s in self.segments)
-
-    @property
-    def planned_bytes(self) -> int:
-        return sum(b.nbytes for b in self.buffers.values())
-
-    def cpu_steps(self) -> list[CpuStep]:
-        return [s for s in self.steps if isinstance(s, CpuStep)]
-
-    def transfers(self) -> list[TransferStep]:
-        return [s for s in self.steps if isinstance(s, TransferStep)]
-
-    def stats(self) -> dict[str, Any]:
-        """JSON-ready numbers for reports (the model compiler's `--report`)."""
-        return {
-            "runtime": self.runtime.name,
-            "device": self.runtime.device,
-            "segments": len(self.segments),
-            "npu_ops": sum(s.stats.ops for s in self.segments),
-            "cpu_ops": len(self.cpu_steps()),
-            "transfers": len(self.transfers()),
-            "buffers": len(self.buffers),
-            "planned_bytes": self.planned_bytes,
-            "runtime_ms": round(self.runtime_ms, 3),
-            "analyze_ms": round(self.analyze_ms, 3),
-            "build_ms": round(self.build_ms, 3),
-            "compile_ms": round(self.compile_ms, 3),
-            "emit_ms": round(self.emit_ms, 3),
-            "shared_weights": {k: list(v) for k, v in self.shared_weights.items()},
-            "per_segment": [
-                {
-                    "index": s.index,
-                    "ops": s.stats.ops,
-                    "kinds": dict(s.stats.kinds),
-                    "parameters": s.stats.parameters,
-                    "results": s.stats.results,
-                    "constants": s.stats.constants,
-                    "constant_bytes": s.stats.constant_bytes,
-                    "relayout_bytes": s.stats.relayout_bytes,
-                    "build_ms": round(s.stats.build_ms, 3),
-                    "compile_ms": round(s.stats.compile_ms, 3),
-                }
-                for s in self.segments
-            ],
-        }
-
-    def summary(self, timings: bool = True) -> str:
-        """A readable table: one line per step (`timings=False`: reproducible text)."""
-        head = (
-            f"program @{self.function} on {self.runtime.name}/{self.runtime.device}: "
-            f"{len(self.segments)} segment(s), {len(self.cpu_steps())} cpu op(s), "
-            f"{len(self.transfers())} transfer(s), {len(self.buffers)} buffers "
-            f"({self.planned_bytes} bytes)"
-        )
-        if timings:
-            head += (
-                f"; emit {self.emit_ms:.1f} ms (runtime {self.runtime_ms:.1f}, analyze "
-                f"{self.analyze_ms:.1f}, build {self.build_ms:.1f}, device compile {self.compile_ms:.1f} ms)"
-            )
-        lines = [head]
-        for step in self.steps:
-            if isinstance(step, SegmentStep):
-                seg = self.segments[step.segment]
-                st = seg.stats
-                kinds = ", ".join(f"{k} {n}" for k, n in sorted(st.kinds.items(), key=lambda kv: (-kv[1], kv[0])))
-                ins = ", ".join(f"%{r.name}" for r in seg.inputs) or "none"
-                outs = ", ".join(f"%{r.name}" + (" (staged)" if staged else "") for r, staged in zip(seg.outputs, seg.staged))
-                line = (
-                    f"  segment {seg.index}: {st.ops} ops ({kinds}); in {ins}; out {outs}; "
-                    f"{st.constants} constants ({st.constant_bytes} bytes)"
-                )
-                if timings:
-                    line += f"; build {st.build_ms:.1f} ms, compile {st.compile_ms:.1f} ms"
-                lines.append(line)
-            elif isinstance(step, CpuStep):
-                ins = ", ".join(f"%{r.name}" for r in step.ins)
-                lines.append(f"  cpu {step.kind}({ins}) -> {step.out}")
-            else:
-                lines.append(f"  transfer %{step.src.name} -> {step.dst}")
-        if self.shared_weights:
-            lines.append(
-                "  weights embedded in several segments: "
-                + ", ".join(f"{k} {list(v)}" for k, v in self.shared_weights.items())
-            )
-        return "\n".join(lines)
-
-
-# ============================================================================== analysis
-
-
-@dataclass
-class SegmentPlan:
-    """A segment before building: its ops and boundary values."""
-
-    index: int
-    ops: list[B.ExecOp]
-    params: list[SSAValue]
-    results: list[SSAValue]
-    sources: list[SSAValue]  # weights and constants read (become graph constants)
-
-
-@dataclass
-class Analysis:
-    """What `analyze` finds in a buffer function (no runtime involved)."""
-
-    function: str
-    buffers: dict[int, BufferSpec]
-    refs: dict[SSAValue, ValueRef]
-    inputs: tuple[ValueRef, ...]
-    outputs: tuple[ValueRef, ...]
-    items: list[SegmentPlan | CpuStep | TransferStep]
-    constants: dict[str, torch.Tensor]
-
-    @property
-    def segments(self) -> list[SegmentPlan]:
-        return [i for i in self.items if isinstance(i, SegmentPlan)]
-
-
-def _find_function(module: ModuleOp | func.FuncOp, func_name: str | None) -> func.FuncOp:
-    if isinstance(module, func.FuncOp):
-        return module
-    funcs = [op for op in module.ops if isinstance(op, func.FuncOp)]
-    if func_name is not None:
-        for f in funcs:
-            if f.sym_name.data == func_name:
-                return f
-        raise EmitError(f"emit: no function @{func_name} in the module")
-    if len(funcs) == 1:
-        return funcs[0]
-    for f in funcs:
-        if f.sym_name.data == "forward":
-            return f
-    raise EmitError(f"emit: {len(funcs)} functions in the module; pass func_name")
-
-
-def _name(value: SSAValue) -> str:
-    return value.name_hint or "v"
-
-
-class _Namer:
-    """Unique value names from SSA name hints (`%add`, `%add_1`, ... as the printer does)."""
-
-    def __init__(self) -> None:
-        self.names: dict[SSAValue, str] = {}
-        self.used: set[str] = set()
-
-    def __call__(self, value: SSAValue) -> str:
-        name = self.names.get(value)
-        if name is None:
-            base = name = _name(value)
-            n = 0
-            while name in self.used:
-                n += 1
-                name = f"{base}_{n}"
-            self.used.add(name)
-            self.names[value] = name
-        return name
-
-
-def _op_text(op: Operation, refs: Mapping[SSAValue, ValueRef] | None = None) -> str:
-    """`buffer.exec npu sdpa (%sdpa_1)`: how messages name an op."""
-    name = ""
-    if op.results:
-        ref = refs.get(op.results[0]) if refs is not None else None
-        name = f" (%{ref.name if ref is not None else _name(op.results[0])})"
-    if isinstance(op, B.ExecOp):
-        return f"buffer.exec {op.device.data.value} {op.kind.data}{name}"
-    return f"{op.name}{name}"
-
-
-def _param_text(value: Any) -> str:
-    from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, StringAttr
-    from xdsl.dialects.utils import EnumAttribute
-
-    if isinstance(value, EnumAttribute):
-        return str(value.data.value)
-    if isinstance(value, IntegerAttr):
-        v = value.value.data
-        return ("true" if v else "false") if value.type == IntegerType(1) else str(v)
-    if isinstance(value, FloatAttr):
-        return repr(value.value.data)
-    if isinstance(value, DenseArrayBase):
-        return str([int(v) for v in value.get_values()])
-    if isinstance(value, StringAttr):
-        return repr(value.data)
-    return str(value)
-
-
-def describe_op(op: B.ExecOp, refs: Mapping[SSAValue, ValueRef]) -> str:
-    """`%linear_2 = linear(%x, %w) {activation = gelu}`: an exec in one short line."""
-    ins = ", ".join(f"%{refs[v].name}" if v in refs else "%?" for v in op.ins)
-    cls = op.npuir_class()
-    defaults = {k: p.default_value for k, p in cls.get_irdl_definition().properties.items()} if cls else {}
-    params = ", ".join(
-        f"{k} = {_param_text(v)}" for k, v in op.params.data.items() if defaults.get(k) != v
-    )
-    params = f" {{{params}}}" if params else ""
-    return f"%{refs[op.result].name} = {op.device.data.value} {op.kind.data}({ins}){params}"
-
-
-def analyze(module: ModuleOp | func.FuncOp, *, func_name: str | None = None) -> Analysis:
-    """Split a buffer function into segments, cpu steps and transfers (no building)."""
-    fn = _find_function(module, func_name)
-    buffers = {bid: BufferSpec(bid, buf.on.value, buf.nbytes) for bid, buf in B.buffer_table(fn).items()}
-    arg_types = list(fn.function_type.inputs.data)
-    namer = _Namer()
-    inputs = tuple(
-        ValueRef("input", i, shape_of(t), dtype_of(t), namer(arg))  # type: ignore[arg-type]
-        for i, (t, arg) in enumerate(zip(arg_types, fn.body.block.args))
-    )
-    refs: dict[SSAValue, ValueRef] = dict(zip(fn.body.block.args, inputs))
-    constants: dict[str, torch.Tensor] = {}
-    items: list[SegmentPlan | CpuStep | TransferStep] = []
-    current: list[B.ExecOp] = []
-    outputs: tuple[ValueRef, ...] = ()
-
-    def close() -> None:
-        if current:
-            items.append(SegmentPlan(len([i for i in items if isinstance(i, SegmentPlan)]), list(current), [], [], []))
-            current.clear()
-
-    def ref(value: SSAValue, user: Operation) -> ValueRef:
-        found = refs.get(value)
-        if found is None:
-            raise EmitError(f"emit: {_op_text(user)} reads %{_name(value)}, which no buffer op defines")
-        return found
-
-    def typed(value: SSAValue, user: Operation) -> TensorType:
-        if not isinstance(value.type, TensorType):
-            raise EmitError(f"emit: {_op_text(user)}: %{_name(value)} is not a tensor")
-        return value.type
-
-    for op in fn.body.block.ops:
-        if isinstance(op, B.AllocOp):
-            continue
-        if isinstance(op, B.InputOp):
-            index = op.index.value.data
-            if index >= len(inputs):
-                raise EmitError(f"emit: {_op_text(op)} reads input {index}; @{fn.sym_name.data} has {len(inputs)}")
-            refs[op.result] = inputs[index]
-            continue
-        if isinstance(op, (B.WeightOp, B.ConstantOp)):
-            t = typed(op.result, op)
-            if isinstance(op, B.WeightOp):
-                refs[op.result] = ValueRef("weight", op.weight_name.data, shape_of(t), dtype_of(t), namer(op.result))
-            else:
-                key = namer(op.result)
-                constants[key] = dense_tensor(op.value)
-                refs[op.result] = ValueRef("constant", key, shape_of(t), dtype_of(t), key)
-            continue
-        if isinstance(op, (B.ExecOp, B.TransferOp)):
-            t = typed(op.result, op)
-            buf = op.out_buffer()
-            if buf.buffer_id not in buffers:
-                raise EmitError(f"emit: {_op_text(op)} writes buffer {buf.buffer_id}, which is not allocated")
-            out = ValueRef("buffer", buf.buffer_id, shape_of(t), dtype_of(t), namer(op.result))
-            if out.nbytes > buf.nbytes:
-                raise EmitError(f"emit: {_op_text(op)}: {out} does not fit buffer {buf.buffer_id} ({buf.nbytes} bytes)")
-            if isinstance(op, B.TransferOp):
-                close()
-                items.append(TransferStep(ref(op.source, op), out))
-            elif op.device.data is N.Device.NPU:
-                for v in op.ins:
-                    typed(v, op)
-                    ref(v, op)
-                current.append(op)
-            else:
-                close()
-                cls = op.npuir_class()
-                if cls is None:
-                    raise EmitError(f"emit: {_op_text(op)}: unknown npuir kind '{op.kind.data}'")
-                items.append(
-                    CpuStep(
-                        op.kind.data,
-                        op.param_view(),
-                        tuple(ref(v, op) for v in op.ins),
-                        out,
-                        tuple(typed(v, op) for v in op.ins),
-                        t,
-                    )
-                )
-            refs[op.result] = out
-            continue
-        if isinstance(op, func.ReturnOp):
-            close()
-            outputs = tuple(ref(v, op) for v in op.arguments)
-            continue
-        raise EmitError(f"emit: unexpected op {op.name} in a buffer function (@{fn.sym_name.data})")
-    close()
-
-    for seg in (i for i in items if isinstance(i, SegmentPlan)):
-        _boundaries(seg, refs)
-    return Analysis(fn.sym_name.data, buffers, refs, inputs, outputs, items, constants)
-
-
-def _boundaries(seg: SegmentPlan, refs: Mapping[SSAValue, ValueRef]) -> None:
-    inside = set(seg.ops)
-    defined = {op.result for op in seg.ops}
-    seen: set[SSAValue] = set()
-    for op in seg.ops:
-        for v in op.ins:
-            if v in defined or v in seen:
-                continue
-            seen.add(v)
-            r = refs[v]
-            if r.source in ("weight", "constant"):
-                seg.sources.append(v)
-            elif r.source == "input":
-                raise EmitError(
-                    f"emit: {_op_text(op)} reads graph input %{r.name} on the npu; "
-                    "insert a buffer.transfer (does the IR verify?)"
-                )
-            else:
-                seg.params.append(v)
-    for op in seg.ops:
-        if any(use.operation not in inside for use in op.result.uses):
-            seg.results.append(op.result)
-    holders: dict[int, SSAValue] = {}
-    for v in seg.params:
-        bid = refs[v].key
-        if bid in holders:
-            raise EmitError(
-                f"emit: segment {seg.index} reads %{refs[holders[bid]].name} and %{refs[v].name}, "
-                f"which both live in buffer {bid} (the allocation is invalid)"
-            )
-        holders[bid] = v  # type: ignore[index]
 
 
 # ============================================================================ npu kinds
@@ -594,75 +79,10 @@ def bool_carrier(runtime: Runtime) -> np.dtype:
     return np.dtype(np.bool_) if np.dtype(np.bool_) in supported else np.dtype(np.int8)
 
 
-_ACTIVATIONS: dict[str, str | None] = {
-    "none": None,
-    "relu": "relu",
-    "gelu": "gelu_erf",
-    "gelu_tanh": "gelu",
-    "silu": "swish",
-    "sigmoid": "sigmoid",
-}
-
-_UNARY: dict[str, str] = {
-    "neg": "negative",
-    "exp": "exp",
-    "log": "log",
-    "sqrt": "sqrt",
-    "rsqrt": "rsqrt",
-    "tanh": "tanh",
-    "sigmoid": "sigmoid",
-    "relu": "relu",
-    "gelu": "gelu_erf",
-    "gelu_tanh": "gelu",
-    "silu": "swish",
-    "sin": "sin",
-    "cos": "cos",
-    "abs": "abs",
-    "erf": "erf",
-}
-
-_ARITH: dict[str, str] = {
-    "add": "eltwise_add",
-    "sub": "eltwise_sub",
-    "mul": "eltwise_mul",
-    "div": "eltwise_div",
-    "pow": "power",
-    "max": "maximum",
-    "min": "minimum",
-}
-
-_LOGICAL_BINARY: dict[str, str] = {
-    "and": "eltwise_mul",
-    "min": "minimum",
-    "or": "maximum",
-    "max": "maximum",
-}
-
-_COMPARE: dict[str, str] = {
-    "eq": "equal",
-    "ne": "not_equal",
-    "lt": "less",
-    "le": "less_equal",
-    "gt": "greater",
-    "ge": "greater_equal",
-}
-
-_REDUCE: dict[str, str] = {"sum": "reduce_sum", "mean": "reduce_mean", "max": "reduce_max", "min": "reduce_min"}
-
-
 def npu_kinds() -> frozenset[str]:
-    """npuir kinds the emitter can put in a graph (some element types still refuse)."""
-    return frozenset(
-        {
-            "matmul", "linear", "gated_mlp", "sdpa", "softmax", "layer_norm", "rms_norm",
-            "unary", "binary", "compare", "select", "reduce", "reshape", "transpose",
-            "broadcast", "slice", "concat", "gather", "convert",
-        }
-    )  # fmt: skip
-
-
-class _Cannot(Exception):
-    """The runtime cannot express this op on the npu (the reason)."""
+    """npuir kinds the emitter can put in a graph: the kind table's kinds with an NPU lowering
+    (some element types still refuse)."""
+    return frozenset(name for name, spec in KINDS.items() if spec.npu)
 
 
 def _literal(value: float) -> str:
@@ -672,15 +92,11 @@ def _literal(value: float) -> str:
     return repr(value)
 
 
-def _is_i1(t: Any) -> bool:
-    return isinstance(t, TensorType) and t.element_type == IntegerType(1)
-
-
 def _np_dtype(t: TensorType) -> np.dtype:
     try:
         return to_numpy_dtype(dtype_of(t))
     except TypeError as e:
-        raise _Cannot(str(e)) from None
+        raise NotOnNpu(str(e)) from None
 
 
 class GraphTrace:
@@ -769,7 +185,7 @@ class _SegmentEmitter:
 
     def result(self, value: SSAValue, name: str) -> np.dtype:
         node = self.nodes[value]
-        if _is_i1(value.type) and node.dtype != self.carrier:
+        if is_i1(value.type) and node.dtype != self.carrier:
             self.trace.begin(f"{name}_out", f"%{name} in the carrier dtype")
             node = self.g.convert(node, self.carrier)
             self.trace.end(node)
@@ -805,162 +221,32 @@ class _SegmentEmitter:
     def op(self, op: B.ExecOp, name: str, comment: str = "") -> None:
         kind = op.kind.data
         cls = op.npuir_class()
-        if cls is None or cls.CPU_ONLY or kind not in npu_kinds():
-            raise _Cannot(f"the npu has no '{kind}' op")
+        spec = KINDS.get(kind)
+        if cls is None or cls.CPU_ONLY or spec is None or not spec.npu:
+            raise NotOnNpu(f"the npu has no '{kind}' op")
         self.trace.begin(name, comment)
         p = op.param_view()
         ins = [self.nodes[v] for v in op.ins]
-        in_types: list[TensorType] = [v.type for v in op.ins]  # type: ignore[misc]
-        out_type: TensorType = op.result.type  # type: ignore[assignment]
-        node = getattr(self, f"_k_{kind}")(p, ins, in_types, out_type)
+        in_types: list[TensorType] = [v.type for v in op.ins]
+        out_type: TensorType = op.result.type
+        node = spec.build_npu(self, p, ins, in_types, out_type)
         shape = shape_of(out_type)
         if node.shape != tuple(shape):
-            raise _Cannot(f"built {node.spec}, expected shape {list(shape)} (emitter bug)")
-        if _is_i1(out_type):
+            raise NotOnNpu(f"built {node.spec}, expected shape {list(shape)} (emitter bug)")
+        if is_i1(out_type):
             self.logical.add(node)
         elif node.dtype != _np_dtype(out_type):
-            raise _Cannot(f"built {node.spec}, expected dtype {_np_dtype(out_type).name} (emitter bug)")
+            raise NotOnNpu(f"built {node.spec}, expected dtype {_np_dtype(out_type).name} (emitter bug)")
         self.trace.end(node)
         self.nodes[op.result] = node
 
-    def _act(self, y: Node, activation: str) -> Node:
-        method = _ACTIVATIONS[activation]
-        return y if method is None else getattr(self.g, method)(y)
-
-    def _flag(self, node: Node, flag: bool) -> bool:
+    def flag(self, node: Node, flag: bool) -> bool:
         """A matmul transpose flag for `node` (flipped when the node holds its value transposed)."""
         return flag != (node in self.transposed)
 
-    def _k_matmul(self, p, ins, in_types, out_type):
-        a, b = ins
-        return self.g.matmul(a, b, self._flag(a, p.get_flag("transpose_a")), self._flag(b, p.get_flag("transpose_b")))
-
-    def _k_linear(self, p, ins, in_types, out_type):
-        x, w, *bias = ins
-        if self._flag(w, p.get_flag("transpose_w")):  # w is [N, K] like torch's Linear
-            y = self.g.linear(x, w, bias[0] if bias else None)
-        else:  # w is [K, N] (GPT-2's Conv1D)
-            y = self.g.matmul(x, w)
-            if bias:
-                y = self.g.eltwise_add(y, bias[0])
-        return self._act(y, p.get_str("activation"))
-
-    def _k_gated_mlp(self, p, ins, in_types, out_type):
-        x, wg, wu = ins
-        tw = p.get_flag("transpose_w")
-        gate = self._act(self.g.matmul(x, wg, False, self._flag(wg, tw)), p.get_str("activation"))
-        return self.g.eltwise_mul(gate, self.g.matmul(x, wu, False, self._flag(wu, tw)))
-
-    def _k_sdpa(self, p, ins, in_types, out_type):
-        q, k, v, *mask = ins
-        m = None
-        if mask:
-            m = mask[0]
-            if _is_i1(in_types[3]):  # keep-mask -> additive 0 / -inf
-                cond = m if m.dtype == np.bool_ else self.num01(m)
-                m = self.g.select(cond, self.scalar(0.0, q.dtype), self.scalar(-math.inf, q.dtype))
-            elif m.dtype != q.dtype:
-                m = self.g.convert(m, q.dtype)
-        return self.g.scaled_dot_product_attention(
-            q, k, v, m, is_causal=p.get_flag("is_causal"), scale=p.get_float("scale")
-        )
-
-    def _k_softmax(self, p, ins, in_types, out_type):
-        return self.g.softmax(ins[0], p.get_int("axis"))
-
-    def _k_layer_norm(self, p, ins, in_types, out_type):
-        x, *affine = ins
-        axes = list(range(p.get_int("axis"), x.rank))
-        w = affine[0] if affine else None
-        b = affine[1] if len(affine) > 1 else None
-        return self.g.layer_norm(x, w, b, axes, p.get_float("eps"))
-
-    def _k_rms_norm(self, p, ins, in_types, out_type):
-        x, *affine = ins
-        axes = list(range(p.get_int("axis"), x.rank))
-        return self.g.rms_norm(x, affine[0] if affine else None, p.get_float("eps"), axes)
-
-    def _k_unary(self, p, ins, in_types, out_type):
-        (x,) = ins
-        kind = p.get_str("kind")
-        if kind == "not":
-            x = self.num01(x)
-            return self.g.eltwise_sub(self.scalar(1.0, x.dtype), x)
-        if kind == "reciprocal":
-            return self.g.eltwise_div(self.scalar(1.0, x.dtype), x)
-        return getattr(self.g, _UNARY[kind])(x)
-
-    def _k_binary(self, p, ins, in_types, out_type):
-        kind = p.get_str("kind")
-        a, b = ins
-        if _is_i1(in_types[0]):
-            if kind not in _LOGICAL_BINARY:
-                raise _Cannot(f"binary {kind} on i1")
-            a, b = self.same_dtype([self.num01(a), self.num01(b)])
-            return getattr(self.g, _LOGICAL_BINARY[kind])(a, b)
-        if kind not in _ARITH:
-            raise _Cannot(f"bitwise {kind} on {a.dtype.name} has no NNFactory op")
-        if kind == "div" and np.issubdtype(a.dtype, np.integer):
-            raise _Cannot(f"integer division (truncating) on {a.dtype.name} has no NNFactory op")
-        return getattr(self.g, _ARITH[kind])(a, b)
-
-    def _k_compare(self, p, ins, in_types, out_type):
-        a, b = ins
-        if _is_i1(in_types[0]):
-            a, b = self.same_dtype([self.num01(a), self.num01(b)])
-        return getattr(self.g, _COMPARE[p.get_str("kind")])(a, b)
-
-    def _cond(self, node: Node) -> Node:
-        if node.dtype == np.bool_ or np.issubdtype(node.dtype, np.floating):
-            return node
-        return self.g.convert(node, np.float32)
-
-    def _k_select(self, p, ins, in_types, out_type):
-        cond, a, b = ins
-        if _is_i1(out_type):
-            a, b = self.same_dtype([self.num01(a), self.num01(b)])
-        return self.g.select(self._cond(cond), a, b)
-
-    def _k_reduce(self, p, ins, in_types, out_type):
-        (x,) = ins
-        axes = list(p.get_ints("axes"))
-        if not axes:
-            return x
-        if _is_i1(in_types[0]):
-            x = self.num01(x)
-        return getattr(self.g, _REDUCE[p.get_str("kind")])(x, axes, p.get_flag("keepdims"))
-
-    def _k_reshape(self, p, ins, in_types, out_type):
-        return self.g.reshape(ins[0], shape_of(out_type))
-
-    def _k_transpose(self, p, ins, in_types, out_type):
-        return self.g.transpose(ins[0], list(p.get_ints("perm")))
-
-    def _k_broadcast(self, p, ins, in_types, out_type):
-        return self.g.broadcast(ins[0], shape_of(out_type))
-
-    def _k_slice(self, p, ins, in_types, out_type):
-        if 0 in shape_of(out_type):
-            raise _Cannot("an empty slice has no static NNFactory shape")
-        return self.g.slice(ins[0], list(p.get_ints("starts")), list(p.get_ints("ends")), list(p.get_ints("steps")))
-
-    def _k_concat(self, p, ins, in_types, out_type):
-        nodes = self.same_dtype(ins) if _is_i1(out_type) else ins
-        return self.g.concat(nodes, p.get_int("axis"))
-
-    def _k_gather(self, p, ins, in_types, out_type):
-        data, indices = ins
-        return self.g.gather(data, indices, p.get_int("axis"))
-
-    def _k_convert(self, p, ins, in_types, out_type):
-        (x,) = ins
-        if _is_i1(out_type):
-            if _is_i1(in_types[0]):
-                return x
-            return self.g.not_equal(x, self.scalar(0, x.dtype))
-        if _is_i1(in_types[0]):
-            x = self.num01(x)
-        return self.g.convert(x, _np_dtype(out_type))
+    def np_dtype(self, t: TensorType) -> np.dtype:
+        """The runtime's numpy dtype of a tensor type (`NotOnNpu` when it has none)."""
+        return _np_dtype(t)
 
 
 # ================================================================================= emit
@@ -980,7 +266,7 @@ class _Sources:
         if array is None:
             tensor = self.tensor(ref)
             if tensor.dtype == torch.bfloat16:
-                raise _Cannot(f"{ref} is bfloat16, which numpy (and so the runtime API) cannot hold")
+                raise NotOnNpu(f"{ref} is bfloat16, which numpy (and so the runtime API) cannot hold")
             array = self._arrays[key] = tensor.detach().cpu().numpy()  # a view, maybe strided
         return array, expr_of(ref)
 
@@ -988,9 +274,9 @@ class _Sources:
         if ref.source == "weight":
             if self.weights is None or ref.key not in self.weights:
                 raise EmitError(f'emit: weight "{ref.key}" (%{ref.name}) is not in the WeightStore')
-            tensor = self.weights[ref.key]  # type: ignore[index]
+            tensor = self.weights[ref.key]
         else:
-            tensor = self.constants[ref.key]  # type: ignore[index]
+            tensor = self.constants[ref.key]
         if tuple(tensor.shape) != ref.shape or tensor.dtype != ref.dtype:
             raise EmitError(
                 f"emit: {ref.where()} is {tensor.dtype}{list(tensor.shape)} but the IR reads it as "
@@ -1009,16 +295,15 @@ def expr_of(ref: ValueRef) -> str:
     return f"W[{file_key(ref)!r}]"
 
 
-_FLIPPABLE = {("matmul", 0), ("matmul", 1), ("linear", 1), ("gated_mlp", 1), ("gated_mlp", 2)}
-"""(kind, operand) whose 2-D operand may come transposed: a transpose flag absorbs it."""
-
-
 def _flippable_sources(seg: SegmentPlan) -> set[SSAValue]:
-    """2-D weights/constants that the segment reads only as matmul-like weight operands."""
+    """2-D weights/constants that the segment reads only as operands whose transposed layout a
+    transpose flag absorbs (the kind table's `transposable_operands`: matmul-like weights)."""
     uses: dict[SSAValue, bool] = {}
     for op in seg.ops:
+        spec = KINDS.get(op.kind.data)
+        flippable = spec.transposable_operands if spec is not None else ()
         for i, v in enumerate(op.ins):
-            ok = (op.kind.data, i) in _FLIPPABLE and isinstance(v.type, TensorType) and v.type.get_num_dims() == 2
+            ok = i in flippable and isinstance(v.type, TensorType) and v.type.get_num_dims() == 2
             uses[v] = uses.get(v, True) and ok
     return {v for v in seg.sources if uses.get(v)}
 
@@ -1044,7 +329,7 @@ def build_segment(
         in_dtypes = tuple(em.parameter(v, refs[v]) for v in seg.params)
         flippable = _flippable_sources(seg)
         for v in seg.sources:
-            current = v.owner  # type: ignore[assignment]
+            current = v.owner
             array = sources(refs[v])[0]
             transposed = v in flippable and not array.flags.c_contiguous and array.T.flags.c_contiguous
             em.source(v, refs[v], transposed)
@@ -1053,14 +338,14 @@ def build_segment(
             em.op(op, refs[op.result].name, describe_op(op, refs))
         current = None
         out_dtypes = tuple(em.result(v, refs[v].name) for v in seg.results)
-    except _Cannot as e:
-        what = _op_text(current, refs) if current is not None else "a segment boundary"
+    except NotOnNpu as e:
+        what = op_text(current, refs) if current is not None else "a segment boundary"
         raise EmitError(
             f"emit: segment {seg.index}: {what}: the {runtime.name} runtime cannot run it on "
             f"the npu ({e}); the affinity policy should place it on the cpu"
         ) from None
     except GraphBuildError as e:
-        what = _op_text(current, refs) if current is not None else "a segment boundary"
+        what = op_text(current, refs) if current is not None else "a segment boundary"
         raise EmitError(f"emit: segment {seg.index}: {what}: {e}") from e
     build_ms = (time.perf_counter() - start) * 1e3
     if not seg.results:
@@ -1089,7 +374,7 @@ def build_segment(
     )
     return Segment(
         index=seg.index,
-        graph=graph,  # type: ignore[arg-type]
+        graph=graph,
         inputs=tuple(refs[v] for v in seg.params),
         outputs=outputs,
         input_dtypes=in_dtypes,
@@ -1154,83 +439,6 @@ def emit(
         runtime_ms=runtime_ms,
         analyze_ms=analyze_ms,
         emit_ms=(time.perf_counter() - start) * 1e3,
+        executor_class=CompiledNPUExecutor,
     )
 
-
-# ================================================================================== cli
-
-
-def load_ir(path: str, random_weights: int | None = None) -> tuple[ModuleOp, WeightStore | None]:
-    """A buffer-IR file and its weights: the companion `.safetensors` when there is one, else
-    seeded random tensors for every `buffer.weight` when `random_weights` is given."""
-    from pathlib import Path
-
-    from xdsl.parser import Parser
-
-    from forge.context import make_context
-    from forge.weights import companion_weights_path
-
-    text = Path(path).read_text()
-    module = Parser(make_context(), text, name=path).parse_module()
-    module.verify()
-    companion = companion_weights_path(path)
-    if companion.exists():
-        return module, WeightStore.load(companion)
-    if random_weights is None:
-        return module, None
-    store = WeightStore()
-    g = torch.Generator().manual_seed(random_weights)
-    for op in module.walk():
-        if isinstance(op, B.WeightOp) and op.weight_name.data not in store:
-            t = op.result.type
-            assert isinstance(t, TensorType)
-            value = torch.randn(shape_of(t), generator=g) * 0.5
-            store.add(op.weight_name.data, value.to(dtype_of(t)))
-    return module, store
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m backends.nnfactory.emitter in.mlir`: emit a buffer-IR file, print the program."""
-    import argparse
-    import sys
-
-    parser = argparse.ArgumentParser(prog="python -m backends.nnfactory.emitter", description=main.__doc__)
-    parser.add_argument("input", help="buffer IR (weights from the companion .safetensors)")
-    parser.add_argument("--runtime", default="openvino")
-    parser.add_argument("--device", default="CPU")
-    parser.add_argument("--random-weights", type=int, metavar="SEED", help="random weights when there is no weights file")
-    parser.add_argument("--no-timings", action="store_true", help="leave timings out (reproducible output)")
-    parser.add_argument("--instructions", action="store_true", help="print the executor's instruction list")
-    parser.add_argument("--run", type=int, metavar="SEED", help="run on random inputs and print the outputs")
-    args = parser.parse_args(argv)
-    try:
-        module, weights = load_ir(args.input, args.random_weights)
-        program = emit(module, weights, runtime=args.runtime, device=args.device)
-    except EmitError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    print(program.summary(timings=not args.no_timings))
-    if args.instructions or args.run is not None:
-        ex = program.executor()
-        if args.instructions:
-            print(ex.describe())
-        if args.run is not None:
-            g = torch.Generator().manual_seed(args.run)
-            inputs = []
-            for ref in program.inputs:
-                if ref.dtype == torch.bool:
-                    inputs.append(torch.rand(ref.shape, generator=g) < 0.5)
-                elif ref.dtype.is_floating_point:
-                    inputs.append(torch.randn(ref.shape, generator=g).to(ref.dtype))
-                else:
-                    inputs.append(torch.randint(0, 2, ref.shape, generator=g, dtype=ref.dtype))
-            for ref, out in zip(program.outputs, ex(*inputs)):
-                values = out.flatten()[:4].tolist()
-                print(f"output %{ref.name}: {str(out.dtype).removeprefix('torch.')}{list(out.shape)} {values}")
-    return 0
-
-
-if __name__ == "__main__":  # run the package's module, not a second copy of its classes
-    from backends.nnfactory.emitter import main as _main
-
-    raise SystemExit(_main())

@@ -23,15 +23,11 @@ copies the outputs out of their buffers: those copies are the only allocation pe
 with `run(..., out=[...])`). A program whose CPU ops are allocation-free kinds allocates no
 tensor memory besides the outputs (`tests/backends/test_executor.py` measures it).
 
-CPU kernels (`cpu_kernel`) use torch's `out=` variants or in-place copies into the
-destination view; `CpuKernel.allocation_free` says which. Allocation-free: unary, binary,
-compare, select, reduce (float sum/max/min), cumsum, softmax, matmul, linear (matmul into the
-view, bias and activation in place), gated_mlp (the up projection goes to a scratch tensor
-allocated at construction), reshape, transpose, broadcast, slice, concat, gather (indices
-wrapped into a scratch tensor), convert. The others (layer_norm, rms_norm, sdpa, mean, the
-`npuir.aten` fallback and unusual dtype combinations) compute a temporary with the reference
-semantics (`forge.interpreter.lowered_functions.run_kind`) and `copy_` it into the view: one
-temporary per call.
+CPU kernels (`cpu_kernel`) come from the kind table (`forge.kinds`, `KindSpec.cpu_kernel`):
+torch's `out=` variants or in-place copies into the destination view, with scratch tensors
+allocated once at construction; `CpuKernel.allocation_free` says which. Kinds and dtype
+combinations without such a kernel compute a temporary with the reference semantics and `copy_`
+it into the view: one temporary per call.
 
 An executor is not thread-safe (it owns one set of buffers); make one per thread.
 """
@@ -45,23 +41,14 @@ from typing import Any
 
 import numpy as np
 import torch
-from xdsl.dialects.builtin import TensorType
 
-from dialects import npuir as N
-from dialects.torch_types import dtype_of, shape_of
-from forge.interpreter.lowered_functions import (
-    BINARY_OUT_FUNCTIONS,
-    COMPARE_FUNCTIONS,
-    UNARY_OUT_FUNCTIONS,
-    logical_or_bitwise,
-)
+from forge.kinds import CpuKernel, kind_spec
 
-from .emitter import CpuStep, Program, SegmentStep, TransferStep, ValueRef
+from .program import CpuStep, Program, SegmentStep, TransferStep, ValueRef
 from .runtime import CompiledGraph
 
 __all__ = [
     "CompiledNPUExecutor",
-    "CpuKernel",
     "ExecutorInputError",
     "RunCpu",
     "RunSegment",
@@ -77,187 +64,10 @@ class ExecutorInputError(ValueError):
 # ============================================================================ cpu kernels
 
 
-@dataclass(frozen=True)
-class CpuKernel:
-    """`fn(*ins, out)` writes the op's value into `out` (a view of its buffer)."""
-
-    fn: Callable[..., Any]
-    allocation_free: bool
-    scratch: tuple[torch.Tensor, ...] = ()
-
-
-def _reference(step_kind: type[N.NpuirOp], p: N.Params, out_type: TensorType) -> Callable[..., Any]:
-    from forge.interpreter.lowered_functions import run_kind  # shared reference semantics
-
-    def fn(*args: torch.Tensor) -> None:
-        *ins, out = args
-        out.copy_(run_kind(step_kind, p, ins, out_type))
-
-    return fn
-
-
-def _unary(kind: str) -> Callable[..., Any]:
-    if kind in UNARY_OUT_FUNCTIONS:
-        f = UNARY_OUT_FUNCTIONS[kind]
-        return lambda x, out: f(x, out=out)
-    if kind == "relu":
-        return lambda x, out: torch.clamp_min(x, 0, out=out)
-    if kind in ("gelu", "gelu_tanh"):
-        approximate = "tanh" if kind == "gelu_tanh" else "none"
-        return lambda x, out: torch.ops.aten.gelu.out(x, approximate=approximate, out=out)
-    if kind == "silu":
-        return lambda x, out: torch.ops.aten.silu.out(x, out=out)
-    raise KeyError(kind)
-
-
-def _activation_inplace(activation: str) -> Callable[[torch.Tensor], Any] | None:
-    if activation == "none":
-        return None
-    if activation == "relu":
-        return torch.relu_
-    if activation in ("gelu", "gelu_tanh"):
-        approximate = "tanh" if activation == "gelu_tanh" else "none"
-        return lambda y: torch.ops.aten.gelu_(y, approximate=approximate)
-    if activation == "silu":
-        return torch.ops.aten.silu_
-    if activation == "sigmoid":
-        return torch.sigmoid_
-    raise KeyError(activation)
-
-
-def _binary(kind: str, dtype: torch.dtype) -> Callable[..., Any]:
-    if kind == "div" and not dtype.is_floating_point:
-        return lambda a, b, out: torch.div(a, b, rounding_mode="trunc", out=out)
-    if kind in ("and", "or"):
-        f = logical_or_bitwise(kind, dtype)
-    else:
-        f = BINARY_OUT_FUNCTIONS[kind]
-    return lambda a, b, out: f(a, b, out=out)
-
-
-def _copy_into(out: torch.Tensor, src: torch.Tensor) -> None:
-    # A rank-2 transposed copy takes torch's blocked-transpose path, which allocates a block
-    # buffer; a leading unit dim keeps it on the plain (allocation-free) copy.
-    if out.dim() == 2:
-        out.unsqueeze(0).copy_(src.unsqueeze(0))
-    else:
-        out.copy_(src)
-
-
-def _mat(w: torch.Tensor, transpose: bool) -> torch.Tensor:
-    return w.transpose(-1, -2) if transpose else w
-
-
 def cpu_kernel(step: CpuStep) -> CpuKernel:
-    """The torch kernel of a cpu step: `out=` variants where torch has them."""
-    kind, p = step.kind, step.params
-    out_type, in_types = step.out_type, step.in_types
-    out_dtype = dtype_of(out_type)
-    in_dtypes = [dtype_of(t) for t in in_types]
-    floating = out_dtype.is_floating_point and all(d == out_dtype for d in in_dtypes)
-    reference = CpuKernel(_reference(step.op_class, p, out_type), allocation_free=False)
-
-    if kind == "unary":
-        if in_dtypes[0] != out_dtype:
-            return reference
-        return CpuKernel(_unary(p.get_str("kind")), True)
-    if kind == "binary":
-        if any(d != out_dtype for d in in_dtypes):
-            return reference
-        return CpuKernel(_binary(p.get_str("kind"), out_dtype), True)
-    if kind == "compare":
-        f = COMPARE_FUNCTIONS[p.get_str("kind")]
-        return CpuKernel(lambda a, b, out: f(a, b, out=out), True)
-    if kind == "select":
-        return CpuKernel(lambda c, a, b, out: torch.where(c, a, b, out=out), True)
-    if kind == "reduce":
-        axes = list(p.get_ints("axes"))
-        keep = p.get_flag("keepdims")
-        rkind = p.get_str("kind")
-        if not axes:
-            return CpuKernel(lambda x, out: out.copy_(x), True)
-        if not floating or rkind == "mean":  # mean out= allocates a dtype scalar
-            return reference
-        f = {"sum": torch.sum, "max": torch.amax, "min": torch.amin}[rkind]
-        return CpuKernel(lambda x, out: f(x, axes, keep, out=out), True)
-    if kind == "cumsum":
-        if in_dtypes[0] != out_dtype or out_dtype == torch.bool:
-            return reference
-        axis = p.get_int("axis")
-        return CpuKernel(lambda x, out: torch.cumsum(x, axis, out=out), True)
-    if kind == "softmax":
-        if not floating:
-            return reference
-        axis = p.get_int("axis")
-        return CpuKernel(lambda x, out: torch.ops.aten._softmax.out(x, axis, False, out=out), True)
-    if kind == "matmul":
-        if not floating:
-            return reference
-        ta, tb = p.get_flag("transpose_a"), p.get_flag("transpose_b")
-        return CpuKernel(lambda a, b, out: torch.matmul(_mat(a, ta), _mat(b, tb), out=out), True)
-    if kind == "linear":
-        if not floating:
-            return reference
-        tw = p.get_flag("transpose_w")
-        act = _activation_inplace(p.get_str("activation"))
-
-        def linear(x: torch.Tensor, w: torch.Tensor, *rest: torch.Tensor) -> None:
-            *bias, out = rest
-            torch.matmul(x, _mat(w, tw), out=out)
-            if bias:
-                out.add_(bias[0])
-            if act is not None:
-                act(out)
-
-        return CpuKernel(linear, True)
-    if kind == "gated_mlp":
-        if not floating:
-            return reference
-        tw = p.get_flag("transpose_w")
-        act = _activation_inplace(p.get_str("activation"))
-        up = torch.empty(shape_of(out_type), dtype=out_dtype)
-
-        def gated_mlp(x: torch.Tensor, wg: torch.Tensor, wu: torch.Tensor, out: torch.Tensor) -> None:
-            torch.matmul(x, _mat(wg, tw), out=out)
-            if act is not None:
-                act(out)
-            torch.matmul(x, _mat(wu, tw), out=up)
-            out.mul_(up)
-
-        return CpuKernel(gated_mlp, True, (up,))
-    if kind == "reshape":
-        shape = shape_of(in_types[0])
-        return CpuKernel(lambda x, out: out.view(shape).copy_(x), True)
-    if kind == "transpose":
-        perm = p.get_ints("perm")
-        return CpuKernel(lambda x, out: _copy_into(out, x.permute(perm)), True)
-    if kind == "broadcast":
-        shape = shape_of(out_type)
-        return CpuKernel(lambda x, out: out.copy_(x.expand(shape)), True)
-    if kind == "slice":
-        index = tuple(
-            slice(s, e, st) for s, e, st in zip(p.get_ints("starts"), p.get_ints("ends"), p.get_ints("steps"))
-        )
-        return CpuKernel(lambda x, out: _copy_into(out, x[index]), True)
-    if kind == "concat":
-        axis = p.get_int("axis")
-        return CpuKernel(lambda *args: torch.cat(args[:-1], axis, out=args[-1]), True)
-    if kind == "gather":
-        axis = p.get_int("axis")
-        data_shape, idx_shape = shape_of(in_types[0]), shape_of(in_types[1])
-        size = data_shape[axis]
-        count = int(np.prod(idx_shape, dtype=np.int64))
-        flat_shape = (*data_shape[:axis], count, *data_shape[axis + 1 :])
-        wrapped = torch.empty(count, dtype=torch.int64)
-
-        def gather(data: torch.Tensor, indices: torch.Tensor, out: torch.Tensor) -> None:
-            torch.remainder(indices.reshape(-1), size, out=wrapped)  # negative -> from the end
-            torch.index_select(data, axis, wrapped, out=out.view(flat_shape))
-
-        return CpuKernel(gather, True, (wrapped,))
-    if kind == "convert":
-        return CpuKernel(lambda x, out: out.copy_(x), True)
-    return reference  # layer_norm, rms_norm, sdpa, aten, ...
+    """The torch kernel of a cpu step, from the kind table: `out=` variants where torch has them,
+    else the reference value copied into the output."""
+    return kind_spec(step.kind).cpu_kernel(step.params, step.in_types, step.out_type)
 
 
 # =========================================================================== instructions
@@ -351,7 +161,7 @@ class CompiledNPUExecutor:
 
     def view(self, ref: ValueRef) -> torch.Tensor:
         """The torch view of a buffer value (its buffer's first bytes)."""
-        buf = self.buffers[ref.key]  # type: ignore[index]
+        buf = self.buffers[ref.key]
         return buf[: ref.nbytes].view(ref.dtype).view(ref.shape)
 
     def _slot(self, ref: ValueRef) -> int:
@@ -366,9 +176,9 @@ class CompiledNPUExecutor:
             weights = self.program.weights
             if weights is None or ref.key not in weights:
                 raise KeyError(f'weight "{ref.key}" is not in the program\'s WeightStore')
-            value = weights[ref.key]  # type: ignore[index]
+            value = weights[ref.key]
         else:
-            value = self.program.constants[ref.key]  # type: ignore[index]
+            value = self.program.constants[ref.key]
         slot = self._slots[ref] = len(self.env)
         self.env.append(value)
         return slot
@@ -404,14 +214,16 @@ class CompiledNPUExecutor:
                     outs.append(view)
             names = ", ".join(f"%{r.name}" for r in seg.inputs)
             results = ", ".join(f"%{r.name}" for r in seg.outputs)
-            return RunSegment(step.segment, seg.graph, ins, outs, copies, f"segment {step.segment}({names}) -> {results}")
+            text = f"segment {step.segment}({names}) -> {results}"
+            return RunSegment(step.segment, seg.graph, ins, outs, copies, text)
         if isinstance(step, CpuStep):
             kernel = cpu_kernel(step)
             self.scratch.extend(kernel.scratch)
             ins_slots = tuple(self._slot(r) for r in step.ins)
             out_slot = self._slot(step.out)
             names = ", ".join(f"%{r.name}" for r in step.ins)
-            return RunCpu(kernel.fn, ins_slots, out_slot, f"cpu {step.kind}({names}) -> {step.out}", kernel.allocation_free)
+            text = f"cpu {step.kind}({names}) -> {step.out}"
+            return RunCpu(kernel.fn, ins_slots, out_slot, text, kernel.allocation_free)
         assert isinstance(step, TransferStep)
         return Transfer(self._slot(step.src), self._slot(step.dst), f"transfer %{step.src.name} -> {step.dst}")
 

@@ -18,10 +18,14 @@ The program has:
   `f.compile()`), exactly the ones the nnfactory runtime makes, compositions expanded.
   Either way the calls are recorded while the emitter builds the real graph (`GraphTrace`), so
   the file builds the same graph as `emit` does;
-* `run(segments, T, *inputs)`: the schedule. CPU ops are torch calls, segments run on numpy
-  arrays, transfers are assignments: values are plain tensors here (the memory plan is the
-  executor's business; this file is for reading, checking and reproducing);
+* `run(segments, T, *inputs)`: the schedule. CPU ops are torch calls (each kind's
+  `torch_source` in the kind table, `forge.kinds`; `_HELPERS` defines what they call besides
+  torch), segments run on numpy arrays, transfers are assignments: values are plain tensors here
+  (the memory plan is the executor's business; this file is for reading, checking and
+  reproducing);
 * `main()`.
+
+The command line is `python -m forge.cli.pyemit`.
 
 It needs numpy, torch, safetensors and the Forge checkout it was written from (`REPO`, for
 `backends.nnfactory`: the runtime interface, or the loader of Intel's library).
@@ -40,27 +44,18 @@ from typing import Any
 import numpy as np
 import torch
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp
 
 from dialects import npuir as N
-from dialects.torch_types import shape_of
+from forge.kinds import KINDS, NoTorchSource
 from forge.weights import WeightStore, weights_of
 
-from .emitter import (
-    Analysis,
-    file_key,
-    CpuStep,
-    EmitError,
-    GraphTrace,
-    SegmentPlan,
-    TransferStep,
-    ValueRef,
-    _Sources,
-    analyze,
-    bool_carrier,
-    build_segment,
-)
-from .runtime import PUBLIC_OPS, GraphBuilder, Node, get_runtime
+from .analysis import Analysis, SegmentPlan, analyze
+from .emitter import GraphTrace, _Sources, bool_carrier, build_segment, file_key
+from .graph_builder import PUBLIC_OPS, GraphBuilder
+from .graph_values import Node
+from .program import CpuStep, EmitError, TransferStep, ValueRef
+from .runtime import get_runtime
 
 __all__ = ["emit_python"]
 
@@ -102,7 +97,7 @@ class _Book(GraphTrace):
 
     def wrap(self, builder: GraphBuilder) -> Any:
         if self.native:
-            builder._f = _NativeRecorder(builder._f, self)  # type: ignore[attr-defined]
+            builder._f = _NativeRecorder(builder._f, self)
         return _PublicRecorder(builder, self)
 
     def label(self, array: np.ndarray, expr: str) -> None:
@@ -282,155 +277,21 @@ class _Renderer:
 
 # ============================================================================= cpu code
 
-_ACT = {
-    "none": "{}",
-    "relu": "torch.relu({})",
-    "gelu": "F.gelu({})",
-    "gelu_tanh": 'F.gelu({}, approximate="tanh")',
-    "silu": "F.silu({})",
-    "sigmoid": "torch.sigmoid({})",
-}
-_UNARY = {
-    "neg": "torch.neg({})", "exp": "torch.exp({})", "log": "torch.log({})", "sqrt": "torch.sqrt({})",
-    "rsqrt": "torch.rsqrt({})", "tanh": "torch.tanh({})", "sigmoid": "torch.sigmoid({})",
-    "relu": "torch.relu({})", "gelu": "F.gelu({})", "gelu_tanh": 'F.gelu({}, approximate="tanh")',
-    "silu": "F.silu({})", "sin": "torch.sin({})", "cos": "torch.cos({})", "abs": "torch.abs({})",
-    "erf": "torch.erf({})", "reciprocal": "torch.reciprocal({})", "not": "torch.logical_not({})",
-}  # fmt: skip
-_BINARY = {
-    "add": "torch.add", "sub": "torch.sub", "mul": "torch.mul", "pow": "torch.pow",
-    "max": "torch.maximum", "min": "torch.minimum",
-}  # fmt: skip
-_COMPARE = {"eq": "torch.eq", "ne": "torch.ne", "lt": "torch.lt", "le": "torch.le", "gt": "torch.gt", "ge": "torch.ge"}
-_REDUCE = {"sum": "torch.sum", "mean": "torch.mean", "max": "torch.amax", "min": "torch.amin"}
-
 
 def _torch_dtype(dtype: torch.dtype) -> str:
     return str(dtype)  # "torch.float32"
 
 
-class _Var:
-    """A placeholder argument that renders as a variable name."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-
-def _py(value: Any) -> str:
-    if isinstance(value, _Var):
-        return value.name
-    if isinstance(value, (list, tuple)):
-        inner = ", ".join(_py(v) for v in value)
-        return f"[{inner}]" if isinstance(value, list) else (f"({inner},)" if len(value) == 1 else f"({inner})")
-    if isinstance(value, torch.dtype):
-        return _torch_dtype(value)
-    if isinstance(value, torch.device):
-        return f"torch.device({str(value)!r})"
-    if isinstance(value, (torch.memory_format, torch.layout)):
-        return str(value)
-    if isinstance(value, float):
-        return _float(value).replace("np.", "math.") if not math.isfinite(value) else repr(value)
-    return repr(value)
-
-
 def cpu_expr(step: CpuStep, args: Sequence[str]) -> str:
-    """A torch expression computing `step` from the variables `args` (npuir semantics)."""
-    kind, p = step.kind, step.params
-    out_dtype = step.out.dtype
-    if kind == "matmul":
-        a, b = args
-        a = f"{a}.transpose(-1, -2)" if p.get_flag("transpose_a") else a
-        b = f"{b}.transpose(-1, -2)" if p.get_flag("transpose_b") else b
-        return f"torch.matmul({a}, {b})"
-    if kind == "linear":
-        x, w, *bias = args
-        w = w if p.get_flag("transpose_w") else f"{w}.t()"
-        inner = f"F.linear({x}, {w}{', ' + bias[0] if bias else ''})"
-        return _ACT[p.get_str("activation")].format(inner)
-    if kind == "gated_mlp":
-        x, wg, wu = args
-        if not p.get_flag("transpose_w"):
-            wg, wu = f"{wg}.t()", f"{wu}.t()"
-        return f"{_ACT[p.get_str('activation')].format(f'F.linear({x}, {wg})')} * F.linear({x}, {wu})"
-    if kind == "sdpa":
-        q, k, v, *mask = args
-        gqa = step.ins[0].shape[-3] != step.ins[1].shape[-3]
-        extra = f", attn_mask={mask[0]}" if mask else ""
-        if p.get_flag("is_causal"):
-            extra += ", is_causal=True"
-        if p.get_float("scale") is not None:
-            extra += f", scale={p.get_float('scale')!r}"
-        if gqa:
-            extra += ", enable_gqa=True"
-        return f"F.scaled_dot_product_attention({q}, {k}, {v}{extra})"
-    if kind in ("softmax", "cumsum"):
-        expr = f"torch.{kind}({args[0]}, {p.get_int('axis')})"
-        return expr if kind == "softmax" else f"{expr}.to({_torch_dtype(out_dtype)})"
-    if kind in ("layer_norm", "rms_norm"):
-        x, *affine = args
-        shape = tuple(step.ins[0].shape[p.get_int("axis") :])
-        eps = repr(p.get_float("eps"))
-        if kind == "layer_norm":
-            w = affine[0] if affine else "None"
-            b = affine[1] if len(affine) > 1 else "None"
-            return f"F.layer_norm({x}, {shape}, {w}, {b}, {eps})"
-        return f"F.rms_norm({x}, {shape}, {affine[0] if affine else 'None'}, {eps})"
-    if kind == "unary":
-        return _UNARY[p.get_str("kind")].format(args[0])
-    if kind == "binary":
-        k = p.get_str("kind")
-        a, b = args
-        if k == "div":
-            if out_dtype.is_floating_point:
-                return f"torch.div({a}, {b})"
-            return f'torch.div({a}, {b}, rounding_mode="trunc")'
-        if k in ("and", "or"):
-            fn = f"torch.logical_{k}" if out_dtype == torch.bool else f"torch.bitwise_{k}"
-            return f"{fn}({a}, {b})"
-        return f"{_BINARY[k]}({a}, {b})"
-    if kind == "compare":
-        return f"{_COMPARE[p.get_str('kind')]}({args[0]}, {args[1]})"
-    if kind == "select":
-        return f"torch.where({args[0]}, {args[1]}, {args[2]})"
-    if kind == "reduce":
-        axes = list(p.get_ints("axes"))
-        if not axes:
-            return args[0]
-        keep = p.get_flag("keepdims")
-        return f"{_REDUCE[p.get_str('kind')]}({args[0]}, dim={axes}, keepdim={keep}).to({_torch_dtype(out_dtype)})"
-    if kind == "reshape":
-        return f"{args[0]}.reshape({step.out.shape})"
-    if kind == "transpose":
-        return f"{args[0]}.permute({list(p.get_ints('perm'))})"
-    if kind == "broadcast":
-        return f"{args[0]}.expand({step.out.shape})"
-    if kind == "slice":
-        index = ", ".join(
-            f"{s}:{e}" + (f":{st}" if st != 1 else "")
-            for s, e, st in zip(p.get_ints("starts"), p.get_ints("ends"), p.get_ints("steps"))
-        )
-        return f"{args[0]}[{index}]"
-    if kind == "concat":
-        return f"torch.cat([{', '.join(args)}], {p.get_int('axis')})"
-    if kind == "gather":
-        return f"gather({args[0]}, {args[1]}, {p.get_int('axis')})"
-    if kind == "convert":
-        return f"{args[0]}.to({_torch_dtype(out_dtype)})"
-    if kind == "aten":
-        attrs = p.attr("attrs")
-        op = N.aten_call(p.get_str("op"), attrs, tuple(step.in_types))  # type: ignore[arg-type]
-        call_args, call_kwargs = op.call_arguments([_Var(a) for a in args])
-        from dialects.aten import VALUE_SEMANTICS
-
-        target = VALUE_SEMANTICS.get(op.SIGNATURE.target, op.SIGNATURE.target)
-        if not isinstance(target, torch._ops.OpOverload):
-            raise EmitError(f"pyemit: cannot write a call of {target!r} (npuir.aten {p.get_str('op')})")
-        rendered = [_py(a) for a in call_args] + [f"{k}={_py(v)}" for k, v in call_kwargs.items()]
-        expr = f"torch.ops.{target}({', '.join(rendered)})"
-        if len(op.results) > 1:
-            expr += f"[{p.get_int('result_index')}]"
-        return f"{expr}.to({_torch_dtype(out_dtype)})"
-    raise EmitError(f"pyemit: no torch code for npuir kind '{kind}'")
+    """A torch expression computing `step` from the variables `args` (npuir semantics), written
+    by the kind's entry in the kind table (`KindSpec.torch_source`)."""
+    spec = KINDS.get(step.kind)
+    if spec is None:
+        raise EmitError(f"pyemit: no torch code for npuir kind '{step.kind}'")
+    try:
+        return spec.torch_source(step.params, args, step.in_types, step.out_type)
+    except NoTorchSource as e:
+        raise EmitError(str(e)) from None
 
 
 # ================================================================================ writer
@@ -548,25 +409,30 @@ if __name__ == "__main__":
 
 
 def _index_bounds(analysis: Analysis) -> dict[int, int]:
-    """Integer inputs used as gather indices (after transfers): the size they index."""
+    """Integer inputs used as index operands (after transfers; `KindSpec.index_operands`, e.g. a
+    gather's indices): the size they index."""
     origin: dict[str, int] = {r.name: int(r.key) for r in analysis.inputs}
     bounds: dict[int, int] = {}
 
-    def note(index_ref: ValueRef, data_shape: Sequence[int], axis: int) -> None:
-        if index_ref.name in origin:
-            i = origin[index_ref.name]
-            bounds[i] = min(bounds.get(i, data_shape[axis]), data_shape[axis])
+    def note(kind: str, params: N.Params, refs: Sequence[ValueRef], in_types: Sequence[Any]) -> None:
+        spec = KINDS.get(kind)
+        if spec is None:
+            return
+        for i in spec.index_operands:
+            if refs[i].name in origin:
+                k = origin[refs[i].name]
+                bound = spec.index_bound(params, in_types, i)
+                bounds[k] = min(bounds.get(k, bound), bound)
 
     for item in analysis.items:
         if isinstance(item, TransferStep) and item.src.name in origin:
             origin[item.dst.name] = origin[item.src.name]
-        elif isinstance(item, CpuStep) and item.kind == "gather":
-            note(item.ins[1], item.ins[0].shape, item.params.get_int("axis"))
+        elif isinstance(item, CpuStep):
+            note(item.kind, item.params, item.ins, item.in_types)
         elif isinstance(item, SegmentPlan):
             for op in item.ops:
-                if op.kind.data == "gather":
-                    data: TensorType = op.ins[0].type  # type: ignore[assignment]
-                    note(analysis.refs[op.ins[1]], shape_of(data), op.param_view().get_int("axis"))
+                refs = [analysis.refs[v] for v in op.ins]
+                note(op.kind.data, op.param_view(), refs, [v.type for v in op.ins])
     return bounds
 
 
@@ -729,7 +595,7 @@ def emit_python(
 
 
 def _device(analysis: Analysis, ref: ValueRef) -> str:
-    return analysis.buffers[ref.key].device if ref.source == "buffer" else "cpu"  # type: ignore[index]
+    return analysis.buffers[ref.key].device if ref.source == "buffer" else "cpu"
 
 
 def _segment_function(seg: SegmentPlan, built: Any, book: _Book, arrays: dict[str, np.ndarray], native: bool) -> str:
@@ -762,33 +628,3 @@ def _segment_function(seg: SegmentPlan, built: Any, book: _Book, arrays: dict[st
         lines += [f"    g.result({render.name(r)})" for r in book.results]
         lines.append("    return g.compile()")
     return "\n".join(lines)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m backends.nnfactory.pyemit in.mlir -o prog.py`: write the standalone program."""
-    import argparse
-    import sys
-
-    from .emitter import load_ir
-
-    parser = argparse.ArgumentParser(prog="python -m backends.nnfactory.pyemit", description=main.__doc__)
-    parser.add_argument("input", help="buffer IR (weights from the companion .safetensors)")
-    parser.add_argument("-o", "--output", required=True, help="the .py file to write (weights beside it)")
-    parser.add_argument("--runtime", default="openvino", choices=["openvino", "nnfactory"])
-    parser.add_argument("--device", default="CPU")
-    parser.add_argument("--random-weights", type=int, metavar="SEED", help="random weights when there is no weights file")
-    args = parser.parse_args(argv)
-    try:
-        module, weights = load_ir(args.input, args.random_weights)
-        path = emit_python(module, weights, args.output, runtime=args.runtime, device=args.device)
-    except EmitError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    print(f"wrote {path} and {path.with_suffix('.safetensors')}")
-    return 0
-
-
-if __name__ == "__main__":  # run the package's module, not a second copy of its classes
-    from backends.nnfactory.pyemit import main as _main
-
-    raise SystemExit(_main())

@@ -1,5 +1,5 @@
-// RUN: not python -m backends.nnfactory.emitter %s --split 2>&1 | filecheck %s --check-prefix=USAGE
-// RUN: not python -m backends.nnfactory.emitter %s 2>&1 | filecheck %s
+// RUN: not python -m forge.cli.emit %s --split 2>&1 | filecheck %s --check-prefix=USAGE
+// RUN: not python -m forge.cli.emit %s 2>&1 | filecheck %s
 
 // An npuir kind NNFactory cannot express, placed on the npu (the affinity policy would have put
 // it on the cpu): the error names the op and says why.

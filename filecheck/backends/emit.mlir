@@ -1,5 +1,5 @@
-// RUN: python -m backends.nnfactory.emitter %s --random-weights 0 --no-timings --instructions | filecheck %s
-// RUN: python -m backends.nnfactory.emitter %s --random-weights 0 --run 0 | filecheck %s --check-prefix=EXEC
+// RUN: python -m forge.cli.emit %s --random-weights 0 --no-timings --instructions | filecheck %s
+// RUN: python -m forge.cli.emit %s --random-weights 0 --run 0 | filecheck %s --check-prefix=EXEC
 
 // A GPT-2 style block: the embedding lookup on the cpu, norm + MLP + residual + a comparison
 // on the npu (one segment, one compiled graph), results transferred back.

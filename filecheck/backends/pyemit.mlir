@@ -1,4 +1,4 @@
-// RUN: python -m backends.nnfactory.pyemit %s --random-weights 0 -o %t.py | filecheck %s --check-prefix=WROTE
+// RUN: python -m forge.cli.pyemit %s --random-weights 0 -o %t.py | filecheck %s --check-prefix=WROTE
 // RUN: filecheck %s --input-file %t.py
 // RUN: python %t.py --seed 0 | filecheck %s --check-prefix=EXEC
 

@@ -22,13 +22,14 @@ but it keeps the breakdown additive, so `total == Σ parts` and the score of a g
 the scores of its ops, which is what lets the autotuner re-score device placements cheaply.
 Sources (`npuir.input/weight/constant`) cost nothing themselves: weights are resident on every
 device that reads them (uploaded at compile time); reading them is charged to their consumer.
-Pure views (`reshape`) move no bytes. The op order does not enter the score, so scheduling does
+Pure views (`reshape`, `KindSpec.view`) move no bytes. The op order does not enter the score, so scheduling does
 not change it: device transitions are charged by the data they move.
 
-FLOPs by kind: matmul/linear/gated_mlp 2·M·N·K (+ epilogue per output element), sdpa the two
-products plus softmax, norms/softmax a few per element, elementwise one (transcendentals more),
-reductions one per input element, data movement none. `npuir.aten` (host fallback) is charged
-one FLOP per output element on top of its bytes.
+FLOPs by kind come from the kind table (`forge.kinds`, `KindSpec.flops`): matrix products
+2·M·N·K (+ epilogue per output element), attention the two products plus softmax, norms/softmax a
+few per element, elementwise one (transcendentals more), reductions one per input element, data
+movement none. `npuir.aten` (host fallback) is charged one FLOP per output element on top of its
+bytes.
 
 The constants are order-of-magnitude public figures, not measurements of this machine (see
 `DEVICES`); the model ranks graphs, it does not predict latency.
@@ -36,16 +37,16 @@ The constants are order-of-magnitude public figures, not measurements of this ma
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from dialects import npuir as N
+from forge.kinds import kind_spec
 
 
 @dataclass(frozen=True)
@@ -76,26 +77,6 @@ start the next (a segment boundary); ~tens of µs in the NPU plugin."""
 
 TRANSFER_GBYTES_PER_S = 20.0
 """Copy bandwidth between host and NPU buffers (a DMA through shared DRAM, below raw DRAM speed)."""
-
-FLOPS_PER_ELEMENT = {
-    # per output element
-    "layer_norm": 8.0,
-    "rms_norm": 5.0,
-    "softmax": 5.0,
-    "binary": 1.0,
-    "compare": 1.0,
-    "select": 1.0,
-    "cumsum": 1.0,
-    "aten": 1.0,
-}
-ACTIVATION_FLOPS = {"none": 0.0, "relu": 1.0, "sigmoid": 4.0, "silu": 5.0, "gelu": 8.0, "gelu_tanh": 8.0}
-"""Per output element of a linear / gated MLP epilogue (a tanh or erf is a few FLOPs)."""
-
-TRANSCENDENTAL_UNARY = frozenset({"exp", "log", "tanh", "erf", "sigmoid", "silu", "gelu", "gelu_tanh",
-                                  "sqrt", "rsqrt", "sin", "cos", "pow"})
-VIEW_KINDS = frozenset({"reshape"})
-"""Kinds that only reinterpret a buffer's shape: no bytes move."""
-DATA_MOVEMENT_KINDS = frozenset({"reshape", "transpose", "broadcast", "slice", "concat", "gather", "convert"})
 
 PARTS = ("dispatch", "memory", "compute")
 
@@ -147,48 +128,17 @@ class CostReport:
 # --- per-op quantities -----------------------------------------------------------------------------
 
 
-def _shape(ty: Any) -> tuple[int, ...]:
-    return tuple(ty.get_shape()) if isinstance(ty, TensorType) else ()
-
-
-def _elements(ty: Any) -> int:
-    return math.prod(_shape(ty))
-
-
 def op_flops(op: Operation) -> float:
-    """Arithmetic of one npuir op (see the module docstring for the rules)."""
-    kind = op.name.removeprefix("npuir.")
-    out = op.results[0].type
-    n_out = _elements(out)
-    if kind == "matmul":
-        lhs = _shape(op.operands[0].type)
-        k = lhs[-2] if op.properties["transpose_a"].value.data else lhs[-1]  # type: ignore[attr-defined]
-        return 2.0 * n_out * k
-    if kind in ("linear", "gated_mlp"):
-        k = _shape(op.operands[0].type)[-1]
-        act = ACTIVATION_FLOPS.get(str(op.properties["activation"].data.value), 1.0)  # type: ignore[attr-defined]
-        if kind == "linear":
-            bias = 1.0 if len(op.operands) > 2 else 0.0
-            return n_out * (2.0 * k + bias + act)
-        return n_out * (4.0 * k + act + 1.0)  # two products, activation, gating multiply
-    if kind == "sdpa":
-        q, key, v = (_shape(o.type) for o in op.operands[:3])
-        scores = math.prod(q[:-1]) * key[-2]
-        return scores * (2.0 * q[-1] + 2.0 * v[-1] + FLOPS_PER_ELEMENT["softmax"])
-    if kind == "unary":
-        unary = str(op.properties["kind"].data.value)  # type: ignore[attr-defined]
-        return n_out * (4.0 if unary in TRANSCENDENTAL_UNARY else 1.0)
-    if kind == "reduce":
-        return float(_elements(op.operands[0].type))
-    if kind in DATA_MOVEMENT_KINDS:
-        return 0.0
-    return n_out * FLOPS_PER_ELEMENT.get(kind, 1.0)
+    """Arithmetic of one npuir op: its kind's FLOPs rule in the kind table (`KindSpec.flops`)."""
+    assert isinstance(op, N.NpuirOp), f"{op.name} is not an npuir op"
+    spec = kind_spec(op.mnemonic())
+    return spec.flops(N.Params.of(op), [o.type for o in op.operands], op.results[0].type)
 
 
 def op_bytes(op: Operation) -> int:
-    """Bytes one npuir op reads and writes: every operand (weights included) and its result."""
-    kind = op.name.removeprefix("npuir.")
-    if kind in VIEW_KINDS:
+    """Bytes one npuir op reads and writes: every operand (weights included) and its result;
+    none for a view (`KindSpec.view`)."""
+    if kind_spec(op.name.removeprefix("npuir.")).view:
         return 0
     return sum(N.tensor_bytes(o.type) for o in op.operands) + N.tensor_bytes(op.results[0].type)
 
@@ -221,7 +171,7 @@ def _body(module: ModuleOp) -> Iterator[tuple[Operation, list[Operation]]]:
 
 
 def _device_of(op: Operation) -> str:
-    return op.properties["device"].data.value  # type: ignore[attr-defined]
+    return op.properties["device"].data.value
 
 
 def is_source(op: Operation) -> bool:

@@ -10,9 +10,8 @@ of that, what a researcher wants to see at a glance:
   is lowered on a copy with the default `AffinityPolicy` (npu-first, `lowering/affinity.py`) and
   each aten op takes the device of the npuir ops it became (dashed border; "npu+cpu" when it
   became ops on both; neutral when it lowers to nothing, e.g. a view to the same type).
-- fused ops (Forge's `aten.fused_linear`, `aten.gated_mlp`, `aten.add_layer_norm`,
-  `aten.matmul_transposed`, sdpa, and the npuir/buffer linear, gated_mlp and sdpa kernels)
-  have a double, thick border and a "fused" tag.
+- fused ops (Forge's fused aten ops, `dialects.fused_kernels.FUSED_OPS`, sdpa, and the npuir/buffer
+  kinds the kind table marks `fused`) have a double, thick border and a "fused" tag.
 - shapes: weights are cylinders, constants notes, graph inputs inverted houses, buffers
   (`buffer.alloc`) folders, the return a house; edges from a buffer to its writers are dashed.
 - a legend cluster explains all of it.
@@ -29,24 +28,19 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import ModuleOp, StringAttr, UnregisteredOp
 from xdsl.ir import Block, Operation, SSAValue
 
+from dialects.fused_kernels import FUSED_OPS
+from forge.kinds import KINDS
+
 NPU_COLOUR = "#9ecae1"
 CPU_COLOUR = "#fdae6b"
 MIXED_COLOUR = "#cbb7e3"
 NEUTRAL_COLOUR = "#eeeeee"
 DEVICE_COLOURS = {"npu": NPU_COLOUR, "cpu": CPU_COLOUR, "npu+cpu": MIXED_COLOUR}
 
-FUSED_ATEN_OPS = frozenset(
-    {
-        "aten.fused_linear",
-        "aten.gated_mlp",
-        "aten.add_layer_norm",
-        "aten.matmul_transposed",
-        "aten.scaled_dot_product_attention",
-    }
-)
+FUSED_ATEN_OPS = frozenset({f"aten.{op.name}" for op in FUSED_OPS} | {"aten.scaled_dot_product_attention"})
 """Forge's fused aten ops (fuse-ops, layout) and the sdpa fuse-attention builds."""
 
-FUSED_KINDS = frozenset({"linear", "gated_mlp", "sdpa"})
+FUSED_KINDS = frozenset(name for name, spec in KINDS.items() if spec.fused)
 """npuir kinds (and `buffer.exec` kinds) that are fused kernels."""
 
 MAX_LABEL = 64
@@ -109,37 +103,12 @@ def predicted_aten_devices(module: ModuleOp) -> dict[Operation, str]:
     """
     if not any(op.name.startswith("aten.") for op in module.walk()):
         return {}
-    from xdsl.dialects import func
-
+    # lazy: start-up cost (the lowering and torch load only for a module with aten ops)
     from lowering.affinity import AffinityPolicy
-    from lowering.aten_to_npuir import FunctionLowering
+    from lowering.aten_to_npuir import predict_devices
 
-    copy = module.clone()
-    original_of = dict(zip(copy.walk(), module.walk(), strict=True))
-    found: dict[Operation, set[str]] = {}
-
-    class RecordingLowering(FunctionLowering):
-        def emit(self, cls, operands, rtype, props=None):  # type: ignore[no-untyped-def]
-            value = super().emit(cls, operands, rtype, props)
-            if self.current is not None:
-                device = self.ops[-1].properties["device"].data.value  # type: ignore[attr-defined]
-                found.setdefault(self.current, set()).add(str(device))
-            return value
-
-    policy = AffinityPolicy()
-    for fn in list(copy.ops):
-        if isinstance(fn, func.FuncOp) and fn.body.blocks:
-            before = set(found)
-            try:
-                RecordingLowering(policy).run(fn)
-            except Exception:  # noqa: BLE001 - a prediction is optional; the graph is not
-                for op in set(found) - before:  # no half predictions for this function
-                    del found[op]
-    return {
-        original_of[op]: "+".join(sorted(devices, reverse=True))
-        for op, devices in found.items()
-        if op in original_of
-    }
+    predicted = predict_devices(module, AffinityPolicy())
+    return {op: "+".join(sorted(devices, reverse=True)) for op, devices in predicted.items()}
 
 
 # ================================================================================ graph

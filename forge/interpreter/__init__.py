@@ -1,7 +1,7 @@
 """Reference semantics: run Forge IR on real tensors with xDSL's interpreter.
 
 `interpret(module, weights, *inputs)` is what lets a test say "this pass preserved the function".
-Dialect implementations register in `functions_for(weights)`; lowering dialects add theirs there.
+The implementations of every dialect (aten, npuir, buffer) are listed in `functions_for(weights)`.
 """
 
 from __future__ import annotations
@@ -10,29 +10,19 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions
 from xdsl.interpreters.func import FuncFunctions
 
 from forge.interpreter.aten_functions import AtenFunctions
+from forge.interpreter.lowered_functions import lowered_functions
 from forge.weights import WeightStore
 
 
 def functions_for(weights: WeightStore | None) -> list[InterpreterFunctions]:
-    """The interpreter functions of every dialect Forge runs, bound to one WeightStore."""
-    functions: list[InterpreterFunctions] = [FuncFunctions(), AtenFunctions(weights)]
-    for extra in _lowering_functions(weights):
-        functions.append(extra)
-    return functions
-
-
-def _lowering_functions(weights: WeightStore | None) -> list[InterpreterFunctions]:
-    """npuir/buffer semantics, when those interpreters exist (registered by the lowering package)."""
-    try:
-        from forge.interpreter.lowered_functions import lowered_functions
-    except ImportError:
-        return []
-    return lowered_functions(weights)
+    """The interpreter functions of every dialect Forge runs (aten, npuir, buffer), bound to one WeightStore."""
+    return [FuncFunctions(), AtenFunctions(weights), *lowered_functions(weights)]
 
 
 def interpret(
@@ -47,8 +37,6 @@ def interpret(
 
 def run_function(module: ModuleOp, weights: WeightStore | None, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     """`interpret` on the module's single function, whatever its name."""
-    from xdsl.dialects import func
-
     names = [op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)]
     if len(names) != 1:
         raise ValueError(f"expected one func.func in the module, found {len(names)}")

@@ -8,8 +8,9 @@ import pytest
 from xdsl.parser import Parser
 
 from forge.analysis import cost_model as cm
-from forge.compiler import LOWERING_PIPELINE, run_passes
+from forge.compiler import run_passes
 from forge.context import make_context
+from forge.pipelines import LOWER_TO_NPUIR
 from forge.weights import attach_weights
 from tests.conftest import imported_small_model
 
@@ -86,7 +87,7 @@ def _lowered(name: str, spec: str):
     module = imported.module.clone()
     attach_weights(module, imported.weights)
     run_passes(module, spec)
-    run_passes(module, LOWERING_PIPELINE[:2])
+    run_passes(module, LOWER_TO_NPUIR)
     return module
 
 

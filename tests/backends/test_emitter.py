@@ -20,16 +20,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from backends.nnfactory import intel_runtime
-from backends.nnfactory.emitter import (
-    CpuStep,
-    EmitError,
-    SegmentStep,
-    TransferStep,
-    analyze,
-    bool_carrier,
-    emit,
-    npu_kinds,
-)
+from backends.nnfactory.analysis import analyze
+from backends.nnfactory.emitter import bool_carrier, emit, npu_kinds
+from backends.nnfactory.program import CpuStep, EmitError, SegmentStep, TransferStep
 from backends.nnfactory.runtime import available_runtimes, get_runtime
 from forge.context import make_context
 from forge.interpreter import interpret

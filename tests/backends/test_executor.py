@@ -23,10 +23,10 @@ from backends.nnfactory.emitter import emit
 from backends.nnfactory.executor import CompiledNPUExecutor, ExecutorInputError, RunCpu, RunSegment, Transfer
 from forge.interpreter import interpret
 from forge.pipeline import PipelineRunner
+from forge.pipelines import CHECKED_LOWERING_PIPELINE, DEFAULT_PIPELINE
 from forge.testing.check import copy_weights
-from forge.transforms import DEFAULT_PIPELINE, PASSES
+from forge.transforms import PASSES
 from forge.weights import attach_weights
-from lowering import LOWERING_PIPELINE
 from lowering import PASSES as LOWERING_PASSES
 from tests.backends.test_emitter import (
     KIND_CASES,
@@ -230,13 +230,13 @@ def test_a_call_allocates_only_its_outputs(runtime):
     out_bytes = sorted(int(w.numel() * w.element_size()) for w in want)
     for _ in range(3):
         got, allocs, numpy_bytes = measure(lambda: ex(*inputs))
-        assert_same(got, want)  # type: ignore[arg-type]
+        assert_same(got, want)
         assert sorted(b for _, b in allocs) == out_bytes, allocs
         assert numpy_bytes == 0
     out = [torch.empty_like(w) for w in want]
     got, allocs, numpy_bytes = measure(lambda: ex.run(*inputs, out=out))
     assert allocs == [] and numpy_bytes == 0
-    assert_same(got, want)  # type: ignore[arg-type]
+    assert_same(got, want)
     assert ex.buffer_pointers() == pointers
 
 
@@ -309,10 +309,10 @@ def lowered_small_model(name: str, attn: str, policy: str):
         "cpu-only": {"policy": "cpu-only"},
     }[policy]
     passes = [PASSES[n]()() for n in DEFAULT_PIPELINE]
-    for n in LOWERING_PIPELINE:
+    for n in CHECKED_LOWERING_PIPELINE:
         cls = LOWERING_PASSES[n]()
         passes.append(cls(**options) if n == "lower-aten-to-npuir" else cls())
-    runner = PipelineRunner(Context(), passes, names=[*DEFAULT_PIPELINE, *LOWERING_PIPELINE])
+    runner = PipelineRunner(Context(), passes, names=[*DEFAULT_PIPELINE, *CHECKED_LOWERING_PIPELINE])
     runner.run(module)
     return module, weights, inputs, expected
 
@@ -367,10 +367,10 @@ def test_generated_cpu_code_matches_the_interpreter(case_id):
     module, program, inputs = _cpu_program(case_id)
     (step,) = program.cpu_steps()
     scope: dict = {"torch": torch, "F": torch.nn.functional, "np": np, "math": __import__("math")}
-    exec(_HELPERS, scope)  # noqa: S102 - the helpers the generated file defines (gather, ...)
+    exec(_HELPERS, scope)
     names = [f"in_{i}" for i in range(len(inputs))]
     scope.update(zip(names, inputs))
-    got = eval(cpu_expr(step, names), scope)  # noqa: S307
+    got = eval(cpu_expr(step, names), scope)
     assert_same([got], list(interpret(module, None, *inputs)))
 
 

@@ -1,0 +1,166 @@
+"""Values and errors of the runtime graph API: nodes, tensor specs, dtypes, build errors.
+
+What `graph_builder.py` builds with and `runtime.py` runs with; see `runtime.py` for the API as a whole.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .graph_builder import GraphBuilder
+
+# --------------------------------------------------------------------------- errors
+
+
+class GraphBuildError(ValueError):
+    """Building a graph failed. ``op`` is the public op; the message names its inputs."""
+
+    def __init__(self, op: str, inputs: str, reason: str):
+        self.op = op
+        self.inputs = inputs
+        self.reason = reason
+        super().__init__(f"{op}({inputs}): {reason}")
+
+
+# --------------------------------------------------------------------------- dtypes
+
+_DTYPE_ALIASES = {
+    "f16": "float16", "f32": "float32", "f64": "float64", "i8": "int8", "i16": "int16",
+    "i32": "int32", "i64": "int64", "u8": "uint8", "bool": "bool", "boolean": "bool",
+}  # fmt: skip
+
+
+def to_numpy_dtype(dtype: Any) -> np.dtype:
+    """numpy dtype of a numpy dtype/type, a string (``"f32"``, ``"float32"``) or a torch dtype."""
+    if isinstance(dtype, str):
+        return np.dtype(_DTYPE_ALIASES.get(dtype, dtype))
+    if type(dtype).__module__ == "torch" and type(dtype).__name__ == "dtype":
+        import torch
+
+        if dtype == torch.bfloat16:
+            raise TypeError("bfloat16 has no numpy dtype; use float16 or float32")
+        return torch.empty((), dtype=dtype).numpy().dtype
+    return np.dtype(dtype)
+
+
+def short_dtype(dtype: np.dtype) -> str:
+    return {"float": "f", "int": "i", "uint": "u"}.get(
+        dtype.name.rstrip("0123456789"), dtype.name
+    ) + (dtype.name[len(dtype.name.rstrip("0123456789")) :])
+
+
+# --------------------------------------------------------------------------- values
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    def __str__(self) -> str:
+        return f"{short_dtype(self.dtype)}{list(self.shape)}"
+
+
+@dataclass(frozen=True, eq=False)
+class Node:
+    """A value in a graph under construction. Nodes belong to one builder."""
+
+    builder: GraphBuilder = field(repr=False)
+    handle: Any = field(repr=False)
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def spec(self) -> TensorSpec:
+        return TensorSpec(self.shape, self.dtype)
+
+    def __repr__(self) -> str:
+        return f"Node({self.spec})"
+
+
+Operand: TypeAlias = "Node | float | int | bool | np.ndarray"
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, Node):
+        return str(value.spec)
+    if isinstance(value, np.ndarray):
+        return f"array {short_dtype(value.dtype)}{list(value.shape)}"
+    if type(value).__module__ == "torch" and hasattr(value, "shape"):
+        return f"tensor {value.dtype}{list(value.shape)}"
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Node) for v in value):
+        inner = ", ".join(_describe(v) for v in value)
+        return f"[{inner}]"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _describe_call(args: tuple, kwargs: dict) -> str:
+    parts = [_describe(a) for a in args]
+    parts += [f"{k}={_describe(v)}" for k, v in kwargs.items()]
+    return ", ".join(parts)
+
+
+def build_failure_reason(e: Exception) -> str:
+    """A one-line reason; OpenVINO's validation messages keep their last (human) line,
+    the full text stays on ``__cause__``."""
+    text = str(e).strip() or type(e).__name__
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if len(lines) > 1 and any(line.startswith("While validating node") for line in lines):
+        return f"{lines[-1]} (OpenVINO shape inference)"
+    return text
+
+
+def graph_op(fn: Callable) -> Callable:
+    """Mark a public builder op: closed-builder check and error naming/wrapping."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def wrapper(self: GraphBuilder, *args: Any, **kwargs: Any) -> Any:
+        if self._closed:
+            raise GraphBuildError(name, "", "the graph is already compiled")
+        try:
+            return fn(self, *args, **kwargs)
+        except GraphBuildError as e:
+            if e.op == name and e.inputs == _describe_call(args, kwargs):
+                raise
+            raise GraphBuildError(name, _describe_call(args, kwargs), str(e)) from e
+        except Exception as e:
+            raise GraphBuildError(name, _describe_call(args, kwargs), build_failure_reason(e)) from e
+
+    wrapper.__forge_op__ = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def contiguous(array: np.ndarray) -> np.ndarray:
+    """C-contiguous (copied only if needed); unlike np.ascontiguousarray keeps rank 0."""
+    return array if array.flags.c_contiguous else array.copy(order="C")
+
+
+def norm_axis(axis: int, rank: int, *, what: str = "axis") -> int:
+    if not -rank <= axis < max(rank, 1):
+        raise ValueError(f"{what} {axis} out of range for rank {rank}")
+    return axis % rank if rank else 0
+
+
+def norm_axes(axes: int | Sequence[int] | None, rank: int) -> list[int]:
+    if axes is None:
+        return list(range(rank))
+    if isinstance(axes, (int, np.integer)):
+        axes = [int(axes)]
+    out = sorted({norm_axis(int(a), rank) for a in axes})
+    if not out:
+        raise ValueError("empty axes (pass axes=None to reduce over all axes)")
+    if len(out) != len(axes):
+        raise ValueError(f"duplicate axes {list(axes)}")
+    return out

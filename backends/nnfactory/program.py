@@ -1,0 +1,293 @@
+"""The program data model of the NNFactory backend: what `emit` produces and the executor runs.
+
+A `Program` is the plan's buffers (`BufferSpec`), the compiled segments (`Segment`, with its
+`SegmentStats`) and the step list (`SegmentStep`, `CpuStep`, `TransferStep`). Every value of the
+program has a `ValueRef`: it lives in a planned buffer (always at byte offset 0, viewed with the
+value's shape and dtype; a buffer holds values of different shapes and dtypes over time) or
+outside the plan (graph input, weight, constant). `EmitError` is how the backend says the buffer
+IR cannot become a program.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from xdsl.dialects.builtin import TensorType
+
+from dialects import npuir as N
+from forge.weights import WeightStore
+
+from .runtime import CompiledGraph, Runtime
+
+__all__ = [
+    "BufferSpec",
+    "CpuStep",
+    "EmitError",
+    "Program",
+    "Segment",
+    "SegmentStats",
+    "SegmentStep",
+    "Step",
+    "TransferStep",
+    "ValueRef",
+]
+
+
+class EmitError(ValueError):
+    """The buffer IR cannot become a program; the message names the op."""
+
+
+@dataclass(frozen=True)
+class ValueRef:
+    """Where a logical value lives.
+
+    `source` is "buffer" (`key` = buffer id; the value is the first bytes of the buffer viewed
+    with `shape`/`dtype`), "input" (`key` = graph input index), "weight" (`key` = WeightStore
+    name) or "constant" (`key` = name in `Program.constants`). `name` is the SSA name.
+    """
+
+    source: str
+    key: int | str
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+    name: str = ""
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * torch.empty((), dtype=self.dtype).element_size()
+
+    @property
+    def is_bool(self) -> bool:
+        return self.dtype == torch.bool
+
+    def where(self) -> str:
+        return {
+            "buffer": f"buffer {self.key}",
+            "input": f"input {self.key}",
+            "weight": f'weight "{self.key}"',
+            "constant": f"constant {self.key}",
+        }[self.source]
+
+    def __str__(self) -> str:
+        dt = str(self.dtype).removeprefix("torch.")
+        return f"%{self.name} ({self.where()}, {dt}{list(self.shape)})"
+
+
+@dataclass(frozen=True)
+class BufferSpec:
+    """A physical buffer of the plan (`buffer.alloc`)."""
+
+    id: int
+    device: str
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class SegmentStep:
+    """Run compiled segment `segment`."""
+
+    segment: int
+
+
+@dataclass(frozen=True)
+class CpuStep:
+    """Run npuir kind `kind` with torch on the host, writing `out`."""
+
+    kind: str
+    params: N.Params
+    ins: tuple[ValueRef, ...]
+    out: ValueRef
+    in_types: tuple[TensorType, ...]
+    out_type: TensorType
+
+    @property
+    def op_class(self) -> type[N.NpuirOp]:
+        return self.params.op_cls
+
+
+@dataclass(frozen=True)
+class TransferStep:
+    """Copy `src` into `dst` (a buffer on the other device)."""
+
+    src: ValueRef
+    dst: ValueRef
+
+
+Step = SegmentStep | CpuStep | TransferStep
+
+
+@dataclass
+class SegmentStats:
+    ops: int
+    kinds: dict[str, int]
+    parameters: int
+    results: int
+    constants: int
+    constant_bytes: int
+    build_ms: float
+    compile_ms: float
+    relayout_bytes: int = 0
+
+
+@dataclass
+class Segment:
+    """One compiled NPU graph and how it connects to the buffers.
+
+    `input_dtypes`/`output_dtypes` are the graph's numpy dtypes (an i1 value has the carrier
+    dtype). `staged[i]` says output i shares a buffer with one of the segment's inputs: the
+    graph must not write it while the input may still be read, so the executor gives it a
+    private staging array and copies it into the buffer after the run.
+    """
+
+    index: int
+    graph: CompiledGraph
+    inputs: tuple[ValueRef, ...]
+    outputs: tuple[ValueRef, ...]
+    input_dtypes: tuple[np.dtype, ...]
+    output_dtypes: tuple[np.dtype, ...]
+    staged: tuple[bool, ...]
+    weights: tuple[str, ...]
+    stats: SegmentStats
+
+
+@dataclass
+class Program:
+    """A compiled program: buffers of the plan, compiled segments and the step list.
+
+    Run it with `program(*inputs)` (an executor is created on first use) or
+    `program.executor()` for a `CompiledNPUExecutor` of your own. `emit` passes the executor
+    class as `executor_class` (this data model does not import the executor, which reads it).
+    """
+
+    runtime: Runtime
+    function: str
+    buffers: dict[int, BufferSpec]
+    inputs: tuple[ValueRef, ...]
+    outputs: tuple[ValueRef, ...]
+    steps: tuple[Step, ...]
+    segments: tuple[Segment, ...]
+    weights: WeightStore | None
+    constants: dict[str, torch.Tensor]
+    carrier: np.dtype
+    shared_weights: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    runtime_ms: float = 0.0
+    analyze_ms: float = 0.0
+    emit_ms: float = 0.0
+    executor_class: Callable[[Program], Any] | None = field(default=None, repr=False)
+    _executor: Any = field(default=None, repr=False)
+
+    # ------------------------------------------------------------------ running
+
+    def executor(self) -> Any:
+        """A new executor (`CompiledNPUExecutor`): every buffer of the plan allocated once,
+        instructions bound."""
+        if self.executor_class is None:
+            raise TypeError("this Program has no executor_class (programs made by `emit` have one)")
+        return self.executor_class(self)
+
+    def __call__(self, *inputs: Any) -> list[torch.Tensor]:
+        if self._executor is None:
+            self._executor = self.executor()
+        return self._executor(*inputs)
+
+    # ------------------------------------------------------------------ reporting
+
+    @property
+    def build_ms(self) -> float:
+        return sum(s.stats.build_ms for s in self.segments)
+
+    @property
+    def compile_ms(self) -> float:
+        return sum(s.stats.compile_ms for s in self.segments)
+
+    @property
+    def planned_bytes(self) -> int:
+        return sum(b.nbytes for b in self.buffers.values())
+
+    def cpu_steps(self) -> list[CpuStep]:
+        return [s for s in self.steps if isinstance(s, CpuStep)]
+
+    def transfers(self) -> list[TransferStep]:
+        return [s for s in self.steps if isinstance(s, TransferStep)]
+
+    def stats(self) -> dict[str, Any]:
+        """JSON-ready numbers for reports (the model compiler's `--report`)."""
+        return {
+            "runtime": self.runtime.name,
+            "device": self.runtime.device,
+            "segments": len(self.segments),
+            "npu_ops": sum(s.stats.ops for s in self.segments),
+            "cpu_ops": len(self.cpu_steps()),
+            "transfers": len(self.transfers()),
+            "buffers": len(self.buffers),
+            "planned_bytes": self.planned_bytes,
+            "runtime_ms": round(self.runtime_ms, 3),
+            "analyze_ms": round(self.analyze_ms, 3),
+            "build_ms": round(self.build_ms, 3),
+            "compile_ms": round(self.compile_ms, 3),
+            "emit_ms": round(self.emit_ms, 3),
+            "shared_weights": {k: list(v) for k, v in self.shared_weights.items()},
+            "per_segment": [
+                {
+                    "index": s.index,
+                    "ops": s.stats.ops,
+                    "kinds": dict(s.stats.kinds),
+                    "parameters": s.stats.parameters,
+                    "results": s.stats.results,
+                    "constants": s.stats.constants,
+                    "constant_bytes": s.stats.constant_bytes,
+                    "relayout_bytes": s.stats.relayout_bytes,
+                    "build_ms": round(s.stats.build_ms, 3),
+                    "compile_ms": round(s.stats.compile_ms, 3),
+                }
+                for s in self.segments
+            ],
+        }
+
+    def summary(self, timings: bool = True) -> str:
+        """A readable table: one line per step (`timings=False`: reproducible text)."""
+        head = (
+            f"program @{self.function} on {self.runtime.name}/{self.runtime.device}: "
+            f"{len(self.segments)} segment(s), {len(self.cpu_steps())} cpu op(s), "
+            f"{len(self.transfers())} transfer(s), {len(self.buffers)} buffers "
+            f"({self.planned_bytes} bytes)"
+        )
+        if timings:
+            head += (
+                f"; emit {self.emit_ms:.1f} ms (runtime {self.runtime_ms:.1f}, analyze "
+                f"{self.analyze_ms:.1f}, build {self.build_ms:.1f}, device compile {self.compile_ms:.1f} ms)"
+            )
+        lines = [head]
+        for step in self.steps:
+            if isinstance(step, SegmentStep):
+                seg = self.segments[step.segment]
+                st = seg.stats
+                kinds = ", ".join(f"{k} {n}" for k, n in sorted(st.kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+                ins = ", ".join(f"%{r.name}" for r in seg.inputs) or "none"
+                outs = ", ".join(
+                    f"%{r.name}" + (" (staged)" if staged else "") for r, staged in zip(seg.outputs, seg.staged)
+                )
+                line = (
+                    f"  segment {seg.index}: {st.ops} ops ({kinds}); in {ins}; out {outs}; "
+                    f"{st.constants} constants ({st.constant_bytes} bytes)"
+                )
+                if timings:
+                    line += f"; build {st.build_ms:.1f} ms, compile {st.compile_ms:.1f} ms"
+                lines.append(line)
+            elif isinstance(step, CpuStep):
+                ins = ", ".join(f"%{r.name}" for r in step.ins)
+                lines.append(f"  cpu {step.kind}({ins}) -> {step.out}")
+            else:
+                lines.append(f"  transfer %{step.src.name} -> {step.dst}")
+        if self.shared_weights:
+            lines.append(
+                "  weights embedded in several segments: "
+                + ", ".join(f"{k} {list(v)}" for k, v in self.shared_weights.items())
+            )
+        return "\n".join(lines)
+

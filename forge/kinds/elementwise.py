@@ -1,0 +1,391 @@
+"""Elementwise kinds and reductions: unary, binary, compare, select, reduce, convert.
+
+Semantics torch leaves open: integer `div` truncates; `and`/`or` are logical on booleans and
+bitwise on integers. On the NPU an i1 value is a 0/1 tensor of any dtype ("logical"), so the
+logical forms go through the segment emitter's `num01` / `same_dtype`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute
+
+from dialects import npuir as N
+from dialects.torch_types import dtype_of
+from forge.kinds import CpuKernel, Example, KindSpec, NotOnNpu, SegmentHelpers, all_floating, elements, is_i1
+
+# ===================================================================================== unary
+
+
+@dataclass(frozen=True)
+class UnaryFunction:
+    """One `unary` kind in every form its consumers need."""
+
+    reference: Callable[[torch.Tensor], torch.Tensor]
+    kernel: Callable[[torch.Tensor, torch.Tensor], Any]
+    """`kernel(x, out)` writes the value into `out`."""
+    source: str
+    """Torch source around `{}`."""
+    builder: str | None
+    """The GraphBuilder method (None: composed in `Unary.build_npu`)."""
+    transcendental: bool
+    """Costs a few FLOPs per element rather than one."""
+
+
+def _out(f: Callable[..., torch.Tensor]) -> Callable[[torch.Tensor, torch.Tensor], Any]:
+    return lambda x, out: f(x, out=out)
+
+
+def _gelu_out(approximate: str) -> Callable[[torch.Tensor, torch.Tensor], Any]:
+    return lambda x, out: torch.ops.aten.gelu.out(x, approximate=approximate, out=out)
+
+
+UNARY: dict[str, UnaryFunction] = {
+    "neg": UnaryFunction(torch.neg, _out(torch.neg), "torch.neg({})", "negative", False),
+    "exp": UnaryFunction(torch.exp, _out(torch.exp), "torch.exp({})", "exp", True),
+    "log": UnaryFunction(torch.log, _out(torch.log), "torch.log({})", "log", True),
+    "sqrt": UnaryFunction(torch.sqrt, _out(torch.sqrt), "torch.sqrt({})", "sqrt", True),
+    "rsqrt": UnaryFunction(torch.rsqrt, _out(torch.rsqrt), "torch.rsqrt({})", "rsqrt", True),
+    "tanh": UnaryFunction(torch.tanh, _out(torch.tanh), "torch.tanh({})", "tanh", True),
+    "sigmoid": UnaryFunction(torch.sigmoid, _out(torch.sigmoid), "torch.sigmoid({})", "sigmoid", True),
+    "relu": UnaryFunction(torch.relu, lambda x, out: torch.clamp_min(x, 0, out=out), "torch.relu({})", "relu", False),
+    "gelu": UnaryFunction(F.gelu, _gelu_out("none"), "F.gelu({})", "gelu_erf", True),
+    "gelu_tanh": UnaryFunction(
+        lambda x: F.gelu(x, approximate="tanh"), _gelu_out("tanh"), 'F.gelu({}, approximate="tanh")', "gelu", True
+    ),
+    "silu": UnaryFunction(F.silu, lambda x, out: torch.ops.aten.silu.out(x, out=out), "F.silu({})", "swish", True),
+    "sin": UnaryFunction(torch.sin, _out(torch.sin), "torch.sin({})", "sin", True),
+    "cos": UnaryFunction(torch.cos, _out(torch.cos), "torch.cos({})", "cos", True),
+    "abs": UnaryFunction(torch.abs, _out(torch.abs), "torch.abs({})", "abs", False),
+    "erf": UnaryFunction(torch.erf, _out(torch.erf), "torch.erf({})", "erf", True),
+    "reciprocal": UnaryFunction(torch.reciprocal, _out(torch.reciprocal), "torch.reciprocal({})", None, False),
+    "not": UnaryFunction(torch.logical_not, _out(torch.logical_not), "torch.logical_not({})", None, False),
+}
+
+
+class Unary(KindSpec):
+    name = "unary"
+    example = Example(("2x3xf32",), "2x3xf32", {"kind": "log"}, ("positive",))
+
+    def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        return UNARY[p.get_str("kind")].reference(ins[0])
+
+    def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
+        if dtype_of(in_types[0]) != dtype_of(out_type):
+            return self.reference_kernel(p, out_type)
+        return CpuKernel(UNARY[p.get_str("kind")].kernel, True)
+
+    def torch_source(
+        self, p: N.Params, args: Sequence[str], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> str:
+        return UNARY[p.get_str("kind")].source.format(args[0])
+
+    def build_npu(
+        self, em: SegmentHelpers, p: N.Params, ins: Sequence[Any], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> Any:
+        (x,) = ins
+        kind = p.get_str("kind")
+        if kind == "not":
+            x = em.num01(x)
+            return em.g.eltwise_sub(em.scalar(1.0, x.dtype), x)
+        if kind == "reciprocal":
+            return em.g.eltwise_div(em.scalar(1.0, x.dtype), x)
+        builder = UNARY[kind].builder
+        assert builder is not None, f"unary {kind} has no builder method"
+        return getattr(em.g, builder)(x)
+
+    def flops(self, p: N.Params, in_types: Sequence[Attribute], out_type: Attribute) -> float:
+        return elements(out_type) * (4.0 if UNARY[p.get_str("kind")].transcendental else 1.0)
+
+
+# ==================================================================================== binary
+
+
+def logical_or_bitwise(kind: str, dtype: torch.dtype) -> Callable[..., torch.Tensor]:
+    """`and`/`or` are logical on booleans and bitwise on integers."""
+    boolean = dtype == torch.bool
+    if kind == "and":
+        return torch.logical_and if boolean else torch.bitwise_and
+    return torch.logical_or if boolean else torch.bitwise_or
+
+
+def _div(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    if a.dtype.is_floating_point:
+        return torch.div(a, b)
+    return torch.div(a, b, rounding_mode="trunc")
+
+
+def _and(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return logical_or_bitwise("and", a.dtype)(a, b)
+
+
+def _or(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return logical_or_bitwise("or", a.dtype)(a, b)
+
+
+class Binary(KindSpec):
+    """Elementwise `kind`(lhs, rhs) with broadcasting."""
+
+    name = "binary"
+    example = Example(("2x3xf32", "3xf32"), "2x3xf32", {"kind": "div"}, ("normal", "nonzero"))
+
+    OUT_FUNCTIONS: dict[str, Callable[..., torch.Tensor]] = {
+        "add": torch.add,
+        "sub": torch.sub,
+        "mul": torch.mul,
+        "div": torch.div,  # floating point; integer div truncates (`_div`)
+        "pow": torch.pow,
+        "max": torch.maximum,
+        "min": torch.minimum,
+    }
+    """The torch functions (they have `out=` variants) of the arithmetic kinds."""
+    FUNCTIONS: dict[str, Callable[..., torch.Tensor]] = {**OUT_FUNCTIONS, "div": _div, "and": _and, "or": _or}
+    SOURCES = {
+        "add": "torch.add", "sub": "torch.sub", "mul": "torch.mul", "pow": "torch.pow",
+        "max": "torch.maximum", "min": "torch.minimum",
+    }  # fmt: skip
+    """Torch source of the kinds without a dtype-dependent spelling (div, and, or)."""
+    NPU_ARITH = {
+        "add": "eltwise_add",
+        "sub": "eltwise_sub",
+        "mul": "eltwise_mul",
+        "div": "eltwise_div",
+        "pow": "power",
+        "max": "maximum",
+        "min": "minimum",
+    }
+    """GraphBuilder methods on numbers (NNFactory has no bitwise ops)."""
+    NPU_LOGICAL = {"and": "eltwise_mul", "min": "minimum", "or": "maximum", "max": "maximum"}
+    """GraphBuilder methods on logical (0/1) values."""
+
+    def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        return self.FUNCTIONS[p.get_str("kind")](ins[0], ins[1])
+
+    def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
+        dtype = dtype_of(out_type)
+        if any(dtype_of(t) != dtype for t in in_types):
+            return self.reference_kernel(p, out_type)
+        kind = p.get_str("kind")
+        if kind == "div" and not dtype.is_floating_point:
+            return CpuKernel(lambda a, b, out: torch.div(a, b, rounding_mode="trunc", out=out), True)
+        f = logical_or_bitwise(kind, dtype) if kind in ("and", "or") else self.OUT_FUNCTIONS[kind]
+        return CpuKernel(lambda a, b, out: f(a, b, out=out), True)
+
+    def torch_source(
+        self, p: N.Params, args: Sequence[str], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> str:
+        k = p.get_str("kind")
+        a, b = args
+        out_dtype = dtype_of(out_type)
+        if k == "div":
+            if out_dtype.is_floating_point:
+                return f"torch.div({a}, {b})"
+            return f'torch.div({a}, {b}, rounding_mode="trunc")'
+        if k in ("and", "or"):
+            fn = f"torch.logical_{k}" if out_dtype == torch.bool else f"torch.bitwise_{k}"
+            return f"{fn}({a}, {b})"
+        return f"{self.SOURCES[k]}({a}, {b})"
+
+    def build_npu(
+        self, em: SegmentHelpers, p: N.Params, ins: Sequence[Any], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> Any:
+        kind = p.get_str("kind")
+        a, b = ins
+        if is_i1(in_types[0]):
+            if kind not in self.NPU_LOGICAL:
+                raise NotOnNpu(f"binary {kind} on i1")
+            a, b = em.same_dtype([em.num01(a), em.num01(b)])
+            return getattr(em.g, self.NPU_LOGICAL[kind])(a, b)
+        if kind not in self.NPU_ARITH:
+            raise NotOnNpu(f"bitwise {kind} on {a.dtype.name} has no NNFactory op")
+        if kind == "div" and np.issubdtype(a.dtype, np.integer):
+            raise NotOnNpu(f"integer division (truncating) on {a.dtype.name} has no NNFactory op")
+        return getattr(em.g, self.NPU_ARITH[kind])(a, b)
+
+
+# =================================================================================== compare
+
+
+class Compare(KindSpec):
+    """Elementwise comparison with broadcasting; the result is i1."""
+
+    name = "compare"
+    example = Example(("2x3xf32", "1x3xf32"), "2x3xi1", {"kind": "le"}, ("ints", "ints"))
+
+    FUNCTIONS = {"eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt, "ge": torch.ge}
+    SOURCES = {
+        "eq": "torch.eq", "ne": "torch.ne", "lt": "torch.lt", "le": "torch.le", "gt": "torch.gt", "ge": "torch.ge",
+    }  # fmt: skip
+    NPU = {
+        "eq": "equal",
+        "ne": "not_equal",
+        "lt": "less",
+        "le": "less_equal",
+        "gt": "greater",
+        "ge": "greater_equal",
+    }
+
+    def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        return self.FUNCTIONS[p.get_str("kind")](ins[0], ins[1])
+
+    def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
+        f = self.FUNCTIONS[p.get_str("kind")]
+        return CpuKernel(lambda a, b, out: f(a, b, out=out), True)
+
+    def torch_source(
+        self, p: N.Params, args: Sequence[str], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> str:
+        return f"{self.SOURCES[p.get_str('kind')]}({args[0]}, {args[1]})"
+
+    def build_npu(
+        self, em: SegmentHelpers, p: N.Params, ins: Sequence[Any], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> Any:
+        a, b = ins
+        if is_i1(in_types[0]):
+            a, b = em.same_dtype([em.num01(a), em.num01(b)])
+        return getattr(em.g, self.NPU[p.get_str("kind")])(a, b)
+
+
+# ==================================================================================== select
+
+
+class Select(KindSpec):
+    """cond ? a : b elementwise, the three broadcast together."""
+
+    name = "select"
+    example = Example(("2x3xi1", "2x3xf32", "3xf32"), "2x3xf32")
+
+    def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        return torch.where(ins[0], ins[1], ins[2])
+
+    def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
+        return CpuKernel(lambda c, a, b, out: torch.where(c, a, b, out=out), True)
+
+    def torch_source(
+        self, p: N.Params, args: Sequence[str], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> str:
+        return f"torch.where({args[0]}, {args[1]}, {args[2]})"
+
+    def build_npu(
+        self, em: SegmentHelpers, p: N.Params, ins: Sequence[Any], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> Any:
+        cond, a, b = ins
+        if is_i1(out_type):
+            a, b = em.same_dtype([em.num01(a), em.num01(b)])
+        return em.g.select(_condition(em, cond), a, b)
+
+
+def _condition(em: SegmentHelpers, node: Any) -> Any:
+    """A logical node as a condition the builder's select takes (bool or float)."""
+    if node.dtype == np.bool_ or np.issubdtype(node.dtype, np.floating):
+        return node
+    return em.g.convert(node, np.float32)
+
+
+# ==================================================================================== reduce
+
+
+def _reduce(x: torch.Tensor, kind: str, axes: tuple[int, ...], keep: bool) -> torch.Tensor:
+    if not axes:
+        return x
+    if kind == "sum":
+        return torch.sum(x, dim=axes, keepdim=keep)
+    if kind == "mean":
+        return torch.mean(x, dim=axes, keepdim=keep)
+    if kind == "max":
+        return torch.amax(x, dim=axes, keepdim=keep)
+    return torch.amin(x, dim=axes, keepdim=keep)
+
+
+class Reduce(KindSpec):
+    """`kind` over `axes`; no axes is the identity."""
+
+    name = "reduce"
+    example = Example(("2x3x4xf32",), "2x1x4xf32", {"kind": "max", "axes": [1], "keepdims": True})
+
+    OUT_FUNCTIONS = {"sum": torch.sum, "max": torch.amax, "min": torch.amin}
+    """The kinds whose `out=` variant allocates nothing (mean's allocates a dtype scalar)."""
+    SOURCES = {"sum": "torch.sum", "mean": "torch.mean", "max": "torch.amax", "min": "torch.amin"}
+    NPU = {"sum": "reduce_sum", "mean": "reduce_mean", "max": "reduce_max", "min": "reduce_min"}
+
+    def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        return _reduce(ins[0], p.get_str("kind"), p.get_ints("axes"), p.get_flag("keepdims"))
+
+    def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
+        axes = list(p.get_ints("axes"))
+        keep = p.get_flag("keepdims")
+        kind = p.get_str("kind")
+        if not axes:
+            return CpuKernel(lambda x, out: out.copy_(x), True)
+        if not all_floating(in_types, out_type) or kind not in self.OUT_FUNCTIONS:
+            return self.reference_kernel(p, out_type)
+        f = self.OUT_FUNCTIONS[kind]
+        return CpuKernel(lambda x, out: f(x, axes, keep, out=out), True)
+
+    def torch_source(
+        self, p: N.Params, args: Sequence[str], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> str:
+        axes = list(p.get_ints("axes"))
+        if not axes:
+            return args[0]
+        keep = p.get_flag("keepdims")
+        return f"{self.SOURCES[p.get_str('kind')]}({args[0]}, dim={axes}, keepdim={keep}).to({dtype_of(out_type)})"
+
+    def build_npu(
+        self, em: SegmentHelpers, p: N.Params, ins: Sequence[Any], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> Any:
+        (x,) = ins
+        axes = list(p.get_ints("axes"))
+        if not axes:
+            return x
+        if is_i1(in_types[0]):
+            x = em.num01(x)
+        return getattr(em.g, self.NPU[p.get_str("kind")])(x, axes, p.get_flag("keepdims"))
+
+    def flops(self, p: N.Params, in_types: Sequence[Attribute], out_type: Attribute) -> float:
+        """One per input element."""
+        return float(elements(in_types[0]))
+
+
+# =================================================================================== convert
+
+
+class Convert(KindSpec):
+    """A new element type, same shape (to i1: `!= 0`)."""
+
+    name = "convert"
+    moves_data = True
+    example = Example(("2x3xf32",), "2x3xi1", {}, ("ints",))
+
+    def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        return ins[0].to(dtype_of(out_type))
+
+    def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
+        return CpuKernel(lambda x, out: out.copy_(x), True)
+
+    def torch_source(
+        self, p: N.Params, args: Sequence[str], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> str:
+        return f"{args[0]}.to({dtype_of(out_type)})"
+
+    def build_npu(
+        self, em: SegmentHelpers, p: N.Params, ins: Sequence[Any], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> Any:
+        (x,) = ins
+        if is_i1(out_type):
+            if is_i1(in_types[0]):
+                return x
+            return em.g.not_equal(x, em.scalar(0, x.dtype))
+        if is_i1(in_types[0]):
+            x = em.num01(x)
+        return em.g.convert(x, em.np_dtype(out_type))
+
+
+SPECS: tuple[KindSpec, ...] = (Unary(), Binary(), Compare(), Select(), Reduce(), Convert())

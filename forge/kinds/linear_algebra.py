@@ -1,0 +1,294 @@
+"""Linear algebra kinds: matmul, linear, gated_mlp, sdpa (the last three are fused kernels).
+
+Also the activation table a linear layer or gated MLP applies in its epilogue: how the reference,
+the in-place CPU kernel, the torch source and the NPU graph spell each activation, and its FLOPs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute
+
+from dialects import npuir as N
+from dialects.fused_kernels import apply_activation
+from dialects.shapes import static_shape
+from dialects.torch_types import dtype_of, shape_of
+from forge.kinds import CpuKernel, Example, KindSpec, SegmentHelpers, all_floating, elements, is_i1
+from forge.kinds.normalization import Softmax
+
+# ================================================================================ activations
+
+
+@dataclass(frozen=True)
+class Activation:
+    """One epilogue activation in every form its consumers need."""
+
+    inplace: Callable[[torch.Tensor], Any] | None
+    """Applies it in place to the CPU kernel's output (None: identity)."""
+    source: str
+    """Torch source around `{}`."""
+    builder: str | None
+    """The GraphBuilder method (None: identity)."""
+    flops: float
+    """Per output element."""
+
+
+def _gelu_inplace(approximate: str) -> Callable[[torch.Tensor], Any]:
+    return lambda y: torch.ops.aten.gelu_(y, approximate=approximate)
+
+
+ACTIVATIONS: dict[str, Activation] = {
+    "none": Activation(None, "{}", None, 0.0),
+    "relu": Activation(torch.relu_, "torch.relu({})", "relu", 1.0),
+    "gelu": Activation(_gelu_inplace("none"), "F.gelu({})", "gelu_erf", 8.0),
+    "gelu_tanh": Activation(_gelu_inplace("tanh"), 'F.gelu({}, approximate="tanh")', "gelu", 8.0),
+    "silu": Activation(torch.ops.aten.silu_, "F.silu({})", "swish", 5.0),
+    "sigmoid": Activation(torch.sigmoid_, "torch.sigmoid({})", "sigmoid", 4.0),
+}
+"""The activations (`dialects.fused_kernels.apply_activation` is their reference semantics)."""
+
+
+def _activate(g: Any, y: Any, activation: str) -> Any:
+    method = ACTIVATIONS[activation].builder
+    return y if method is None else getattr(g, method)(y)
+
+
+def _epilogue_flops(activation: str) -> float:
+    found = ACTIVATIONS.get(activation)
+    return 1.0 if found is None else found.flops
+
+
+def _mat(w: torch.Tensor, transpose: bool) -> torch.Tensor:
+    return w.transpose(-1, -2) if transpose else w
+
+
+# ===================================================================================== matmul
+
+
+class Matmul(KindSpec):
+    """Batched matrix product, either operand's last two dims optionally swapped."""
+
+    name = "matmul"
+    transposable_operands = (0, 1)
+    example = Example(("2x4x3xf32", "1x5x4xf32"), "2x3x5xf32", {"transpose_a": True, "transpose_b": True})
+
+    def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        a, b = ins
+        if p.get_flag("transpose_a"):
+            a = a.transpose(-1, -2)
+        if p.get_flag("transpose_b"):
+            b = b.transpose(-1, -2)
+        return torch.matmul(a, b)
+
+    def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
+        if not all_floating(in_types, out_type):
+            return self.reference_kernel(p, out_type)
+        ta, tb = p.get_flag("transpose_a"), p.get_flag("transpose_b")
+        return CpuKernel(lambda a, b, out: torch.matmul(_mat(a, ta), _mat(b, tb), out=out), True)
+
+    def torch_source(
+        self, p: N.Params, args: Sequence[str], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> str:
+        a, b = args
+        a = f"{a}.transpose(-1, -2)" if p.get_flag("transpose_a") else a
+        b = f"{b}.transpose(-1, -2)" if p.get_flag("transpose_b") else b
+        return f"torch.matmul({a}, {b})"
+
+    def build_npu(
+        self, em: SegmentHelpers, p: N.Params, ins: Sequence[Any], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> Any:
+        a, b = ins
+        return em.g.matmul(a, b, em.flag(a, p.get_flag("transpose_a")), em.flag(b, p.get_flag("transpose_b")))
+
+    def flops(self, p: N.Params, in_types: Sequence[Attribute], out_type: Attribute) -> float:
+        lhs = static_shape(in_types[0])
+        k = lhs[-2] if p.get_flag("transpose_a") else lhs[-1]
+        return 2.0 * elements(out_type) * k
+
+
+# ===================================================================================== linear
+
+
+class Linear(KindSpec):
+    """activation(x · wᵀ + bias); `transpose_w` false means w is [K, N] (GPT-2's Conv1D)."""
+
+    name = "linear"
+    fused = True
+    transposable_operands = (1,)
+    example = Example(("3x8xf32", "8x6xf32", "6xf32"), "3x6xf32", {"activation": "gelu", "transpose_w": False})
+
+    def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        x, w, *bias = ins
+        if not p.get_flag("transpose_w"):
+            w = w.t()
+        return apply_activation(F.linear(x, w, bias[0] if bias else None), p.get_str("activation"))
+
+    def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
+        if not all_floating(in_types, out_type):
+            return self.reference_kernel(p, out_type)
+        tw = p.get_flag("transpose_w")
+        act = ACTIVATIONS[p.get_str("activation")].inplace
+
+        def linear(x: torch.Tensor, w: torch.Tensor, *rest: torch.Tensor) -> None:
+            *bias, out = rest
+            torch.matmul(x, _mat(w, tw), out=out)
+            if bias:
+                out.add_(bias[0])
+            if act is not None:
+                act(out)
+
+        return CpuKernel(linear, True)
+
+    def torch_source(
+        self, p: N.Params, args: Sequence[str], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> str:
+        x, w, *bias = args
+        w = w if p.get_flag("transpose_w") else f"{w}.t()"
+        inner = f"F.linear({x}, {w}{', ' + bias[0] if bias else ''})"
+        return ACTIVATIONS[p.get_str("activation")].source.format(inner)
+
+    def build_npu(
+        self, em: SegmentHelpers, p: N.Params, ins: Sequence[Any], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> Any:
+        x, w, *bias = ins
+        if em.flag(w, p.get_flag("transpose_w")):  # w is [N, K] like torch's Linear
+            y = em.g.linear(x, w, bias[0] if bias else None)
+        else:  # w is [K, N] (GPT-2's Conv1D)
+            y = em.g.matmul(x, w)
+            if bias:
+                y = em.g.eltwise_add(y, bias[0])
+        return _activate(em.g, y, p.get_str("activation"))
+
+    def flops(self, p: N.Params, in_types: Sequence[Attribute], out_type: Attribute) -> float:
+        k = static_shape(in_types[0])[-1]
+        bias = 1.0 if len(in_types) > 2 else 0.0
+        return elements(out_type) * (2.0 * k + bias + _epilogue_flops(p.get_str("activation")))
+
+
+# ================================================================================= gated_mlp
+
+
+class GatedMlp(KindSpec):
+    """activation(x · w_gateᵀ) * (x · w_upᵀ): the gated half of SwiGLU."""
+
+    name = "gated_mlp"
+    fused = True
+    transposable_operands = (1, 2)
+    example = Example(("1x3x8xf32", "6x8xf32", "6x8xf32"), "1x3x6xf32")
+
+    def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        x, wg, wu = ins
+        if not p.get_flag("transpose_w"):
+            wg, wu = wg.t(), wu.t()
+        return apply_activation(F.linear(x, wg), p.get_str("activation")) * F.linear(x, wu)
+
+    def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
+        """The up projection goes to a scratch tensor allocated here, once."""
+        if not all_floating(in_types, out_type):
+            return self.reference_kernel(p, out_type)
+        tw = p.get_flag("transpose_w")
+        act = ACTIVATIONS[p.get_str("activation")].inplace
+        up = torch.empty(shape_of(out_type), dtype=dtype_of(out_type))
+
+        def gated_mlp(x: torch.Tensor, wg: torch.Tensor, wu: torch.Tensor, out: torch.Tensor) -> None:
+            torch.matmul(x, _mat(wg, tw), out=out)
+            if act is not None:
+                act(out)
+            torch.matmul(x, _mat(wu, tw), out=up)
+            out.mul_(up)
+
+        return CpuKernel(gated_mlp, True, (up,))
+
+    def torch_source(
+        self, p: N.Params, args: Sequence[str], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> str:
+        x, wg, wu = args
+        if not p.get_flag("transpose_w"):
+            wg, wu = f"{wg}.t()", f"{wu}.t()"
+        gate = ACTIVATIONS[p.get_str("activation")].source.format(f"F.linear({x}, {wg})")
+        return f"{gate} * F.linear({x}, {wu})"
+
+    def build_npu(
+        self, em: SegmentHelpers, p: N.Params, ins: Sequence[Any], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> Any:
+        x, wg, wu = ins
+        tw = p.get_flag("transpose_w")
+        gate = _activate(em.g, em.g.matmul(x, wg, False, em.flag(wg, tw)), p.get_str("activation"))
+        return em.g.eltwise_mul(gate, em.g.matmul(x, wu, False, em.flag(wu, tw)))
+
+    def flops(self, p: N.Params, in_types: Sequence[Attribute], out_type: Attribute) -> float:
+        """Two products, the activation and the gating multiply."""
+        k = static_shape(in_types[0])[-1]
+        return elements(out_type) * (4.0 * k + _epilogue_flops(p.get_str("activation")) + 1.0)
+
+
+# ====================================================================================== sdpa
+
+
+class Sdpa(KindSpec):
+    """softmax(q · kᵀ · scale + mask) · v, grouped-query attention when K/V have fewer heads."""
+
+    name = "sdpa"
+    fused = True
+    example = Example(
+        ("1x2x5x8xf32", "1x2x6x8xf32", "1x2x6x8xf32", "1x1x5x6xf32"), "1x2x5x8xf32", {"scale": 0.3}
+    )
+
+    def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        q, k, v, *mask = ins
+        return F.scaled_dot_product_attention(
+            q,
+            k,
+            v,
+            attn_mask=mask[0] if mask else None,
+            is_causal=p.get_flag("is_causal"),
+            scale=p.get_float("scale"),
+            enable_gqa=q.shape[-3] != k.shape[-3],
+        )
+
+    def torch_source(
+        self, p: N.Params, args: Sequence[str], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> str:
+        q, k, v, *mask = args
+        gqa = shape_of(in_types[0])[-3] != shape_of(in_types[1])[-3]
+        extra = f", attn_mask={mask[0]}" if mask else ""
+        if p.get_flag("is_causal"):
+            extra += ", is_causal=True"
+        if p.get_float("scale") is not None:
+            extra += f", scale={p.get_float('scale')!r}"
+        if gqa:
+            extra += ", enable_gqa=True"
+        return f"F.scaled_dot_product_attention({q}, {k}, {v}{extra})"
+
+    def build_npu(
+        self, em: SegmentHelpers, p: N.Params, ins: Sequence[Any], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> Any:
+        q, k, v, *mask = ins
+        m = None
+        if mask:
+            m = mask[0]
+            if is_i1(in_types[3]):  # keep-mask -> additive 0 / -inf
+                cond = m if m.dtype == np.bool_ else em.num01(m)
+                m = em.g.select(cond, em.scalar(0.0, q.dtype), em.scalar(-math.inf, q.dtype))
+            elif m.dtype != q.dtype:
+                m = em.g.convert(m, q.dtype)
+        return em.g.scaled_dot_product_attention(
+            q, k, v, m, is_causal=p.get_flag("is_causal"), scale=p.get_float("scale")
+        )
+
+    def flops(self, p: N.Params, in_types: Sequence[Attribute], out_type: Attribute) -> float:
+        """The two products plus a softmax over the scores."""
+        q, key, v = (static_shape(t) for t in in_types[:3])
+        scores = math.prod(q[:-1]) * key[-2]
+        return scores * (2.0 * q[-1] + 2.0 * v[-1] + Softmax.flops_per_element)
+
+
+SPECS: tuple[KindSpec, ...] = (Matmul(), Linear(), GatedMlp(), Sdpa())
