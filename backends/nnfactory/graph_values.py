@@ -138,7 +138,7 @@ def graph_op(fn: Callable) -> Callable:
         except Exception as e:
             raise GraphBuildError(name, _describe_call(args, kwargs), build_failure_reason(e)) from e
 
-    wrapper.__forge_op__ = True  # type: ignore[attr-defined]
+    wrapper.__forge_op__ = True
     return wrapper
 
 

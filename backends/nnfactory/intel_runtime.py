@@ -52,8 +52,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .graph_builder import GraphBuilder
+from .graph_values import Node, TensorSpec
 from .openvino_runtime import OpenVINOGraphBuilder
-from .runtime import CompiledGraph, GraphBuilder, Node, Runtime, RuntimeUnavailable, TensorSpec
+from .runtime import CompiledGraph, Runtime, RuntimeUnavailable
 
 __all__ = ["IntelNNFactoryGraphBuilder", "IntelNNFactoryRuntime", "is_available", "load_backend"]
 

@@ -26,14 +26,9 @@ import openvino.opset1 as opset1
 import openvino.opset8 as opset8
 import openvino.opset16 as ops
 
-from .runtime import (
-    CompiledGraph,
-    GraphBuilder,
-    Node,
-    Runtime,
-    RuntimeUnavailable,
-    TensorSpec,
-)
+from .graph_builder import GraphBuilder
+from .graph_values import Node, TensorSpec
+from .runtime import CompiledGraph, Runtime, RuntimeUnavailable
 
 __all__ = ["OpenVINOGraphBuilder", "OpenVINOCompiledGraph", "OpenVINORuntime", "core", "is_available"]
 

@@ -16,8 +16,8 @@ import torch
 import torch.nn.functional as F
 
 from backends.nnfactory import intel_runtime
+from backends.nnfactory.graph_values import GraphBuildError
 from backends.nnfactory.runtime import (
-    GraphBuildError,
     RuntimeInputError,
     RuntimeUnavailable,
     available_runtimes,
