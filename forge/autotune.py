@@ -38,6 +38,7 @@ checks the equality on GPT-2, Llama and BERT (4, 4 and 3 layers, and 2 without e
 
 from __future__ import annotations
 
+import gc
 import time
 import weakref
 from collections.abc import Sequence
@@ -45,16 +46,23 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import PassPipeline
 
 from forge.analysis.cost_model import CostReport, CostTable, estimate
 from forge.analysis.repeated_layers import find_layers, truncate
+from forge.compiler import compile as forge_compile
 from forge.compiler import run_passes
+from forge.context import get_all_passes, make_context
+from forge.frontend.fx_importer import import_module
+from forge.pipeline import PipelineRunner
+from forge.pipelines import CLEANUP, LOWER_ATEN, SCHEDULE_DEVICES, SIMPLIFY
+from forge.transforms.fuse_ops import FuseOpsPass
 from forge.weights import WeightStore, attach_weights, weights_of
 from lowering.affinity import NORM_KINDS, AffinityPolicy
 
-PREFIX = "dce,cse,fold"
-FUSE_OPS_FAMILIES = ("canonicalize_linear", "epilogues", "gelu", "gated_mlp", "rms_norm", "residual_norm")
-"""`FuseOpsPass` options that switch a fusion family on or off."""
+PREFIX = ",".join(SIMPLIFY)
+FUSE_OPS_FAMILIES = tuple(FuseOpsPass.families())
+"""`FuseOpsPass` options that switch a fusion family on or off (declared there)."""
 ALPHAS = (0.25, 0.5)
 
 
@@ -88,7 +96,7 @@ class TuningConfig:
         passes = [self.fuse_ops_spec()]
         if self.layout:
             passes.append("layout")
-        return ",".join([*passes, "dce", "cse"])
+        return ",".join([*passes, *CLEANUP])
 
     def pipeline(self) -> str:
         """The optimization pipeline (`forge.compile(pipeline=...)`)."""
@@ -97,11 +105,11 @@ class TuningConfig:
     def lowering_spec(self) -> str:
         options = (["policy=cpu-only"] if self.cpu_only else []) + (["cpu-ops=gather"] if self.cpu_gather else []) \
             + (["pin-final-norm=true"] if self.pin_final_norm else [])
-        return "lower-aten-to-npuir" + ("{" + " ".join(options) + "}" if options else "")
+        return LOWER_ATEN + ("{" + " ".join(options) + "}" if options else "")
 
     def lowering(self) -> str:
         """The lowering pipeline (`forge.compile(lowering=...)`)."""
-        return f"{self.lowering_spec()},schedule-device-affinity"
+        return ",".join([self.lowering_spec(), *SCHEDULE_DEVICES])
 
     def policy(self) -> AffinityPolicy:
         return AffinityPolicy.of("cpu-only" if self.cpu_only else "npu-first", ("gather",) if self.cpu_gather else (),
@@ -139,11 +147,8 @@ DEFAULT = TuningConfig()
 NO_FUSION = TuningConfig(attention=False, fuse_ops=frozenset(), alpha=0.0)
 
 
-SEARCHED_FAMILIES = ("gelu", "gated_mlp", "rms_norm")
-"""Families switched off one at a time. Not searched: `canonicalize_linear` (the lowering makes
-the same `npuir.linear` either way), `epilogues` (the zoo's biases and activations arrive through
-addmm and the GELU/SwiGLU patterns) and `residual_norm` (`add_layer_norm` lowers to the same add
-and norm: no modelled gain until the backend has a fused kernel)."""
+SEARCHED_FAMILIES = FuseOpsPass.searched_families()
+"""Families switched off one at a time (`FuseOpsPass` says which, and why not the others)."""
 
 
 def aten_variants() -> list[TuningConfig]:
@@ -239,14 +244,8 @@ def _fired(records) -> dict[str, int]:
     return fired
 
 
-FAMILY_PATTERNS = {
-    "canonicalize_linear": ("LinearToFusedLinear",),
-    "epilogues": ("FuseBiasAdd", "FuseActivation"),
-    "gelu": ("GeluPolynomial",),
-    "gated_mlp": ("GatedMlp",),
-    "rms_norm": ("RmsNormFusion",),
-    "residual_norm": ("AddLayerNorm",),
-}
+FAMILY_PATTERNS = {family: tuple(p.__name__ for p in patterns) for family, patterns in FuseOpsPass.families().items()}
+"""The pattern class names (as fire counts name them) each fuse-ops family enables."""
 
 
 @dataclass
@@ -351,7 +350,7 @@ def tune(module: ModuleOp, weights: WeightStore | None = None, configs: Sequence
             cut_tables = by_fingerprint.get(fingerprint)
             if cut_tables is None:
                 for variant in variants:
-                    run(variant, "lower-aten-to-npuir")
+                    run(variant, LOWER_ATEN)
                 cut_tables = by_fingerprint[fingerprint] = tuple(CostTable(v) for v in variants)
             tables[key] = cut_tables
         policy = config.policy()
@@ -371,16 +370,12 @@ class _Runner:
     every registered pass and plug-in: ~25 ms, as much as the passes on a 2-layer cut)."""
 
     def __init__(self) -> None:
-        from forge.context import get_all_passes, make_context
 
         self.ctx = make_context()
         self.available = get_all_passes()
         self.parsed: dict[str, list] = {}
 
     def __call__(self, module: ModuleOp, spec: str):
-        from xdsl.passes import PassPipeline
-
-        from forge.pipeline import PipelineRunner
 
         if spec not in self.parsed:
             self.parsed[spec] = list(PassPipeline.parse_spec(self.available, spec).passes)
@@ -457,9 +452,6 @@ PARITY_MAX_KL = 8.4e-9
 
 def tune_model(model, example_args) -> TuningReport:
     """Import `model` once and tune on it (GC paused, as `forge.compile` does)."""
-    import gc
-
-    from forge.frontend.fx_importer import import_module
 
     imported = import_module(model.eval(), tuple(example_args))
     attach_weights(imported.module, imported.weights)
@@ -481,7 +473,6 @@ def compile_tuned(model, example_args, **compile_options):
     Returns (CompiledModel, TuningReport); the tuner's report is also `compiled.report["autotune"]`,
     with `verification` = parity and whether it is within the backend's bounds.
     """
-    from forge.compiler import compile as forge_compile
 
     report = tune_model(model, example_args)
     chosen = report.best.config

@@ -1,23 +1,33 @@
-"""Rewrite patterns that report what they did: one mechanism for fire counts and match failures.
+"""Rewrite patterns that report what they did, and the one driver that applies them.
 
 Write a pattern as usual (`match_and_rewrite` with `@op_type_rewrite_pattern`), but derive from
-`ForgePattern`. Every successful rewrite is counted per pattern class into the statistics of the
-running pass (`collect_pattern_stats`), and `return self.fail(op, "why")` records why a candidate
-op did not match, which `forge-opt --explain-pattern NAME` prints. Nothing is formatted unless
-someone asked for it, so reporting costs a counter increment per rewrite.
+`ForgePattern` and name the op classes it can match in `ROOTS`. Every successful rewrite is counted
+per pattern class into the statistics of the running pass (`collect_pattern_stats`), and
+`return self.fail(op, "why")` records why a candidate op did not match, which
+`forge-opt --explain-pattern NAME` prints. Nothing is formatted unless someone asked for it, so
+reporting costs a counter increment per rewrite.
+
+Every pass drives its patterns the same way: a `PatternTable` offers an op only to the patterns
+whose `ROOTS` hold its class, in the order given, until one rewrites; `apply_patterns` does that
+in one sweep (`sweep`) over every op nested in a module, forward or in reverse (users first). A
+pass that is not made of patterns (dce's deadness, cse) visits the ops with the same `sweep`.
 """
 
 from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.rewriter import InsertPoint
+
+from forge.diagnostics import location_of, with_op
 
 
 @dataclass
@@ -54,10 +64,17 @@ def current_pattern_stats() -> PatternStats | None:
     return _CURRENT.get()
 
 
+def count_fired(name: str, n: int = 1) -> None:
+    """Add `n` to the `fired` counter `name` of the running pass (no-op when nobody collects).
+
+    For what a pass does outside patterns (dead ops erased, duplicates merged, constants folded).
+    """
+    if n and (stats := _CURRENT.get()) is not None:
+        stats.fired[name] += n
+
+
 def describe_op(op: Operation) -> str:
     """`aten.mul.Tensor %mul_3 at model.py:42` — how diagnostics name an op."""
-    from forge.diagnostics import location_of
-
     result = f" %{op.results[0].name_hint}" if op.results and op.results[0].name_hint else ""
     location = getattr(op, "location", None)
     if (loc := location_of(location)) is not None:
@@ -92,17 +109,18 @@ def _counted(match_and_rewrite):
                     stats.events.append(f"{name} fired on {description}")
         except Exception as e:
             # forge-opt reports the error at the op the pattern was looking at.
-            from forge.diagnostics import with_op
-
             with_op(e, op)
             raise
 
-    wrapper._forge_counted = True  # type: ignore[attr-defined]
+    wrapper._forge_counted = True
     return wrapper
 
 
 class ForgePattern(RewritePattern):
     """Base of Forge's patterns: rewrites are counted, failures can be explained."""
+
+    ROOTS: ClassVar[tuple[type[Operation], ...]] = ()
+    """The op classes the pattern can match: `PatternTable` offers it only ops of these classes."""
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -119,3 +137,89 @@ class ForgePattern(RewritePattern):
         if stats is not None and stats.explain == type(self).__name__:
             text = reason % args if args else reason
             stats.events.append(f"{type(self).__name__} did not match {describe_op(op)}: {text}")
+
+
+# --- the driver --------------------------------------------------------------------------------------
+
+
+class PatternTable:
+    """Patterns indexed by the op classes in their `ROOTS`, tried in the given order.
+
+    `apply(op)` offers `op` to the patterns rooted on `type(op)` until one rewrites, and says whether
+    one did: an op no pattern roots on costs one dict lookup (a greedy applier would call every
+    pattern on every op). With `admit`, only the ops it accepts are offered. The patterns keep
+    `@op_type_rewrite_pattern`, so they also run in xDSL's walkers.
+    """
+
+    def __init__(self, patterns: Iterable[ForgePattern], admit: Callable[[Operation], bool] | None = None):
+        self.patterns = tuple(patterns)
+        self.admit = admit
+        self.by_root: dict[type[Operation], list[ForgePattern]] = {}
+        for pattern in self.patterns:
+            if not pattern.ROOTS:
+                raise TypeError(f"{type(pattern).__name__} names no ROOTS (the op classes it matches)")
+            for root in pattern.ROOTS:
+                self.by_root.setdefault(root, []).append(pattern)
+        self._rewriter: PatternRewriter | None = None
+
+    def apply(self, op: Operation) -> bool:
+        patterns = self.by_root.get(type(op))
+        if not patterns or (self.admit is not None and not self.admit(op)):
+            return False
+        rewriter = self._rewriter_at(op)
+        for pattern in patterns:
+            pattern.match_and_rewrite(op, rewriter)
+            if rewriter.has_done_action:
+                return True
+        return False
+
+    def _rewriter_at(self, op: Operation) -> PatternRewriter:
+        """One rewriter, reset on `op` as xDSL's walker resets its own (cheaper than one per op)."""
+        rewriter = self._rewriter
+        if rewriter is None:
+            rewriter = self._rewriter = PatternRewriter(op)
+            return rewriter
+        rewriter.has_done_action = False
+        rewriter.current_operation = op
+        rewriter.insertion_point = InsertPoint.before(op)
+        if rewriter.name_hint is not None:
+            rewriter.name_hint = None
+        return rewriter
+
+
+def sweep(root: Operation, visit: Callable[[Operation], bool], *, reverse: bool = False,
+          only: Collection[type[Operation]] | None = None) -> int:
+    """Offer every op nested in `root` to `visit` once; returns how many visits returned true.
+
+    Program order, or with `reverse` from the last op up, so that users come before the ops that
+    define what they use; an op's regions come before the op. The ops are listed before the first
+    visit: an op a visit creates is not visited, one it erases is skipped (one pass, as xDSL's
+    walker with `apply_recursively=False`, without its per-op listener and worklist). With `only`,
+    just the ops of those classes are listed.
+    """
+    done = 0
+    for op in _nested_ops(root, reverse, only):
+        if op.parent is not None and visit(op):
+            done += 1
+    return done
+
+
+def apply_patterns(root: Operation, patterns: PatternTable | Iterable[ForgePattern], *,
+                   reverse: bool = False) -> int:
+    """One `sweep` offering each op nested in `root` to its patterns; returns how many rewrote."""
+    table = patterns if isinstance(patterns, PatternTable) else PatternTable(patterns)
+    return sweep(root, table.apply, reverse=reverse, only=table.by_root)
+
+
+def _nested_ops(root: Operation, reverse: bool, only: Collection[type[Operation]] | None) -> list[Operation]:
+    found: list[Operation] = []
+    for region in reversed(root.regions) if reverse else root.regions:
+        for block in reversed(region.blocks) if reverse else region.blocks:
+            op = block.last_op if reverse else block.first_op
+            while op is not None:
+                if op.regions:
+                    found += _nested_ops(op, reverse, only)
+                if only is None or type(op) in only:
+                    found.append(op)
+                op = op.prev_op if reverse else op.next_op
+    return found

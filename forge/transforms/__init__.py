@@ -1,6 +1,9 @@
 """Optimization passes on the `aten` dialect, one pass per module named after the pass.
 
-`PASSES` maps each pass name to a lazy loader, so building the pass table imports nothing.
+`PASSES` maps each pass name to a lazy loader, so building the pass table imports nothing. The
+other modules are not passes: they hold what the passes' patterns share (`ir_queries`,
+`linear_layers`) and the pieces `fuse_attention` matches with (`attention_matching`,
+`attention_constants`). Every pass walks the IR with the one driver in `forge.patterns`.
 """
 
 from collections.abc import Callable
@@ -21,6 +24,3 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fuse-ops": _lazy("fuse_ops", "FuseOpsPass"),
     "layout": _lazy("layout", "LayoutPass"),
 }
-
-DEFAULT_PIPELINE = ("dce", "cse", "fold", "fuse-attention", "fuse-ops", "layout", "dce", "cse")
-"""The optimization pipeline the model compiler runs (dce/cse again to clean up after fusion)."""

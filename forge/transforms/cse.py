@@ -5,11 +5,11 @@ attributes and result types, have no regions, and are side-effect free (every `M
 trait of the class is `NoMemoryEffect`, e.g. `Pure`; `aten.dropout` and
 `aten._assert_tensor_metadata` are not). The later op's results are replaced by the earlier op's.
 
-One forward sweep with a dict keyed on that tuple. xDSL's own `cse` re-hashes an `OperationInfo`
-on every lookup (most of its time); building the key once per op is about 10x cheaper. Scoping:
-a block sees the ops of the blocks that enclose it (defined before its parent op, so they
-dominate it); sibling blocks do not see each other; an `IsolatedFromAbove` op (`func.func`)
-starts afresh. Properties are compared as a set of (name, value) pairs, so the order in which a
+One forward sweep (`forge.patterns.sweep`) with a dict keyed on that tuple. xDSL's own `cse`
+re-hashes an `OperationInfo` on every lookup (most of its time); building the key once per op is
+about 10x cheaper. Scoping: a block sees the ops of the blocks that enclose it (defined before its
+parent op, so they dominate it); sibling blocks do not see each other; an `IsolatedFromAbove` op
+(`func.func`) starts afresh. Properties are compared as a set of (name, value) pairs, so the order in which a
 parser or builder inserted them does not matter.
 """
 
@@ -25,7 +25,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.traits import IsolatedFromAbove, IsTerminator, MemoryEffect, NoMemoryEffect
 
-from forge.transforms.dce import count
+from forge.patterns import count_fired, sweep
 
 _MERGEABLE: dict[type[Operation], bool] = {}
 
@@ -85,11 +85,7 @@ class _Scope:
         """The earlier op `op` duplicates, or None (then `op` is remembered)."""
         operands = op.operands
         if not operands:
-            key = _full_key(op)
-            existing = self.full.get(key)
-            if existing is None:
-                self.full[key] = op
-            return existing
+            return self._find_or_add_by_full_key(op)
         key = (op.name, *operands)
         bucket = self.buckets.get(key)
         if bucket is None:
@@ -101,41 +97,59 @@ class _Scope:
         if len(bucket) < _BUCKET_LIMIT:
             bucket.append(op)
             return None
-        full = _full_key(op)
-        existing = self.full.get(full)
+        return self._find_or_add_by_full_key(op)
+
+    def _find_or_add_by_full_key(self, op: Operation) -> Operation | None:
+        key = _full_key(op)
+        existing = self.full.get(key)
         if existing is None:
-            self.full[full] = op
+            self.full[key] = op
         return existing
 
 
-def _cse_block(block: Block, scope: _Scope) -> int:
-    merged = 0
-    op = block.first_op
-    while op is not None:
-        following = op.next_op
-        if op.regions:
-            isolated = op.has_trait(IsolatedFromAbove)
-            for region in op.regions:
-                for inner in region.blocks:
-                    merged += _cse_block(inner, _Scope(None if isolated else scope))
-        elif op.results and _mergeable_class(type(op)):
-            existing = scope.find_or_add(op)
-            if existing is not None:
-                for old, new in zip(op.results, existing.results, strict=True):
-                    old.replace_all_uses_with(new)
-                Rewriter.erase_op(op)
-                merged += 1
-        op = following
-    return merged
+class _Scopes:
+    """The `_Scope` of each block, made when the sweep first meets one of its ops.
+
+    The sweep visits a nested block's ops right where its parent op stands (regions before their
+    op), so the enclosing scope then holds exactly the ops defined before the parent op.
+    """
+
+    def __init__(self, root: Operation):
+        self.root = root
+        self.scopes: dict[Block, _Scope] = {}
+        self._block: Block | None = None  # the block of the last merge candidate, and its scope
+        self._scope: _Scope | None = None
+
+    def of(self, block: Block) -> _Scope:
+        scope = self.scopes.get(block)
+        if scope is None:
+            owner = block.parent_op()
+            enclosing = owner.parent if owner is not None and owner is not self.root else None
+            if enclosing is None or owner.has_trait(IsolatedFromAbove):
+                scope = self.scopes[block] = _Scope()
+            else:
+                scope = self.scopes[block] = _Scope(self.of(enclosing))
+        return scope
+
+    def merge(self, op: Operation) -> bool:
+        """Replace `op` by an earlier op computing the same; returns whether it did."""
+        if op.regions or not op.results or not _mergeable_class(type(op)):
+            return False
+        block = op.parent
+        if block is not self._block:
+            self._block, self._scope = block, self.of(block)
+        existing = self._scope.find_or_add(op)
+        if existing is None:
+            return False
+        for old, new in zip(op.results, existing.results, strict=True):
+            old.replace_all_uses_with(new)
+        Rewriter.erase_op(op)
+        return True
 
 
 def eliminate_common_subexpressions(module: Operation) -> int:
     """Merge duplicate ops nested in `module`; returns how many ops were merged away."""
-    merged = 0
-    for region in module.regions:
-        for block in region.blocks:
-            merged += _cse_block(block, _Scope())
-    return merged
+    return sweep(module, _Scopes(module).merge)
 
 
 @dataclass(frozen=True)
@@ -149,4 +163,4 @@ class CsePass(ModulePass):
     name = "cse"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        count("MergeDuplicateOp", eliminate_common_subexpressions(op))
+        count_fired("MergeDuplicateOp", eliminate_common_subexpressions(op))

@@ -17,73 +17,28 @@ dead ops goes in the same sweep, in linear time). On each op:
      when they keep the type (a real dtype conversion stays) and name no device other than the
      CPU the graph was exported on (a device move stays).
 
-The patterns are `ForgePattern`s (fire counts, `--explain-pattern`); `PatternTable` dispatches them
-by op class so an op without patterns costs one dict lookup (cheaper than a greedy walker).
+The patterns are `ForgePattern`s (fire counts, `--explain-pattern`), applied by the shared driver
+(`forge.patterns.PatternTable`, `sweep`) to the ops that survive the deadness check.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import get_args
 
 import torch
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import Rewriter
 from xdsl.traits import IsTerminator, MemoryEffect, NoMemoryEffect, SymbolOpInterface
 from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 
 from dialects import aten
-from forge.patterns import ForgePattern, current_pattern_stats
-
-# --- driving patterns cheaply ------------------------------------------------------------------
-
-
-class PatternTable:
-    """Patterns indexed by the op classes they match (`ForgePattern.OPS`), applied one op at a time.
-
-    `apply(op)` runs the patterns registered for `type(op)` until one rewrites; it returns whether
-    one did. Patterns still use `@op_type_rewrite_pattern`, so they also work in xDSL's walkers.
-    """
-
-    def __init__(self, patterns: Iterable[ForgePattern]):
-        self.patterns = tuple(patterns)
-        self._rewriter: PatternRewriter | None = None
-        self._by_type: dict[type[Operation], list[ForgePattern]] = {}
-        for pattern in self.patterns:
-            for cls in pattern.OPS:
-                self._by_type.setdefault(cls, []).append(pattern)
-
-    def __contains__(self, op: Operation) -> bool:
-        return type(op) in self._by_type
-
-    def apply(self, op: Operation) -> bool:
-        patterns = self._by_type.get(type(op))
-        if not patterns:
-            return False
-        rewriter = self._rewriter
-        if rewriter is None:
-            rewriter = self._rewriter = PatternRewriter(op)
-        else:  # reset it on `op`, as xDSL's walker does (cheaper than a new rewriter per op)
-            rewriter.has_done_action = False
-            rewriter.current_operation = op
-            rewriter.insertion_point = InsertPoint.before(op)
-        for pattern in patterns:
-            pattern.match_and_rewrite(op, rewriter)
-            if rewriter.has_done_action:
-                return True
-        return False
-
-
-def count(event: str, n: int = 1) -> None:
-    """Add `n` to the statistics counter `event` of the running pass (no-op when not collecting)."""
-    if n and (stats := current_pattern_stats()) is not None:
-        stats.fired[event] += n
-
+from forge.patterns import ForgePattern, PatternTable, count_fired, sweep
 
 # --- deadness --------------------------------------------------------------------------------------
 
@@ -158,7 +113,7 @@ def read_by_a_view(value: SSAValue) -> bool:
 class EraseAssertTensorMetadata(ForgePattern):
     """`aten._assert_tensor_metadata` checks what the IR types already state: erase it."""
 
-    OPS: ClassVar = (aten.AssertTensorMetadataOp,)
+    ROOTS = (aten.AssertTensorMetadataOp,)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: aten.AssertTensorMetadataOp, rewriter: PatternRewriter) -> None:
@@ -168,7 +123,7 @@ class EraseAssertTensorMetadata(ForgePattern):
 class ForwardEvalDropout(ForgePattern):
     """`aten.dropout` with `train=false` or `p=0` is its input."""
 
-    OPS: ClassVar = (aten.DropoutOp,)
+    ROOTS = (aten.DropoutOp,)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: aten.DropoutOp, rewriter: PatternRewriter) -> None:
@@ -179,17 +134,16 @@ class ForwardEvalDropout(ForgePattern):
         forward_to_input(op, rewriter)
 
 
+_ValueCopy = aten.CloneOp | aten.ContiguousOp | aten.AliasOp | aten.DetachOp | aten.LiftFreshCopyOp
+
+
 class ForwardValueCopy(ForgePattern):
     """`clone`, `contiguous`, `alias`, `detach`, `lift_fresh_copy`: the identity on values."""
 
-    OPS: ClassVar = (aten.CloneOp, aten.ContiguousOp, aten.AliasOp, aten.DetachOp, aten.LiftFreshCopyOp)
+    ROOTS = get_args(_ValueCopy)
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(
-        self,
-        op: aten.CloneOp | aten.ContiguousOp | aten.AliasOp | aten.DetachOp | aten.LiftFreshCopyOp,
-        rewriter: PatternRewriter,
-    ) -> None:
+    def match_and_rewrite(self, op: _ValueCopy, rewriter: PatternRewriter) -> None:
         if op.result.type != op.input.type:
             return self.fail(op, "result type differs from the input type")
         if may_relayout(op) and read_by_a_view(op.result):
@@ -201,17 +155,16 @@ _HOME_DEVICES = (None, torch.device("cpu"))
 """Devices a conversion may name and still be a no-op: the graph is exported (and typed) on CPU."""
 
 
+_Conversion = aten.ToDtypeOp | aten.ToDtypeLayoutOp | aten.ToDeviceOp | aten.ToCopyOp
+
+
 class ForwardSameTypeConversion(ForgePattern):
     """`to.dtype`/`to.dtype_layout`/`to.device`/`_to_copy` that keep the type (and device): input."""
 
-    OPS: ClassVar = (aten.ToDtypeOp, aten.ToDtypeLayoutOp, aten.ToDeviceOp, aten.ToCopyOp)
+    ROOTS = get_args(_Conversion)
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(
-        self,
-        op: aten.ToDtypeOp | aten.ToDtypeLayoutOp | aten.ToDeviceOp | aten.ToCopyOp,
-        rewriter: PatternRewriter,
-    ) -> None:
+    def match_and_rewrite(self, op: _Conversion, rewriter: PatternRewriter) -> None:
         if op.result.type != op.input.type:
             return self.fail(op, f"converts {op.input.type} to {op.result.type}")
         if "device" in op.properties and op.arg("device") not in _HOME_DEVICES:
@@ -232,32 +185,20 @@ DCE_PATTERNS: tuple[type[ForgePattern], ...] = (
 # --- the pass ----------------------------------------------------------------------------------------
 
 
-def _sweep_block(block: Block, table: PatternTable) -> int:
-    """Reverse sweep of one block (nested regions first); returns how many dead ops were erased."""
-    erased = 0
-    op = block.last_op
-    while op is not None:
-        previous = op.prev_op
-        for region in op.regions:
-            for inner in reversed(region.blocks):
-                erased += _sweep_block(inner, table)
+def eliminate_dead_code(module: Operation, table: PatternTable | None = None) -> int:
+    """One reverse sweep over everything nested in `module` (users before definitions, so a dead
+    chain goes at once): a dead op is erased, any other is offered to the patterns. Returns how
+    many dead ops were erased."""
+    table = table if table is not None else PatternTable(p() for p in DCE_PATTERNS)
+
+    def erase_if_dead(op: Operation) -> bool:
         if is_dead(op):
             Rewriter.erase_op(op)
-            erased += 1
-        else:
-            table.apply(op)
-        op = previous
-    return erased
+            return True
+        table.apply(op)
+        return False
 
-
-def eliminate_dead_code(module: Operation, table: PatternTable | None = None) -> int:
-    """Run the sweep on everything nested in `module`; returns how many dead ops were erased."""
-    table = table if table is not None else PatternTable(p() for p in DCE_PATTERNS)
-    erased = 0
-    for region in module.regions:
-        for block in reversed(region.blocks):
-            erased += _sweep_block(block, table)
-    return erased
+    return sweep(module, erase_if_dead, reverse=True)
 
 
 @dataclass(frozen=True)
@@ -272,4 +213,4 @@ class DcePass(ModulePass):
     name = "dce"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        count("EraseDeadOp", eliminate_dead_code(op))
+        count_fired("EraseDeadOp", eliminate_dead_code(op))

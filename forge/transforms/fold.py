@@ -45,7 +45,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, get_args
 
 import torch
 from xdsl.context import Context
@@ -60,13 +60,9 @@ from dialects import aten
 from dialects import aten_schema as schema
 from dialects.aten_schema import ArgKind
 from dialects.torch_types import dtype_of, shape_of, tensor_type
-from forge.patterns import ForgePattern
-from forge.transforms.dce import (
-    ForwardSameTypeConversion,
-    PatternTable,
-    count,
-    erase_dead_operands,
-)
+from forge.patterns import ForgePattern, apply_patterns, count_fired
+from forge.transforms.dce import ForwardSameTypeConversion, erase_dead_operands
+from forge.transforms.ir_queries import is_identity_permutation, permutation
 from forge.weights import WeightStore, weights_of
 
 # --- what folds -------------------------------------------------------------------------------------
@@ -401,17 +397,16 @@ def _finite(x: Any) -> bool:
 _ADD_SCALAR = (aten.AddScalarOp, aten.SubScalarOp)
 
 
+_AddOrSub = aten.AddTensorOp | aten.SubTensorOp | aten.AddScalarOp | aten.SubScalarOp
+
+
 class AddZero(_IdentityPattern):
     """`x + 0`, `0 + x` (alpha 1), `x - 0` with tensor or scalar zero: `x` (if the type is `x`'s)."""
 
-    OPS: ClassVar = (aten.AddTensorOp, aten.SubTensorOp, aten.AddScalarOp, aten.SubScalarOp)
+    ROOTS = get_args(_AddOrSub)
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(
-        self,
-        op: aten.AddTensorOp | aten.SubTensorOp | aten.AddScalarOp | aten.SubScalarOp,
-        rewriter: PatternRewriter,
-    ) -> None:
+    def match_and_rewrite(self, op: _AddOrSub, rewriter: PatternRewriter) -> None:
         x = op.operands[0]
         alpha = _scalar(op, "alpha", 1)
         if type(op) in _ADD_SCALAR:
@@ -438,21 +433,17 @@ class AddZero(_IdentityPattern):
 _MUL_SCALAR = (aten.MulScalarOp, aten.DivScalarOp, aten.PowTensorScalarOp)
 
 
+_MulDivOrPow = (aten.MulTensorOp | aten.MulScalarOp | aten.DivTensorOp | aten.DivScalarOp
+                | aten.PowTensorScalarOp | aten.PowTensorTensorOp)
+
+
 class MulOne(AddZero):
     """`x * 1`, `1 * x`, `x / 1`, `x ** 1` (tensor or scalar one): `x` (if the type is `x`'s)."""
 
-    OPS: ClassVar = (
-        aten.MulTensorOp, aten.MulScalarOp, aten.DivTensorOp, aten.DivScalarOp,
-        aten.PowTensorScalarOp, aten.PowTensorTensorOp,
-    )
+    ROOTS = get_args(_MulDivOrPow)
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(
-        self,
-        op: aten.MulTensorOp | aten.MulScalarOp | aten.DivTensorOp | aten.DivScalarOp
-        | aten.PowTensorScalarOp | aten.PowTensorTensorOp,
-        rewriter: PatternRewriter,
-    ) -> None:
+    def match_and_rewrite(self, op: _MulDivOrPow, rewriter: PatternRewriter) -> None:
         x = op.operands[0]
         if type(op) in _MUL_SCALAR:
             name = "exponent" if type(op) is aten.PowTensorScalarOp else "other"
@@ -472,7 +463,7 @@ class MulOne(AddZero):
 class DoubleNegation(ForgePattern):
     """`-(-x)`: `x`."""
 
-    OPS: ClassVar = (aten.NegOp,)
+    ROOTS = (aten.NegOp,)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: aten.NegOp, rewriter: PatternRewriter) -> None:
@@ -483,7 +474,8 @@ class DoubleNegation(ForgePattern):
         erase_dead_operands(inner.results)
 
 
-_VIEW_OPS = (aten.ViewOp, aten.ReshapeOp, aten.UnsafeViewOp)
+_View = aten.ViewOp | aten.ReshapeOp | aten.UnsafeViewOp
+_VIEW_OPS = get_args(_View)
 
 
 class FoldViews(ForgePattern):
@@ -493,12 +485,10 @@ class FoldViews(ForgePattern):
     interpreter) could reject `view(x)` on a non-contiguous `x`.
     """
 
-    OPS: ClassVar = _VIEW_OPS
+    ROOTS = _VIEW_OPS
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(
-        self, op: aten.ViewOp | aten.ReshapeOp | aten.UnsafeViewOp, rewriter: PatternRewriter
-    ) -> None:
+    def match_and_rewrite(self, op: _View, rewriter: PatternRewriter) -> None:
         inner = op.operands[0].owner
         reads_view = type(inner) in _VIEW_OPS
         if reads_view and (type(op) is aten.ReshapeOp or type(inner) is not aten.ReshapeOp):
@@ -513,54 +503,35 @@ class FoldViews(ForgePattern):
             return self.fail(op, "a view of a reshape")
 
 
-def _permutation(op: Operation) -> list[int]:
-    """The dimension permutation a transpose/permute/t applies (result dim i = input dim p[i])."""
-    rank = len(shape_of(op.operands[0].type))
-    if isinstance(op, aten.PermuteOp):
-        return [d % rank for d in op.arg("dims")] if rank else []
-    perm = list(range(rank))
-    if isinstance(op, aten.TransposeIntOp) and rank:
-        a, b = op.arg("dim0") % rank, op.arg("dim1") % rank
-        perm[a], perm[b] = perm[b], perm[a]
-    elif isinstance(op, aten.TOp) and rank == 2:
-        perm.reverse()
-    return perm
-
-
 def _same_type(a: SSAValue, b: SSAValue) -> bool:
     """`a.type == b.type`, short-circuiting on the (usual) shared type object."""
     ta, tb = a.type, b.type
     return ta is tb or ta == tb
 
 
-def _is_identity(perm: list[int]) -> bool:
-    return all(p == i for i, p in enumerate(perm))
-
-
-_PERMUTE_OPS = (aten.TransposeIntOp, aten.PermuteOp, aten.TOp)
+_Permute = aten.TransposeIntOp | aten.PermuteOp | aten.TOp
+_PERMUTE_OPS = get_args(_Permute)
 
 
 class CancelTransposes(ForgePattern):
     """Transposes/permutes whose composition is the identity (or one that is itself): `x`."""
 
-    OPS: ClassVar = _PERMUTE_OPS
+    ROOTS = _PERMUTE_OPS
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(
-        self, op: aten.TransposeIntOp | aten.PermuteOp | aten.TOp, rewriter: PatternRewriter
-    ) -> None:
+    def match_and_rewrite(self, op: _Permute, rewriter: PatternRewriter) -> None:
         x = op.operands[0]
         outer: list[int] | None = None
         if _same_type(x, op.results[0]):  # necessary for op itself to be the identity
-            outer = _permutation(op)
-            if _is_identity(outer):
+            outer = permutation(op)
+            if is_identity_permutation(outer):
                 return _forward(op, x, rewriter)
         inner_op = x.owner
         if type(inner_op) not in _PERMUTE_OPS:
             return self.fail(op, "the operand is not a transpose/permute")
-        outer = outer if outer is not None else _permutation(op)
-        inner = _permutation(inner_op)
-        if not _is_identity([inner[p] for p in outer]):
+        outer = outer if outer is not None else permutation(op)
+        inner = permutation(inner_op)
+        if not is_identity_permutation([inner[p] for p in outer]):
             return self.fail(op, "the two permutations do not cancel")
         _forward(op, inner_op.operands[0], rewriter)
         erase_dead_operands(inner_op.results)
@@ -569,7 +540,7 @@ class CancelTransposes(ForgePattern):
 class SameShapeNoOp(ForgePattern):
     """`expand` or `slice` whose result has the input's type: `x`."""
 
-    OPS: ClassVar = (aten.ExpandOp, aten.SliceTensorOp)
+    ROOTS = (aten.ExpandOp, aten.SliceTensorOp)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: aten.ExpandOp | aten.SliceTensorOp, rewriter: PatternRewriter) -> None:
@@ -582,7 +553,7 @@ class DropKeepAllMask(_IdentityPattern):
     """sdpa with a constant mask that changes nothing: all-true boolean, or a finite splat added to
     every score (softmax is shift-invariant). BERT without padding builds such a mask."""
 
-    OPS: ClassVar = (aten.ScaledDotProductAttentionOp,)
+    ROOTS = (aten.ScaledDotProductAttentionOp,)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: aten.ScaledDotProductAttentionOp, rewriter: PatternRewriter) -> None:
@@ -618,26 +589,7 @@ def identity_patterns() -> list[ForgePattern]:
 
 def apply_identities(root: Operation) -> int:
     """One forward sweep of the identity patterns; returns how many ops were rewritten."""
-    table = PatternTable(identity_patterns())
-    rewritten = 0
-    for region in root.regions:
-        for block in region.blocks:
-            rewritten += _sweep(block, table)
-    return rewritten
-
-
-def _sweep(block, table: PatternTable) -> int:
-    rewritten = 0
-    op = block.first_op
-    while op is not None:
-        following = op.next_op
-        for region in op.regions:
-            for inner in region.blocks:
-                rewritten += _sweep(inner, table)
-        if table.apply(op):
-            rewritten += 1
-        op = following
-    return rewritten
+    return apply_patterns(root, identity_patterns())
 
 
 # --- the pass ------------------------------------------------------------------------------------------
@@ -649,8 +601,9 @@ class FoldPass(ModulePass):
 
     Small results become inline `aten.constant`s (at most `max-inline-elements` elements), large
     splats `aten.full`, other large ones new WeightStore entries; a large re-layout of a constant
-    (transpose, expand, view...) is left to run (no duplicated weight memory). Then x+0, x*1, x/1, x**1, -(-x), same-shape views,
-    view of view, cancelling transposes, same-shape expand/slice and same-type `to` are removed.
+    (transpose, expand, view...) is left to run (no duplicated weight memory). Then x+0, x*1, x/1,
+    x**1, -(-x), same-shape views, view of view, cancelling transposes, same-shape expand/slice and
+    same-type `to` are removed.
     """
 
     name = "fold"
@@ -661,8 +614,8 @@ class FoldPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         store = weights_of(op)
         stats = ConstantFolder(store, self.max_inline_elements).run(op)
-        count("FoldConstantOp", stats.folded_ops)
-        count("InlineConstant", stats.inlined)
-        count("NewFoldedWeight", stats.new_weights)
-        count("SplatAsFull", stats.splats)
+        count_fired("FoldConstantOp", stats.folded_ops)
+        count_fired("InlineConstant", stats.inlined)
+        count_fired("NewFoldedWeight", stats.new_weights)
+        count_fired("SplatAsFull", stats.splats)
         apply_identities(op)

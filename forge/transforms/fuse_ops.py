@@ -1,8 +1,8 @@
 """fuse-ops: fold linear layers, their bias and activation, SwiGLU and RMSNorm into fused ops.
 
-One forward sweep over the IR (`apply_recursively=False`, no DCE: each pattern erases exactly the
-ops it made dead). Patterns look *backwards* from the last op of a motif, so a forward walk meets
-every producer before its consumers and the motifs compose in one sweep:
+One forward sweep over the IR (`forge.patterns.apply_patterns`; no DCE: each pattern erases exactly
+the ops it made dead). Patterns look *backwards* from the last op of a motif, so a forward walk
+meets every producer before its consumers and the motifs compose in one sweep:
 
 * `LinearToFusedLinear` -- every linear-like op becomes `aten.fused_linear` with `activation =
   "none"`: `linear`; `addmm(b, x, W)` (alpha = beta = 1, bias [N]); `mm`/`matmul` whose right
@@ -27,118 +27,49 @@ every producer before its consumers and the motifs compose in one sweep:
 * `AddLayerNorm` -- `layer_norm(a + b)` of a residual add whose sum has no other user (BERT's
   post-norm blocks) becomes `aten.add_layer_norm(a, b, ...)` ("SkipLayerNorm").
 
-Every legality check that fails records its reason (`forge-opt --explain-pattern NAME`).
+Every legality check that fails records its reason (`forge-opt --explain-pattern NAME`). Reading
+linear-like ops as one linear layer lives in `linear_layers`, IR queries in `ir_queries`; each
+option that switches a family of patterns declares them (`FuseOpsPass.families`, read by the
+autotuner).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import ClassVar, get_args
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, get_args
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, ModuleOp, StringAttr, TensorType, f64, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dialects import aten
-from dialects.torch_types import element_type
-from forge.patterns import ForgePattern
-
-# --- small helpers ---------------------------------------------------------------------------------
-
-_TYPES: dict[tuple[Attribute, tuple[int, ...]], TensorType] = {}
-
-
-def _tensor_type(element: Attribute, shape: Sequence[int]) -> TensorType:
-    key = (element, tuple(shape))
-    ty = _TYPES.get(key)
-    if ty is None:
-        ty = _TYPES[key] = TensorType(element, list(shape))
-    return ty
-
-
-def _shape(value: SSAValue) -> tuple[int, ...]:
-    ty = value.type
-    return tuple(ty.get_shape()) if isinstance(ty, TensorType) else ()
-
-
-def _element(value: SSAValue) -> Attribute | None:
-    ty = value.type
-    return ty.element_type if isinstance(ty, TensorType) else None
-
-
-def _producer(value: SSAValue) -> Operation | None:
-    owner = value.owner
-    return owner if isinstance(owner, Operation) else None
-
-
-def _is_satisfied_assert(op: Operation, value: SSAValue) -> bool:
-    """Whether `op` is an `_assert_tensor_metadata` that the static type of `value` satisfies.
-
-    torch.export leaves these on intermediates (Llama's RMSNorm casts); they check nothing the
-    types do not already say, so they do not count as users and go away with the value.
-    """
-    if not isinstance(op, aten.AssertTensorMetadataOp):
-        return False
-    dtype, size = op.arg("dtype"), op.arg("size")
-    if dtype is not None and element_type(dtype) != _element(value):
-        return False
-    return size is None or tuple(size) == _shape(value)
-
-
-def _users(value: SSAValue) -> list[Operation]:
-    """The ops using `value`, not counting satisfied metadata assertions."""
-    return [use.operation for use in value.uses if not _is_satisfied_assert(use.operation, value)]
-
-
-def _single_use(value: SSAValue) -> bool:
-    return len(_users(value)) == 1
-
-
-def _uses_within(value: SSAValue, ops: Iterable[Operation]) -> bool:
-    allowed = ops if isinstance(ops, (set, frozenset)) else set(ops)
-    return all(user in allowed for user in _users(value))
-
-
-def _unique_user(value: SSAValue) -> Operation | None:
-    users = _users(value)
-    return users[0] if len(users) == 1 else None
-
-
-def _close(value: object, target: float, rel: float = 1e-5) -> bool:
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and math.isclose(float(value), target, rel_tol=rel, abs_tol=0.0))
-
-
-def _is_one(value: object) -> bool:
-    return _close(value, 1.0, 0.0)
-
-
-def _erase_dead(rewriter: PatternRewriter, ops: Sequence[Operation]) -> None:
-    """Erase those of `ops` that are (or become) unused, users before producers."""
-    pending = [op for op in ops if op.parent is not None]
-    progress = True
-    while pending and progress:
-        progress = False
-        rest = []
-        for op in pending:
-            if all(not _users(r) for r in op.results):
-                for r in op.results:
-                    for use in list(r.uses):
-                        rewriter.erase(use.operation)
-                rewriter.erase(op)
-                progress = True
-            else:
-                rest.append(op)
-        pending = rest
+from dialects.shapes import static_shape
+from forge.patterns import ForgePattern, PatternTable, apply_patterns
+from forge.transforms.ir_queries import (
+    close,
+    element_of,
+    erase_dead,
+    is_one,
+    producer,
+    single_use,
+    unique_user,
+    uses_within,
+    value_name,
+)
+from forge.transforms.linear_layers import (
+    RESHAPES,
+    Linear,
+    activation_of,
+    as_linear,
+    fuse_activation,
+    fused_linear,
+    is_constant,
+    producer_through_reshapes,
+)
 
 
 def _either(reasons: list[str]) -> str:
@@ -148,153 +79,7 @@ def _either(reasons: list[str]) -> str:
     return "; ".join(f"{side}: {r}" for side, r in zip(("as ordered", "swapped"), reasons))
 
 
-def _name(value: SSAValue) -> str:
-    return f"%{value.name_hint}" if value.name_hint else "the value"
-
-
-_RESHAPES = (aten.ViewOp, aten.ReshapeOp, aten.UnsafeViewOp)
-"""Ops that only reinterpret the shape: elementwise ops commute with them."""
-
-_TRANSPOSES_2D = (aten.TOp, aten.TransposeIntOp, aten.PermuteOp)
-
-_ACTIVATION_OPS = {aten.ReluOp: "relu", aten.SiluOp: "silu", aten.SigmoidOp: "sigmoid"}
-_GELU_ACTIVATION = {"none": "gelu", "tanh": "gelu_tanh"}
-
-
-def activation_of(op: Operation | None) -> str | None:
-    """The `fused_linear` activation name an activation op computes, or None."""
-    if op is None:
-        return None
-    if isinstance(op, aten.GeluOp):
-        return _GELU_ACTIVATION.get(op.arg("approximate"))
-    return _ACTIVATION_OPS.get(type(op))
-
-
-def _swaps_2d(op: Operation) -> bool:
-    """Whether `op` transposes a 2-D tensor."""
-    if not isinstance(op, _TRANSPOSES_2D) or len(_shape(op.operands[0])) != 2:
-        return False
-    if isinstance(op, aten.TOp):
-        return True
-    if isinstance(op, aten.TransposeIntOp):
-        return {op.arg("dim0") % 2, op.arg("dim1") % 2} == {0, 1}
-    return [d % 2 for d in op.arg("dims")] == [1, 0]
-
-
-def _is_constant(value: SSAValue) -> bool:
-    op = _producer(value)
-    if isinstance(op, _TRANSPOSES_2D) and _swaps_2d(op):
-        op = _producer(op.operands[0])
-    return isinstance(op, (aten.WeightOp, aten.ConstantOp))
-
-
 # --- linear layers ---------------------------------------------------------------------------------
-
-
-@dataclass
-class _Linear:
-    """A linear-like op read as activation(input · Wᵀ + bias)."""
-
-    op: Operation
-    input: SSAValue
-    weight: SSAValue
-    weight_is_kn: bool
-    """True when `weight` is [in, out] (matmul's right operand), not torch's [out, in]."""
-    bias: SSAValue | None
-    activation: str
-
-    def out_features(self) -> int:
-        return _shape(self.weight)[1 if self.weight_is_kn else 0]
-
-    def replaced_transpose(self) -> list[Operation]:
-        """The transpose `weight_nk` looks through (to erase once it is dead), if any."""
-        producer = _producer(self.weight) if self.weight_is_kn else None
-        return [producer] if producer is not None and _swaps_2d(producer) else []
-
-    def weight_nk(self) -> tuple[list[Operation], SSAValue]:
-        """New ops and the [out, in] weight value: a transpose in the IR is looked through,
-        otherwise an `aten.t` is created (`layout` folds it into the WeightStore)."""
-        if not self.weight_is_kn:
-            return [], self.weight
-        producer = _producer(self.weight)
-        if producer is not None and _swaps_2d(producer):
-            return [], producer.operands[0]
-        k, n = _shape(self.weight)
-        t = aten.TOp.build_op([[self.weight]], {}, [_tensor_type(_element(self.weight), (n, k))],
-                              location=self.op.location)
-        if self.weight.name_hint:
-            t.results[0].name_hint = f"{self.weight.name_hint}_t"
-        return [t], t.results[0]
-
-
-def as_linear(op: Operation | None) -> _Linear | str:
-    """Read `op` as a linear layer, or say why it is not one."""
-    if isinstance(op, aten.FusedLinearOp):
-        return _Linear(op, op.input, op.weight, False, op.bias, op.arg("activation"))
-    if isinstance(op, aten.LinearOp):
-        if len(_shape(op.weight)) != 2:
-            return "linear weight is not 2-D"
-        return _Linear(op, op.input, op.weight, False, op.bias, "none")
-    if isinstance(op, aten.AddmmOp):
-        if not (_is_one(op.arg("beta")) and _is_one(op.arg("alpha"))):
-            return "addmm with alpha or beta != 1"
-        n = _shape(op.mat2)[1]
-        if _shape(op.input) != (n,):
-            return f"addmm bias of shape {list(_shape(op.input))} is not [{n}]"
-        if _element(op.input) != _element(op.mat1):
-            return "addmm bias has another element type"
-        return _Linear(op, op.mat1, op.mat2, True, op.input, "none")
-    if isinstance(op, aten.MmOp):
-        return _Linear(op, op.input, op.mat2, True, None, "none")
-    if isinstance(op, aten.MatmulOp):
-        if len(_shape(op.other)) != 2 or not _shape(op.input):
-            return "matmul whose right operand is not a matrix"
-        return _Linear(op, op.input, op.other, True, None, "none")
-    if isinstance(op, aten.MatmulTransposedOp):
-        if len(_shape(op.other)) != 2 or op.arg("transpose_input") or not _shape(op.input):
-            return "matmul_transposed that is not a linear layer"
-        return _Linear(op, op.input, op.other, not op.arg("transpose_other"), None, "none")
-    return f"{op.name if op is not None else 'a block argument'} is not a linear layer"
-
-
-def _fused_linear(lin: _Linear, input: SSAValue, bias: SSAValue | None, activation: str,
-                  result_type: Attribute, location) -> list[Operation]:
-    ops, weight = lin.weight_nk()
-    fused = aten.FusedLinearOp.build_op(
-        [[input], [weight], [bias] if bias is not None else []],
-        {"activation": StringAttr(activation)}, [result_type], location=location)
-    fused.results[0].name_hint = lin.op.results[0].name_hint  # named after the linear layer
-    ops.append(fused)
-    return ops
-
-
-def fuse_activation(rewriter: PatternRewriter, root: Operation, x: SSAValue, activation: str,
-                    internal: Sequence[Operation]) -> str | None:
-    """Fold `activation`, computed from `x` by the ops `internal` (ending with `root`), into the
-    linear layer producing `x` (through single-use reshapes). Returns why not, or None if done."""
-    allowed: Sequence[Operation] = internal
-    value = x
-    while True:
-        if not _uses_within(value, allowed):
-            return f"{_name(value)} has users besides the activation"
-        producer = _producer(value)
-        if isinstance(producer, _RESHAPES):
-            allowed, value = (producer,), producer.operands[0]
-            continue
-        break
-    lin = as_linear(producer)
-    if isinstance(lin, str):
-        return lin
-    if lin.activation != "none":
-        return f"the linear already applies {lin.activation}"
-    # The root goes first: `x` may be the linear's own result, which the last step replaces.
-    rewriter.replace(root, [], [x])
-    _erase_dead(rewriter, internal)
-    rewriter.replace(producer, _fused_linear(lin, lin.input, lin.bias, activation,
-                                             producer.results[0].type, producer.location))
-    _erase_dead(rewriter, lin.replaced_transpose())
-    return None
-
 
 _LinearRoot = aten.LinearOp | aten.AddmmOp | aten.MmOp | aten.MatmulOp
 
@@ -309,25 +94,25 @@ class LinearToFusedLinear(ForgePattern):
         lin = as_linear(op)
         if isinstance(lin, str):
             return self.fail(op, lin)
-        if isinstance(op, (aten.MmOp, aten.MatmulOp)) and not _is_constant(lin.weight):
+        if isinstance(op, (aten.MmOp, aten.MatmulOp)) and not is_constant(lin.weight):
             return self.fail(op, "right operand is not a weight (left to layout)")
         result = op.results[0]
         # view(addmm(b, view(x3d), W)) -> fused_linear(x3d, W', b): drop the 2-D flattening.
-        flatten = _producer(lin.input)
-        user = _unique_user(result)
-        if isinstance(op, (aten.AddmmOp, aten.MmOp)) and isinstance(flatten, _RESHAPES) \
-                and isinstance(user, _RESHAPES):
+        flatten = producer(lin.input)
+        user = unique_user(result)
+        if isinstance(op, (aten.AddmmOp, aten.MmOp)) and isinstance(flatten, RESHAPES) \
+                and isinstance(user, RESHAPES):
             x = flatten.operands[0]
-            lead = _shape(x)[:-1]
+            lead, flat = static_shape(x)[:-1], static_shape(lin.input)
             out_shape = (*lead, lin.out_features())
-            if lead and _shape(x)[-1] == _shape(lin.input)[1] and math.prod(lead) == _shape(lin.input)[0] \
-                    and _shape(user.results[0]) == out_shape:
-                rewriter.replace(user, _fused_linear(lin, x, lin.bias, "none", user.results[0].type,
+            if lead and static_shape(x)[-1] == flat[1] and math.prod(lead) == flat[0] \
+                    and static_shape(user.results[0]) == out_shape:
+                rewriter.replace(user, fused_linear(lin, x, lin.bias, "none", user.results[0].type,
                                                      op.location))
-                _erase_dead(rewriter, [op, flatten, *lin.replaced_transpose()])
+                erase_dead(rewriter, [op, flatten, *lin.replaced_transpose()])
                 return
-        rewriter.replace(op, _fused_linear(lin, lin.input, lin.bias, "none", result.type, op.location))
-        _erase_dead(rewriter, lin.replaced_transpose())
+        rewriter.replace(op, fused_linear(lin, lin.input, lin.bias, "none", result.type, op.location))
+        erase_dead(rewriter, lin.replaced_transpose())
 
 
 class FuseBiasAdd(ForgePattern):
@@ -337,7 +122,7 @@ class FuseBiasAdd(ForgePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: aten.AddTensorOp, rewriter: PatternRewriter) -> None:
-        if not _is_one(op.arg("alpha")):
+        if not is_one(op.arg("alpha")):
             return self.fail(op, "add with alpha != 1")
         reasons: list[str] = []
         for value, bias in ((op.input, op.other), (op.other, op.input)):
@@ -351,39 +136,34 @@ class FuseBiasAdd(ForgePattern):
              rewriter: PatternRewriter) -> str | None:
         if op.results[0].type != value.type:
             return "the add broadcasts the linear's output"
-        allowed: tuple[Operation, ...] = (op,)
-        while True:
-            if not _uses_within(value, allowed):
-                return f"{_name(value)} has users besides the bias add"
-            producer = _producer(value)
-            if isinstance(producer, _RESHAPES) and _shape(producer.operands[0])[-1:] == _shape(value)[-1:]:
-                allowed, value = (producer,), producer.operands[0]
-                continue
-            break
-        lin = as_linear(producer)
+        found = producer_through_reshapes(value, (op,), "bias add", keep_last_dim=True)
+        if isinstance(found, str):
+            return found
+        linear_op, value = found
+        lin = as_linear(linear_op)
         if isinstance(lin, str):
             return lin
         if lin.activation != "none" or lin.bias is not None:
             return "the linear already has a bias or an activation"
         n = lin.out_features()
-        if _shape(bias) != (n,) or _element(bias) != _element(value):
+        if static_shape(bias) != (n,) or element_of(bias) != element_of(value):
             return f"bias of type {bias.type} is not a [{n}] vector of the linear's type"
-        if isinstance(_producer(bias), Operation) and not _dominates(bias, producer):
+        if isinstance(producer(bias), Operation) and not _dominates(bias, linear_op):
             return "the bias is computed after the linear"
-        rewriter.replace(producer, _fused_linear(lin, lin.input, bias, "none", producer.results[0].type,
-                                                 producer.location))
+        rewriter.replace(linear_op, fused_linear(lin, lin.input, bias, "none", linear_op.results[0].type,
+                                                 linear_op.location))
         rewriter.replace(op, [], [op.input if op.input is not bias else op.other])
-        _erase_dead(rewriter, lin.replaced_transpose())
+        erase_dead(rewriter, lin.replaced_transpose())
         return None
 
 
 def _dominates(value: SSAValue, op: Operation) -> bool:
     """Whether `value` is defined before `op` (same block, or an enclosing one)."""
-    producer = _producer(value)
-    if producer is None:
+    definition = producer(value)
+    if definition is None:
         return True
-    if producer.parent is op.parent:
-        return producer.is_before_in_block(op)
+    if definition.parent is op.parent:
+        return definition.is_before_in_block(op)
     return False
 
 
@@ -431,15 +211,15 @@ class GeluPolynomial(ForgePattern):
             return self.fail(op, match)
         x, activation, internal = match
         for inner in internal[:-1]:
-            if not _uses_within(inner.results[0], internal):
-                return self.fail(op, f"{_name(inner.results[0])} is used outside the GELU")
+            if not uses_within(inner.results[0], internal):
+                return self.fail(op, f"{value_name(inner.results[0])} is used outside the GELU")
         if fuse_activation(rewriter, op, x, activation, internal) is None:
             return
         approximate = "tanh" if activation == "gelu_tanh" else "none"
         props = {"approximate": StringAttr(approximate)} if approximate != "none" else {}
         gelu = aten.GeluOp.build_op([[x]], props, [op.results[0].type], location=op.location)
         rewriter.replace(op, gelu)
-        _erase_dead(rewriter, internal[:-1])
+        erase_dead(rewriter, internal[:-1])
 
     def _match(self, op: Operation) -> tuple[SSAValue, str, list[Operation]] | str:
         """(x, activation, the motif's ops with `op` last), or why the product is not a GELU."""
@@ -447,9 +227,9 @@ class GeluPolynomial(ForgePattern):
             return "the product broadcasts"
         if isinstance(op, aten.MulScalarOp):
             # (x * (1 + f)) * 0.5
-            if not _close(op.arg("other"), 0.5):
+            if not close(op.arg("other"), 0.5):
                 return "not a product with 0.5"
-            inner = _producer(op.input)
+            inner = producer(op.input)
             if not isinstance(inner, aten.MulTensorOp):
                 return "0.5 does not multiply x*(1+f(x))"
             found = _x_times_one_plus(inner)
@@ -464,14 +244,14 @@ class GeluPolynomial(ForgePattern):
             if x is not None:
                 poly = _one_plus_gelu_term(rest, x)
                 if not isinstance(poly, str):
-                    return x, poly[0], [*poly[1], _producer(half), op]
+                    return x, poly[0], [*poly[1], producer(half), op]
                 reasons.append(poly)
             # x * (0.5 * (1 + f))
             one_plus = _half_of(rest)
             if one_plus is not None:
                 poly = _one_plus_gelu_term(one_plus, half)
                 if not isinstance(poly, str):
-                    return half, poly[0], [*poly[1], _producer(rest), op]
+                    return half, poly[0], [*poly[1], producer(rest), op]
                 reasons.append(poly)
         if reasons:
             return reasons[0]
@@ -492,10 +272,10 @@ def _x_times_one_plus(op: aten.MulTensorOp) -> tuple[SSAValue, str, list[Operati
 
 def _half_of(value: SSAValue) -> SSAValue | None:
     """y when `value` is 0.5*y (mul.Scalar 0.5 or div.Scalar 2)."""
-    op = _producer(value)
-    if isinstance(op, aten.MulScalarOp) and _close(op.arg("other"), 0.5):
+    op = producer(value)
+    if isinstance(op, aten.MulScalarOp) and close(op.arg("other"), 0.5):
         return op.input
-    if isinstance(op, aten.DivScalarOp) and _close(op.arg("other"), 2.0):
+    if isinstance(op, aten.DivScalarOp) and close(op.arg("other"), 2.0):
         return op.input
     return None
 
@@ -503,18 +283,18 @@ def _half_of(value: SSAValue) -> SSAValue | None:
 def _one_plus_gelu_term(value: SSAValue, x: SSAValue) -> tuple[str, list[Operation]] | str:
     """(activation, ops) when `value` is `1 + tanh(sqrt(2/pi)*(x + 0.044715*x**3))` (gelu_tanh)
     or `1 + erf(x/sqrt(2))` (gelu), ops in dependency order; else why not."""
-    add_one = _producer(value)
-    if not (isinstance(add_one, aten.AddScalarOp) and _close(add_one.arg("other"), 1.0)
-            and _is_one(add_one.arg("alpha"))):
+    add_one = producer(value)
+    if not (isinstance(add_one, aten.AddScalarOp) and close(add_one.arg("other"), 1.0)
+            and is_one(add_one.arg("alpha"))):
         return "no 1 + f(x) factor"
-    inner = _producer(add_one.input)
+    inner = producer(add_one.input)
     if isinstance(inner, aten.ErfOp):
-        scale = _producer(inner.input)
+        scale = producer(inner.input)
         if isinstance(scale, aten.DivScalarOp) and scale.input is x:
-            if not _close(scale.arg("other"), _SQRT_2):
+            if not close(scale.arg("other"), _SQRT_2):
                 return f"erf argument divides by {scale.arg('other')}, not sqrt(2)"
         elif isinstance(scale, aten.MulScalarOp) and scale.input is x:
-            if not _close(scale.arg("other"), 1 / _SQRT_2):
+            if not close(scale.arg("other"), 1 / _SQRT_2):
                 return f"erf argument scales by {scale.arg('other')}, not 1/sqrt(2)"
         else:
             return "erf argument is not x/sqrt(2)"
@@ -522,21 +302,21 @@ def _one_plus_gelu_term(value: SSAValue, x: SSAValue) -> tuple[str, list[Operati
     if not isinstance(inner, aten.TanhOp):
         return "1 + ... is not 1 + tanh(...) or 1 + erf(...)"
     tanh = inner
-    scale = _producer(tanh.input)
+    scale = producer(tanh.input)
     if not isinstance(scale, aten.MulScalarOp):
         return "tanh argument is not a scaled sum"
-    if not _close(scale.arg("other"), _SQRT_2_OVER_PI):
+    if not close(scale.arg("other"), _SQRT_2_OVER_PI):
         return f"tanh scale {scale.arg('other')} is not sqrt(2/pi)"
-    inner = _producer(scale.input)
-    if not (isinstance(inner, aten.AddTensorOp) and _is_one(inner.arg("alpha"))):
+    inner = producer(scale.input)
+    if not (isinstance(inner, aten.AddTensorOp) and is_one(inner.arg("alpha"))):
         return "tanh argument is not x + c*x**3"
     cubic_term = inner.other if inner.input is x else inner.input if inner.other is x else None
     if cubic_term is None:
         return "tanh argument does not add x"
-    coeff = _producer(cubic_term)
+    coeff = producer(cubic_term)
     if not isinstance(coeff, aten.MulScalarOp):
         return "x**3 is not scaled"
-    if not _close(coeff.arg("other"), _GELU_CUBIC):
+    if not close(coeff.arg("other"), _GELU_CUBIC):
         return f"cubic coefficient {coeff.arg('other')} is not 0.044715"
     cube = _cube_ops(coeff.input, x)
     if cube is None:
@@ -545,12 +325,12 @@ def _one_plus_gelu_term(value: SSAValue, x: SSAValue) -> tuple[str, list[Operati
 
 
 def _cube_ops(value: SSAValue, x: SSAValue) -> list[Operation] | None:
-    op = _producer(value)
-    if isinstance(op, aten.PowTensorScalarOp) and op.input is x and _close(op.arg("exponent"), 3.0, 0.0):
+    op = producer(value)
+    if isinstance(op, aten.PowTensorScalarOp) and op.input is x and close(op.arg("exponent"), 3.0, 0.0):
         return [op]
     if isinstance(op, aten.MulTensorOp):
         for a, b in ((op.input, op.other), (op.other, op.input)):
-            square = _producer(b)
+            square = producer(b)
             if a is x and isinstance(square, aten.MulTensorOp) and square.input is x and square.other is x:
                 return [square, op]
     return None
@@ -580,35 +360,35 @@ class GatedMlp(ForgePattern):
                 [[gate_lin.input], [gate_w], [up_w]], {"activation": StringAttr(activation)},
                 [op.results[0].type], location=op.location))
             rewriter.replace(op, new_ops)
-            _erase_dead(rewriter, [*internal, *gate_lin.replaced_transpose(), *up_lin.replaced_transpose()])
+            erase_dead(rewriter, [*internal, *gate_lin.replaced_transpose(), *up_lin.replaced_transpose()])
             return
         return self.fail(op, _either(reasons))
 
     @staticmethod
-    def _match(op: Operation, gate: SSAValue, up: SSAValue) -> tuple[_Linear, _Linear, str, list[Operation]] | str:
-        if not (_single_use(gate) and _single_use(up)) or gate is up:
+    def _match(op: Operation, gate: SSAValue, up: SSAValue) -> tuple[Linear, Linear, str, list[Operation]] | str:
+        if not (single_use(gate) and single_use(up)) or gate is up:
             return "gate or up projection has other users"
-        producer = _producer(gate)
-        activation = activation_of(producer)
+        gate_op = producer(gate)
+        activation = activation_of(gate_op)
         if activation is not None:
-            inner = producer.operands[0]
-            if not _single_use(inner):
+            inner = gate_op.operands[0]
+            if not single_use(inner):
                 return "the gate linear has other users"
-            gate_lin = as_linear(_producer(inner))
+            gate_lin = as_linear(producer(inner))
             if isinstance(gate_lin, str):
                 return gate_lin
             if gate_lin.activation != "none":
                 return "the gate linear already has an activation"
-            internal = [producer, gate_lin.op]
+            internal = [gate_op, gate_lin.op]
         else:
-            gate_lin = as_linear(producer)
+            gate_lin = as_linear(gate_op)
             if isinstance(gate_lin, str):
                 return gate_lin
             activation = gate_lin.activation
             if activation == "none":
                 return "the gate has no activation"
             internal = [gate_lin.op]
-        up_lin = as_linear(_producer(up))
+        up_lin = as_linear(producer(up))
         if isinstance(up_lin, str):
             return up_lin
         if up_lin.activation != "none":
@@ -617,7 +397,7 @@ class GatedMlp(ForgePattern):
             return "gated_mlp has no bias"
         if gate_lin.input is not up_lin.input:
             return "gate and up projections read different inputs"
-        if _shape(gate_lin.weight) != _shape(up_lin.weight) or gate_lin.weight_is_kn != up_lin.weight_is_kn:
+        if static_shape(gate_lin.weight) != static_shape(up_lin.weight) or gate_lin.weight_is_kn != up_lin.weight_is_kn:
             return "gate and up weights differ in shape or layout"
         if gate.type != up.type or op.results[0].type != gate.type:
             return "the product broadcasts"
@@ -629,8 +409,8 @@ class GatedMlp(ForgePattern):
 
 def _scalar_constant(value: SSAValue) -> float | None:
     """The value of a one-element `aten.constant`, or None."""
-    op = _producer(value)
-    if not isinstance(op, aten.ConstantOp) or math.prod(_shape(value)) != 1:
+    op = producer(value)
+    if not isinstance(op, aten.ConstantOp) or math.prod(static_shape(value)) != 1:
         return None
     number = op.to_tensor().reshape(()).item()
     return float(number) if isinstance(number, (int, float)) and not isinstance(number, bool) else None
@@ -642,38 +422,38 @@ def _match_rms(value: SSAValue) -> tuple[SSAValue, float, list[Operation]] | str
     Variants: `x*x` for the square, `1/sqrt` (reciprocal of sqrt) for rsqrt, eps as a one-element
     constant tensor."""
     ops: list[Operation] = []
-    scaled = _producer(value)
+    scaled = producer(value)
     if isinstance(scaled, aten.ToDtypeOp) and scaled.results[0].type == scaled.input.type:
         ops.append(scaled)
-        if not _single_use(scaled.input):
+        if not single_use(scaled.input):
             return "the normalized value has other users"
-        scaled = _producer(scaled.input)
+        scaled = producer(scaled.input)
     if not isinstance(scaled, aten.MulTensorOp):
         return "not x * rsqrt(...)"
     ops.append(scaled)
     for x, inv in ((scaled.input, scaled.other), (scaled.other, scaled.input)):
-        inv_op = _producer(inv)
+        inv_op = producer(inv)
         if isinstance(inv_op, aten.RsqrtOp):
             inv_ops = [inv_op]
             break
-        if isinstance(inv_op, aten.ReciprocalOp) and isinstance(sqrt := _producer(inv_op.input), aten.SqrtOp):
+        if isinstance(inv_op, aten.ReciprocalOp) and isinstance(sqrt := producer(inv_op.input), aten.SqrtOp):
             inv_ops = [inv_op, sqrt]
             break
     else:
         return "the normalized value is not x * rsqrt(...)"
-    shape = _shape(x)
+    shape = static_shape(x)
     if not shape:
         return "x is a scalar"
     if scaled.results[0].type != x.type:
         return "the product broadcasts x"
-    add = _producer(inv_ops[-1].operands[0])
-    if isinstance(add, aten.AddScalarOp) and _is_one(add.arg("alpha")):
-        eps, mean = add.arg("other"), _producer(add.input)
-    elif isinstance(add, aten.AddTensorOp) and _is_one(add.arg("alpha")):
-        eps, mean, constant = _scalar_constant(add.other), _producer(add.input), add.other
+    add = producer(inv_ops[-1].operands[0])
+    if isinstance(add, aten.AddScalarOp) and is_one(add.arg("alpha")):
+        eps, mean = add.arg("other"), producer(add.input)
+    elif isinstance(add, aten.AddTensorOp) and is_one(add.arg("alpha")):
+        eps, mean, constant = _scalar_constant(add.other), producer(add.input), add.other
         if eps is None:
-            eps, mean, constant = _scalar_constant(add.input), _producer(add.other), add.input
-        ops.append(_producer(constant))  # erased with the motif if nothing else uses it
+            eps, mean, constant = _scalar_constant(add.input), producer(add.other), add.input
+        ops.append(producer(constant))  # erased with the motif if nothing else uses it
         if add.results[0].type != add.input.type:
             return "eps broadcasts the mean"
     else:
@@ -687,9 +467,9 @@ def _match_rms(value: SSAValue) -> tuple[SSAValue, float, list[Operation]] | str
         return f"mean over dims {dims}, not the last axis"
     if not mean.arg("keepdim") or mean.arg("dtype") is not None:
         return "mean without keepdim or with a dtype"
-    square = _producer(mean.input)
+    square = producer(mean.input)
     if isinstance(square, aten.PowTensorScalarOp):
-        if square.input is not x or not _close(square.arg("exponent"), 2.0, 0.0):
+        if square.input is not x or not close(square.arg("exponent"), 2.0, 0.0):
             return "the mean is not over x**2"
     elif isinstance(square, aten.MulTensorOp):
         if square.input is not x or square.other is not x:
@@ -698,22 +478,22 @@ def _match_rms(value: SSAValue) -> tuple[SSAValue, float, list[Operation]] | str
         return "the mean is not over x**2"
     above = [*inv_ops, add, mean, square]
     for inner in above:
-        if not _single_use(inner.results[0]):
-            return f"{_name(inner.results[0])} has users outside the RMSNorm"
+        if not single_use(inner.results[0]):
+            return f"{value_name(inner.results[0])} has users outside the RMSNorm"
     return x, float(eps), ops + above
 
 
 def _rms_norm(x: SSAValue, weight: SSAValue | None, eps: float, root: Operation) -> Operation:
     return aten.RmsNormOp.build_op(
         [[x], [weight] if weight is not None else []],
-        {"normalized_shape": DenseArrayBase.from_list(i64, [_shape(x)[-1]]), "eps": FloatAttr(eps, f64)},
+        {"normalized_shape": DenseArrayBase.from_list(i64, [static_shape(x)[-1]]), "eps": FloatAttr(eps, f64)},
         [root.results[0].type], location=root.location)
 
 
 def _is_norm_weight(value: SSAValue, x_type: Attribute) -> bool:
     """Whether `value` can be RMSNorm's weight for an x of type `x_type`: a [N] vector, same type."""
     assert isinstance(x_type, TensorType)
-    return _shape(value) == tuple(x_type.get_shape())[-1:] and _element(value) == x_type.element_type
+    return static_shape(value) == tuple(x_type.get_shape())[-1:] and element_of(value) == x_type.element_type
 
 
 class RmsNormFusion(ForgePattern):
@@ -726,7 +506,7 @@ class RmsNormFusion(ForgePattern):
     def match_and_rewrite(self, op: aten.MulTensorOp, rewriter: PatternRewriter) -> None:
         reasons: list[str] = []
         for weight, normed in ((op.input, op.other), (op.other, op.input)):
-            if not _single_use(normed):
+            if not single_use(normed):
                 reasons.append("the normalized value has other users")
                 continue
             found = _match_rms(normed)
@@ -738,21 +518,21 @@ class RmsNormFusion(ForgePattern):
                 reasons.append(f"weight of type {weight.type} is not a [N] vector of x's type")
                 continue
             rewriter.replace(op, _rms_norm(x, weight, eps, op))
-            _erase_dead(rewriter, internal)
+            erase_dead(rewriter, internal)
             return
         # No weight: `op` itself is x * rsqrt(...), unless a weight product follows it.
         found = _match_rms(op.results[0])
         if isinstance(found, str):
             return self.fail(op, _either(reasons))
         x, eps, internal = found
-        user = _unique_user(op.results[0])
+        user = unique_user(op.results[0])
         if isinstance(user, aten.ToDtypeOp) and user.results[0].type == user.input.type:
-            user = _unique_user(user.results[0])
+            user = unique_user(user.results[0])
         if isinstance(user, aten.MulTensorOp) and (_is_norm_weight(user.input, x.type)
                                                    or _is_norm_weight(user.other, x.type)):
             return self.fail(op, "left for the weight product that follows")
         rewriter.replace(op, _rms_norm(x, None, eps, op))
-        _erase_dead(rewriter, internal[1:])
+        erase_dead(rewriter, internal[1:])
 
 
 # --- residual add + LayerNorm ----------------------------------------------------------------------
@@ -765,12 +545,12 @@ class AddLayerNorm(ForgePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: aten.LayerNormOp, rewriter: PatternRewriter) -> None:
-        add = _producer(op.input)
+        add = producer(op.input)
         if not isinstance(add, aten.AddTensorOp):
             return self.fail(op, "the input is not an aten.add.Tensor")
         if add.arg("alpha") != 1:
             return self.fail(op, "the add scales its second operand (alpha != 1)")
-        if not _single_use(add.result):
+        if not single_use(add.result):
             return self.fail(op, "the sum has other users (it is the residual stream)")
         if not (add.input.type == add.other.type == op.result.type):
             return self.fail(op, "the add broadcasts or changes the dtype")
@@ -788,38 +568,6 @@ def _present(value: SSAValue | None) -> list[SSAValue]:
 
 
 # --- the pass --------------------------------------------------------------------------------------
-
-
-class PatternsByRoot(RewritePattern):
-    """Offer each op only to the patterns whose `ROOTS` contain its class, in the given order.
-
-    A greedy applier calls every pattern on every op; most ops match none, so looking the
-    candidates up by op class makes a sweep ≈ 3x cheaper (the walk itself is the floor).
-    """
-
-    def __init__(self, patterns: Sequence[RewritePattern], admit: Callable[[Operation], bool] | None = None):
-        self.patterns = list(patterns)
-        self.admit = admit
-        self.by_root: dict[type[Operation], list[RewritePattern]] = {}
-        for pattern in self.patterns:
-            for root in getattr(pattern, "ROOTS"):
-                self.by_root.setdefault(root, []).append(pattern)
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        candidates = self.by_root.get(type(op), ())
-        if candidates and self.admit is not None and not self.admit(op):
-            return
-        for pattern in candidates:
-            pattern.match_and_rewrite(op, rewriter)
-            if rewriter.has_done_action:
-                return
-
-
-def sweep(module: ModuleOp, patterns: Sequence[RewritePattern],
-          admit: Callable[[Operation], bool] | None = None) -> None:
-    """One forward walk over `module` offering each op to `patterns` (no re-visits, no DCE);
-    with `admit`, only the ops it accepts are offered."""
-    PatternRewriteWalker(PatternsByRoot(patterns, admit), apply_recursively=False).rewrite_module(module)
 
 
 def _result_elements(op: Operation) -> int:
@@ -848,29 +596,47 @@ def aggressiveness_threshold(module: ModuleOp, roots: Iterable[type[Operation]],
     return float(sizes[max(1, math.ceil(alpha * len(sizes))) - 1])
 
 
+PATTERN_ORDER: tuple[type[ForgePattern], ...] = (
+    LinearToFusedLinear, FuseBiasAdd, FuseActivation, GatedMlp, RmsNormFusion, GeluPolynomial, AddLayerNorm,
+)
+"""The order the enabled patterns are tried in on an op that roots several of them."""
+
+
+def _family(*patterns: type[ForgePattern], searched: bool = False) -> Any:
+    """A `FuseOpsPass` option (on by default) that enables `patterns`; `searched`: the autotuner
+    scores the pipeline with it off."""
+    return field(default=True, metadata={"patterns": patterns, "searched": searched})
+
+
 @dataclass(frozen=True)
 class FuseOpsPass(ModulePass):
     """Fuse linear layers with their bias and activation, SwiGLU MLPs, written-out RMSNorms and add+LayerNorm."""
 
     name: ClassVar[str] = "fuse-ops"
 
-    canonicalize_linear: bool = True
+    # The fusion families, in the order the autotuner lists them. Not searched: `canonicalize_linear`
+    # (the lowering makes the same `npuir.linear` either way), `epilogues` (the zoo's biases and
+    # activations arrive through addmm and the GELU/SwiGLU patterns) and `residual_norm`
+    # (`add_layer_norm` lowers to the same add and norm: no modelled gain until the backend has a
+    # fused kernel).
+
+    canonicalize_linear: bool = _family(LinearToFusedLinear)
     """Also turn linear layers without activation into `fused_linear activation="none"`."""
 
-    residual_norm: bool = True
-    """Fuse a residual add into the LayerNorm that follows it (`aten.add_layer_norm`)."""
-
-    epilogues: bool = True
+    epilogues: bool = _family(FuseBiasAdd, FuseActivation)
     """Fuse a bias add and an activation into the linear that produces them."""
 
-    gelu: bool = True
+    gelu: bool = _family(GeluPolynomial, searched=True)
     """Recognise written-out GELU polynomials (fused into their linear when legal)."""
 
-    gated_mlp: bool = True
+    gated_mlp: bool = _family(GatedMlp, searched=True)
     """Fuse act(x·Wg) * (x·Wu) into `aten.gated_mlp` (SwiGLU / GeGLU)."""
 
-    rms_norm: bool = True
+    rms_norm: bool = _family(RmsNormFusion, searched=True)
     """Fuse written-out RMSNorms into `aten.rms_norm`."""
+
+    residual_norm: bool = _family(AddLayerNorm)
+    """Fuse a residual add into the LayerNorm that follows it (`aten.add_layer_norm`)."""
 
     aggressiveness: float = 1.0
     """alpha in [0, 1]: fuse only the candidate sites (ops that root an enabled pattern) whose
@@ -881,27 +647,25 @@ class FuseOpsPass(ModulePass):
         if not 0.0 <= self.aggressiveness <= 1.0:
             raise ValueError(f"fuse-ops aggressiveness {self.aggressiveness} is not in [0, 1]")
 
-    def patterns(self) -> list[RewritePattern]:
-        patterns: list[RewritePattern] = []
-        if self.canonicalize_linear:
-            patterns.append(LinearToFusedLinear())
-        if self.epilogues:
-            patterns += [FuseBiasAdd(), FuseActivation()]
-        if self.gated_mlp:
-            patterns.append(GatedMlp())
-        if self.rms_norm:
-            patterns.append(RmsNormFusion())
-        if self.gelu:
-            patterns.append(GeluPolynomial())
-        if self.residual_norm:
-            patterns.append(AddLayerNorm())
-        return patterns
+    @classmethod
+    def families(cls) -> dict[str, tuple[type[ForgePattern], ...]]:
+        """The options that switch a family of patterns on or off, with its patterns (field order)."""
+        return {f.name: f.metadata["patterns"] for f in fields(cls) if "patterns" in f.metadata}
+
+    @classmethod
+    def searched_families(cls) -> tuple[str, ...]:
+        """The families the autotuner switches off one at a time."""
+        return tuple(f.name for f in fields(cls) if f.metadata.get("searched"))
+
+    def patterns(self) -> list[ForgePattern]:
+        enabled = {p for family, patterns in self.families().items() if getattr(self, family) for p in patterns}
+        return [pattern() for pattern in sorted(enabled, key=PATTERN_ORDER.index)]  # raises if one is unordered
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns = self.patterns()
         if self.aggressiveness >= 1.0:
-            sweep(op, patterns)
+            apply_patterns(op, patterns)
             return
-        roots = {root for pattern in patterns for root in getattr(pattern, "ROOTS")}
+        roots = {root for pattern in patterns for root in pattern.ROOTS}
         threshold = aggressiveness_threshold(op, roots, self.aggressiveness)
-        sweep(op, patterns, admit=lambda site: _result_elements(site) >= threshold)
+        apply_patterns(op, PatternTable(patterns, admit=lambda site: _result_elements(site) >= threshold))

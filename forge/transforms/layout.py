@@ -1,6 +1,6 @@
 """layout: remove layout traffic (transposes, permutes, reshape chains, copies) before the device.
 
-One forward sweep (`apply_recursively=False`, no DCE: each pattern erases the ops it made dead).
+One forward sweep (`forge.patterns.apply_patterns`; no DCE: each pattern erases the ops it made dead).
 Each pattern looks backwards from the *last* op of a chain; an op all of whose users are members
 of the same kind of chain is left for them to absorb, so every chain is rewritten once, by its end.
 
@@ -39,14 +39,15 @@ import torch
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, TensorType, i64
 from xdsl.ir import Block, Operation, SSAValue
-from xdsl.rewriter import InsertPoint
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
 
 from dialects import aten
 from dialects.aten_schema import ArgKind, to_attribute
-from forge.patterns import ForgePattern
-from forge.transforms.fuse_ops import sweep
+from dialects.shapes import static_shape
+from forge.patterns import ForgePattern, apply_patterns
+from forge.transforms.ir_queries import element_of, is_identity_permutation, permutation, producer
 from forge.weights import WeightStore, weights_of
 
 _PermuteRoot = aten.PermuteOp | aten.TransposeIntOp | aten.TOp
@@ -72,38 +73,9 @@ _TRUE = to_attribute(ArgKind.BOOL, True)
 _FALSE = to_attribute(ArgKind.BOOL, False)
 
 
-def _rank(value: SSAValue) -> int:
-    ty = value.type
-    return len(ty.get_shape()) if isinstance(ty, TensorType) else 0
-
-
-def _producer(value: SSAValue) -> Operation | None:
-    owner = value.owner
-    return owner if isinstance(owner, Operation) else None
-
-
-def permutation(op: Operation) -> list[int]:
-    """The permutation a permute/transpose/t op applies: result dim i is input dim perm[i]."""
-    rank = _rank(op.operands[0])
-    if isinstance(op, aten.PermuteOp):
-        return [d % rank for d in op.arg("dims")] if rank else []
-    perm = list(range(rank))
-    if isinstance(op, aten.TransposeIntOp):
-        if rank:
-            a, b = op.arg("dim0") % rank, op.arg("dim1") % rank
-            perm[a], perm[b] = perm[b], perm[a]
-    elif rank == 2:  # aten.t; identity on 0-D and 1-D tensors
-        perm = [1, 0]
-    return perm
-
-
-def _is_identity(perm: list[int]) -> bool:
-    return all(i == p for i, p in enumerate(perm))
-
-
 def _swaps_last_two(perm: list[int]) -> bool:
     n = len(perm)
-    return n >= 2 and perm[-2:] == [n - 1, n - 2] and _is_identity(perm[:-2])
+    return n >= 2 and perm[-2:] == [n - 1, n - 2] and is_identity_permutation(perm[:-2])
 
 
 def _permute_chain(op: Operation) -> tuple[SSAValue, list[int], list[Operation]]:
@@ -111,11 +83,11 @@ def _permute_chain(op: Operation) -> tuple[SSAValue, list[int], list[Operation]]
     perm = permutation(op)
     chain = [op]
     source = op.operands[0]
-    while isinstance(producer := _producer(source), _PERMUTES):
-        inner = permutation(producer)
+    while isinstance(defining := producer(source), _PERMUTES):
+        inner = permutation(defining)
         perm = [inner[p] for p in perm]
-        chain.append(producer)
-        source = producer.operands[0]
+        chain.append(defining)
+        source = defining.operands[0]
     return source, perm, chain
 
 
@@ -150,7 +122,7 @@ class FoldWeightPermute(ForgePattern):
         if _absorbed_by_users(op, _PERMUTES):
             return self.fail(op, "its users are permutes that absorb it")
         source, perm, chain = _permute_chain(op)
-        weight = _producer(source)
+        weight = producer(source)
         if not isinstance(weight, aten.WeightOp):
             return self.fail(op, "does not permute an aten.weight")
         if self.store is None:
@@ -158,7 +130,7 @@ class FoldWeightPermute(ForgePattern):
         name = weight.weight_name.data
         if name not in self.store:
             return self.fail(op, f"weight '{name}' is not in the WeightStore")
-        if _is_identity(perm):
+        if is_identity_permutation(perm):
             rewriter.replace(op, [], [source])
             _erase_dead_chain(rewriter, chain[1:] + [weight])
             return
@@ -211,40 +183,29 @@ class ComposePermutes(ForgePattern):
         if _absorbed_by_users(op, _PERMUTES):
             return self.fail(op, "its users are permutes that absorb it")
         source, perm, chain, unary = _permute_chain_through_unary(op)
-        if len(chain) == 1 and not _is_identity(perm):
+        if len(chain) == 1 and not is_identity_permutation(perm):
             return self.fail(op, "a single permute that is not the identity")
-        if not unary and not _is_identity(perm):
+        if not unary and not is_identity_permutation(perm):
             if _swaps_last_two(permutation(op)) and any(isinstance(u.operation, _MATMULS)
                                                         for u in op.results[0].uses):
                 return self.fail(op, "last-two-dims swap left for the matmul's transpose flag")
         dead = [o for o in _chain_order(op, chain, unary) if o is not op]
         new_ops: list[Operation] = []
         value = source
-        if not _is_identity(perm):
-            shape = [_shape(source)[p] for p in perm]
+        if not is_identity_permutation(perm):
+            shape = [static_shape(source)[p] for p in perm]
             new_ops.append(aten.PermuteOp.build_op(
                 [[source]], {"dims": DenseArrayBase.from_list(i64, perm)},
-                [TensorType(_element(source), shape)], location=op.location))
+                [TensorType(element_of(source), shape)], location=op.location))
             value = new_ops[-1].results[0]
         for u in reversed(unary):  # top-down: the op nearest the source first
             new = type(u).build_op([[value]], dict(u.properties),
-                                   [TensorType(_element(u.results[0]), _shape(value))], location=u.location)
+                                   [TensorType(element_of(u.results[0]), static_shape(value))], location=u.location)
             new.results[0].name_hint = u.results[0].name_hint
             new_ops.append(new)
             value = new.results[0]
         rewriter.replace(op, new_ops, [value])
         _erase_dead_chain(rewriter, dead)
-
-
-def _shape(value: SSAValue) -> list[int]:
-    ty = value.type
-    return list(ty.get_shape()) if isinstance(ty, TensorType) else []
-
-
-def _element(value: SSAValue):
-    ty = value.type
-    assert isinstance(ty, TensorType)
-    return ty.element_type
 
 
 def _permute_chain_through_unary(
@@ -259,17 +220,17 @@ def _permute_chain_through_unary(
     pending: list[Operation] = []  # unary ops passed since the last permute
     value = source
     while True:
-        producer = _producer(value)
-        if isinstance(producer, _PERMUTES):
-            inner = permutation(producer)
+        defining = producer(value)
+        if isinstance(defining, _PERMUTES):
+            inner = permutation(defining)
             perm = [inner[p] for p in perm]
-            chain.append(producer)
+            chain.append(defining)
             unary += pending
             pending = []
-            value = source = producer.operands[0]
-        elif isinstance(producer, _ELEMENTWISE_UNARY) and value.has_one_use() and producer.operands:
-            pending.append(producer)
-            value = producer.operands[0]
+            value = source = defining.operands[0]
+        elif isinstance(defining, _ELEMENTWISE_UNARY) and value.has_one_use() and defining.operands:
+            pending.append(defining)
+            value = defining.operands[0]
         else:
             return source, perm, chain, unary
 
@@ -281,7 +242,7 @@ def _chain_order(op: Operation, chain: list[Operation], unary: list[Operation]) 
     current: Operation | None = op
     while current is not None and current in members:
         order.append(current)
-        current = _producer(current.operands[0])
+        current = producer(current.operands[0])
     return order
 
 
@@ -298,11 +259,11 @@ class TransposeIntoMatmul(ForgePattern):
             flags = [bool(op.arg("transpose_input")), bool(op.arg("transpose_other"))]
         folded: list[Operation] = []
         for i, value in enumerate(operands):
-            producer = _producer(value)
-            if isinstance(producer, _PERMUTES) and _swaps_last_two(permutation(producer)):
-                operands[i] = producer.operands[0]
+            defining = producer(value)
+            if isinstance(defining, _PERMUTES) and _swaps_last_two(permutation(defining)):
+                operands[i] = defining.operands[0]
                 flags[i] = not flags[i]
-                folded.append(producer)
+                folded.append(defining)
         if not folded:
             return self.fail(op, "no operand is a transpose of its last two dims")
         result_type = op.results[0].type
@@ -315,8 +276,8 @@ class TransposeIntoMatmul(ForgePattern):
                  "transpose_other": _TRUE if flags[1] else _FALSE},
                 [result_type], location=op.location)
         rewriter.replace(op, new)
-        for producer in folded:
-            _erase_dead_chain(rewriter, [producer])
+        for defining in folded:
+            _erase_dead_chain(rewriter, [defining])
 
 
 def _collapse_chain(op: Operation, rewriter: PatternRewriter) -> bool:
@@ -324,9 +285,9 @@ def _collapse_chain(op: Operation, rewriter: PatternRewriter) -> bool:
     is one), or by the source itself when the shape does not change. A lone reshape stays."""
     chain = [op]
     source = op.operands[0]
-    while isinstance(producer := _producer(source), _RESHAPE_CHAIN):
-        chain.append(producer)
-        source = producer.operands[0]
+    while isinstance(defining := producer(source), _RESHAPE_CHAIN):
+        chain.append(defining)
+        source = defining.operands[0]
     result = op.results[0]
     if source.type == result.type:
         rewriter.replace(op, [], [source])
@@ -350,23 +311,20 @@ class CollapseReshapes(ForgePattern):
     ROOTS = _RESHAPES
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: _ReshapeRoot, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(self, op: _ReshapeRoot | _CopyRoot, rewriter: PatternRewriter) -> None:
         if _absorbed_by_users(op, _RESHAPE_CHAIN):
             return self.fail(op, "its users are reshapes that absorb it")
         if not _collapse_chain(op, rewriter):
             return self.fail(op, "a single reshape that changes the shape")
 
 
-class DropCopies(ForgePattern):
-    """contiguous / clone / alias / detach → their input (or the reshape chain above them)."""
+class DropCopies(CollapseReshapes):
+    """contiguous / clone / alias / detach → their input (or the reshape chain above them).
+
+    The end of a chain, as for reshapes; a copy keeps its input's type, so a lone one goes too.
+    """
 
     ROOTS = _COPIES
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: _CopyRoot, rewriter: PatternRewriter) -> None:
-        if _absorbed_by_users(op, _RESHAPE_CHAIN):
-            return self.fail(op, "its users are reshapes that absorb it")
-        _collapse_chain(op, rewriter)
 
 
 @dataclass(frozen=True)
@@ -388,4 +346,4 @@ class LayoutPass(ModulePass):
         store = weights_of(op) if self.fold_weights else None
         patterns = [FoldWeightPermute(store, self.materialize_weights), ComposePermutes(), TransposeIntoMatmul(),
                     CollapseReshapes(), DropCopies()]
-        sweep(op, patterns)
+        apply_patterns(op, patterns)

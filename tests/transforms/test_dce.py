@@ -22,13 +22,13 @@ from dialects import aten
 from forge.context import make_context
 from forge.interpreter import interpret
 from forge.patterns import collect_pattern_stats
+from forge.semantics import random_inputs
 from forge.testing.check import check_pattern, copy_weights
 from forge.testing.strategies import PASS_MOTIFS
 from forge.transforms import PASSES
 from forge.transforms.dce import DcePass, is_dead
 from forge.weights import WeightStore, attach_weights
 from tests.conftest import ZOO_CASES, imported_small_model
-from forge.testing.check import random_inputs
 
 FILECHECK = Path(__file__).parents[2] / "filecheck" / "transforms" / "dce.mlir"
 

@@ -29,21 +29,21 @@ from dialects.torch_types import shape_of
 from forge.context import make_context
 from forge.interpreter import interpret
 from forge.patterns import collect_pattern_stats
+from forge.semantics import random_inputs
 from forge.testing.check import check_case, check_pattern, copy_weights
 from forge.testing.strategies import PASS_MOTIFS, motif
 from forge.transforms import PASSES
 from forge.transforms.fold import (
+    _FOLDABLE,
     LIKE_FACTORIES,
     RELAYOUT_OPS,
     SPLAT_FACTORIES,
     FoldPass,
-    _FOLDABLE,
     _kind,
     _random,
 )
 from forge.weights import WeightStore, attach_weights, weights_of
 from tests.conftest import ZOO_CASES, imported_small_model
-from forge.testing.check import random_inputs
 
 FILECHECK = Path(__file__).parents[2] / "filecheck" / "transforms" / "fold.mlir"
 

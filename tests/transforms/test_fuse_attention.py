@@ -27,16 +27,17 @@ from forge.interpreter import interpret
 from forge.models import build_model, example_inputs
 from forge.patterns import PatternStats, collect_pattern_stats
 from forge.pipeline import run_pipeline
+from forge.pipelines import SIMPLIFY
 from forge.testing.check import assert_preserves_semantics
-from forge.transforms import DEFAULT_PIPELINE, PASSES
+from forge.transforms import PASSES
 from forge.transforms.fuse_attention import (
     FuseAttentionPass,
     FuseAttentionPattern,
     fuse_attention,
     fused_count,
 )
-from tests.transforms.filecheck_cases import filecheck_case, filecheck_functions
 from tests.conftest import SEQ_LEN, imported_small_model
+from tests.transforms.filecheck_cases import filecheck_case, filecheck_functions
 
 FILECHECK = Path(__file__).parents[2] / "filecheck" / "transforms" / "fuse-attention.mlir"
 SOFTMAX_OPS = (aten.SoftmaxIntOp, aten.SoftmaxOp)
@@ -141,7 +142,7 @@ def _eager_model(name: str, variant: str):
 
 
 def _passes_before_fuse_attention() -> list[str]:
-    return list(DEFAULT_PIPELINE[: DEFAULT_PIPELINE.index("fuse-attention")])
+    return list(SIMPLIFY)
 
 
 def _run(module: ModuleOp, names: list[str], weights) -> int:

@@ -28,8 +28,8 @@ from forge.testing.strategies import ALL_MOTIFS, PASS_MOTIFS, motif
 from forge.transforms import PASSES
 from forge.transforms.fuse_ops import FuseOpsPass
 from forge.weights import WeightStore, attach_weights
-from tests.transforms.filecheck_cases import filecheck_case, filecheck_functions
 from tests.conftest import ZOO_CASES, imported_small_model
+from tests.transforms.filecheck_cases import filecheck_case, filecheck_functions
 
 FILECHECK = Path(__file__).parents[2] / "filecheck" / "transforms" / "fuse-ops.mlir"
 ACTIVATION_OPS = (aten.ReluOp, aten.GeluOp, aten.SiluOp, aten.SigmoidOp, aten.TanhOp, aten.ErfOp)

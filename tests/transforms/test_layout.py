@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,14 +31,16 @@ from dialects.torch_types import dtype_of, shape_of
 from forge.context import make_context
 from forge.interpreter import interpret
 from forge.patterns import PatternStats, collect_pattern_stats
+from forge.pipelines import DEFAULT_PIPELINE
 from forge.testing.check import assert_preserves_semantics, check_case, check_pattern, copy_weights
 from forge.testing.strategies import ALL_MOTIFS, PASS_MOTIFS, motif
-from forge.transforms import DEFAULT_PIPELINE, PASSES
+from forge.transforms import PASSES
 from forge.transforms.fuse_ops import FuseOpsPass
-from forge.transforms.layout import LayoutPass, permutation
+from forge.transforms.ir_queries import permutation
+from forge.transforms.layout import LayoutPass
 from forge.weights import WeightStore, attach_weights, weights_of
-from tests.transforms.filecheck_cases import filecheck_case, filecheck_functions
 from tests.conftest import ZOO_CASES, imported_small_model
+from tests.transforms.filecheck_cases import filecheck_case, filecheck_functions
 
 FILECHECK = Path(__file__).parents[2] / "filecheck" / "transforms" / "layout.mlir"
 PERMUTES = (aten.PermuteOp, aten.TransposeIntOp, aten.TOp)

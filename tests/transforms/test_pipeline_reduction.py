@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from forge.compiler import _count_body_ops, run_passes
-from forge.transforms import DEFAULT_PIPELINE
+from forge.pipelines import DEFAULT_PIPELINE
 from forge.weights import attach_weights
 from tests.conftest import imported_small_model
 
