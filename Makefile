@@ -6,7 +6,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # Installed once; redone when pyproject.toml changes (or after `make clean-venv`).
 STAMP := $(VENV)/.forge-installed
-DEMO_PIPELINE ?= dce,cse,fold,fuse-attention,fuse-ops,layout
+# The optimization passes, each once (forge/pipelines.py); read when opt-demo runs, after install.
+DEMO_PIPELINE ?= $(shell $(BIN)/python -c 'from forge.pipelines import OPTIMIZATION_PASSES as p; print(",".join(p))')
 
 export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1

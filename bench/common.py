@@ -91,14 +91,14 @@ def host() -> dict[str, Any]:
 
 
 def versions() -> dict[str, str]:
+    from importlib.metadata import version
+
     import numpy
     import onnx
     import onnxruntime
     import openvino
     import transformers
     import xdsl
-
-    from importlib.metadata import version
 
     found = {
         "forge": version("forge-compiler"),

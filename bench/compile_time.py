@@ -222,7 +222,7 @@ def profile_forge(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...], *, t
     forge.compile(model, inputs)
     profiler.disable()
     stats = pstats.Stats(profiler)
-    entries = stats.stats  # type: ignore[attr-defined]
+    entries = stats.stats
     total = max(ct for (_, _, _, ct, _) in entries.values())
     stages = []
     for label, suffix, func in PROFILE_STAGES:

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import common
+from forge.pipelines import DEFAULT_PIPELINE, LOWER_TO_NPUIR, OPTIMIZATION_PASSES
 
-PASSES = ("dce", "cse", "fold", "fuse-attention", "fuse-ops", "layout")
 RUNS = 30
 QUICK_RUNS = 5
 
@@ -42,7 +42,6 @@ def run(quick: bool = False) -> dict[str, Any]:
 
 def _measure(spec: common.ModelSpec, quick: bool, runs: int) -> dict[str, Any]:
     from forge import autotune as at
-    from forge.transforms import DEFAULT_PIPELINE
 
     model, inputs = common.model_and_inputs(spec, quick)
     module, weights = _import(model, inputs)
@@ -57,7 +56,7 @@ def _measure(spec: common.ModelSpec, quick: bool, runs: int) -> dict[str, Any]:
         "cost_no_fusion_no_layout": no_fusion_layout.as_dict(),
     }
     rows = []
-    for disabled in (None, *PASSES):
+    for disabled in (None, *OPTIMIZATION_PASSES):
         pipeline = [p for p in DEFAULT_PIPELINE if p != disabled]
         cost = _score_pipeline(module, weights, pipeline)
         compiled = _compile(model, inputs, pipeline=",".join(pipeline))
@@ -94,13 +93,13 @@ def _import(model, inputs):
 
 def _score_pipeline(module, weights, pipeline):
     from forge.analysis.cost_model import estimate
-    from forge.compiler import LOWERING_PIPELINE, run_passes
+    from forge.compiler import run_passes
     from forge.weights import attach_weights
 
     variant = module.clone()
     attach_weights(variant, weights)
     run_passes(variant, pipeline)
-    run_passes(variant, LOWERING_PIPELINE[:2])
+    run_passes(variant, LOWER_TO_NPUIR)
     return estimate(variant)
 
 

@@ -88,7 +88,7 @@ def profile_executor(compiled: Any, x: torch.Tensor, calls: int = PROFILE_CALLS)
     for _ in range(calls):
         compiled(x)
     profiler.disable()
-    entries = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    entries = pstats.Stats(profiler).stats
     total = sum(v[3] for (file, _, name), v in entries.items() if name == "run" and file == ex.__file__)
     shares = {label: 0.0 for label in kinds.values()}
     for key, v in entries.items():

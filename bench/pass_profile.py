@@ -14,15 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from bench import common, peers
+from forge.pipelines import DEFAULT_PIPELINE, LOWERING_PIPELINE
 
 REPEATS = 5
 QUICK_REPEATS = 2
 
 
 def run(quick: bool = False) -> dict[str, Any]:
-    from forge.compiler import LOWERING_PIPELINE
-    from forge.transforms import DEFAULT_PIPELINE
-
     repeats = QUICK_REPEATS if quick else REPEATS
     config = {"repeats": repeats, "seq_len": common.seq_len(quick), "small_models": quick,
               "models": [m.label for m in common.models(quick)], "pipeline": list(DEFAULT_PIPELINE),
@@ -33,9 +31,8 @@ def run(quick: bool = False) -> dict[str, Any]:
 
 
 def _measure(spec: common.ModelSpec, quick: bool, repeats: int) -> dict[str, Any]:
-    from forge.compiler import LOWERING_PIPELINE, run_passes
+    from forge.compiler import run_passes
     from forge.frontend.fx_importer import import_program
-    from forge.transforms import DEFAULT_PIPELINE
     from forge.weights import attach_weights
 
     model, inputs = common.model_and_inputs(spec, quick)

@@ -20,13 +20,13 @@ from pathlib import Path
 
 import torch
 
-from forge.compiler import LOWERING_PIPELINE, _count_body_ops, parity, run_passes
+from forge.compiler import _count_body_ops, run_passes
 from forge.frontend.fx_importer import import_module
 from forge.models import ATTN_IMPLS, ZOO, build_model, example_inputs
-from forge.transforms import DEFAULT_PIPELINE
+from forge.pipelines import CLEANUP, LOWER_ATEN, LOWERING_PIPELINE, OPTIMIZATION_PASSES, PLAN_MEMORY, SCHEDULE_DEVICES
 from forge.weights import attach_weights
 
-PINNED_POLICY = "lower-aten-to-npuir{cpu-ops=gather pin-final-norm=true}"
+PINNED_POLICY = LOWER_ATEN + "{cpu-ops=gather pin-final-norm=true}"
 
 
 def _fresh_import(model, inputs):
@@ -50,7 +50,7 @@ def measure(name: str, attn: str, *, layers: int | None, seq_len: int, repeat: i
         gc.collect()
         gc.disable()
         try:
-            records = run_passes(imported.module, DEFAULT_PIPELINE[:6])
+            records = run_passes(imported.module, OPTIMIZATION_PASSES)
         finally:
             gc.enable()
         totals.append(sum(r.wall_ms for r in records))
@@ -59,7 +59,7 @@ def measure(name: str, attn: str, *, layers: int | None, seq_len: int, repeat: i
     row["passes"] = [{"name": r.name, "ms": statistics.median(pass_ms[r.name]), "ops_before": r.ops_before,
                       "ops_after": r.ops_after} for r in records]
     row["six_passes_ms_median"] = statistics.median(totals)
-    run_passes(imported.module, DEFAULT_PIPELINE[6:])
+    run_passes(imported.module, CLEANUP)
     row["ops_optimized"] = _count_body_ops(imported.module)
     row["reduction"] = 1 - row["ops_optimized"] / row["ops_imported"]
     row["fused_attention"] = sum(1 for op in imported.module.walk() if op.name == "aten.scaled_dot_product_attention")
@@ -89,7 +89,7 @@ def _pinned_plan(optimized_text: str, weights) -> dict:
 
     module = Parser(make_context(), optimized_text).parse_module()
     attach_weights(module, weights)
-    run_passes(module, [PINNED_POLICY, *LOWERING_PIPELINE[1:]])
+    run_passes(module, [PINNED_POLICY, *SCHEDULE_DEVICES, *PLAN_MEMORY])
     return _plan(module)
 
 

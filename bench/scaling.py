@@ -100,7 +100,7 @@ def _why(mr: dict[str, Any], series: str) -> str:
         if min(ys) > 0:
             stage_k[stage] = common.fit_power_law(xs, ys)["k"]
     worst = sorted(stage_k.items(), key=lambda kv: kv[1], reverse=True)
-    return (f"per-stage k: " + ", ".join(f"{s} {k:.2f}" for s, k in worst)
+    return ("per-stage k: " + ", ".join(f"{s} {k:.2f}" for s, k in worst)
             + f"; OpenVINO convert_model k = {mr['fits']['openvino convert_model']['k']:.2f}")
 
 

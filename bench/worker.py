@@ -132,7 +132,7 @@ def serve(system: str, requests: TextIO, replies: TextIO) -> None:
             return
         try:
             reply = _handle(state, request)
-        except Exception:  # noqa: BLE001 - reported to the parent, which raises it
+        except Exception:
             reply = {"error": traceback.format_exc()}
         replies.write(json.dumps(reply) + "\n")
         replies.flush()

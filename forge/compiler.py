@@ -11,28 +11,29 @@ researcher compares across runs. Nothing here decides how a stage works; it only
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 import math
 import time
-from contextlib import contextmanager
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
 from xdsl.passes import ModulePass, PassPipeline
 
+from forge.analysis import metrics
 from forge.analysis.dominance import verify_module
 from forge.context import get_all_passes, make_context
+from forge.diagnostics import one_line
 from forge.frontend.fx_importer import ImportedProgram, InputSpec, import_module
 from forge.pipeline import PassRecord, PipelineRunner
-from forge.transforms import DEFAULT_PIPELINE
-from forge.weights import WeightStore, attach_weights
-
-LOWERING_PIPELINE = ("lower-aten-to-npuir", "schedule-device-affinity", "lower-npuir-to-buffer")
-"""aten → npuir (device affinity, vregs) → schedule → buffer (liveness, linear-scan plan)."""
+from forge.pipelines import DEFAULT_PIPELINE, LOWER_TO_NPUIR, PLAN_MEMORY
+from forge.weights import WeightsError, WeightStore, attach_weights
 
 Progress = Callable[[str], None]
 
@@ -163,7 +164,7 @@ def _timed(stage: str, times: StageTimes, attr: str, progress: Progress | None, 
         setattr(times, attr, getattr(times, attr) + (time.perf_counter() - start) * 1e3)
 
 
-def compile(  # noqa: A001 - mirrors torch.compile
+def compile(
     model: torch.nn.Module,
     example_args: Sequence[torch.Tensor],
     *,
@@ -204,10 +205,10 @@ def _compile_imported(model, example_args, imported, times, *, pipeline, disable
     stages: dict[str, str] = {}
     if keep_stages:
         stages["aten"] = str(module)
-    _timed("lowering to npuir", times, "lower_ms", progress, lambda: run_passes(module, lowering if lowering is not None else LOWERING_PIPELINE[:2]))
+    _timed("lowering to npuir", times, "lower_ms", progress, lambda: run_passes(module, lowering if lowering is not None else LOWER_TO_NPUIR))
     if keep_stages:
         stages["npuir"] = str(module)
-    _timed("memory planning", times, "lower_ms", progress, lambda: run_passes(module, LOWERING_PIPELINE[2:]))
+    _timed("memory planning", times, "lower_ms", progress, lambda: run_passes(module, PLAN_MEMORY))
     if keep_stages:
         stages["buffer"] = str(module)
     compiled = _emit(module, imported.weights, runtime=runtime, device=device, times=times, progress=progress)
@@ -223,8 +224,8 @@ def _compile_imported(model, example_args, imported, times, *, pipeline, disable
 
 
 def _emit(module: ModuleOp, weights: WeightStore, *, runtime: str, device: str, times: StageTimes, progress: Progress | None):
-    from backends.nnfactory.emitter import emit
-    from backends.nnfactory.executor import CompiledNPUExecutor
+    from backends.nnfactory.emitter import emit  # lazy: start-up cost (openvino), paid only when emitting
+    from backends.nnfactory.executor import CompiledNPUExecutor  # lazy: start-up cost (openvino)
 
     program = _timed("emit NNFactory segments", times, "emit_ms", progress, lambda: emit(module, weights, runtime=runtime, device=device))
     times.device_compile_ms += program.compile_ms
@@ -275,7 +276,6 @@ def _report(model_name, imported, records, times, module, executor, **fields) ->
 
 
 def _plan_metrics(module: ModuleOp) -> dict[str, int]:
-    from forge.analysis import metrics
 
     summary = metrics.report(module)
     return {
@@ -345,7 +345,6 @@ def load(directory: str | Path, *, runtime: str | None = None, device: str | Non
     try:
         executor = _emit(module, weights, runtime=runtime, device=device, times=times, progress=None)
     except Exception as err:  # the emitter's EmitError, the runtime's errors for a bad device
-        from forge.diagnostics import one_line
 
         raise LoadError(
             f"{directory}: cannot build the program of {SAVED_IR} with {SAVED_WEIGHTS} for {target}: "
@@ -380,7 +379,6 @@ def _reject_constant(name: str) -> Any:
 
 
 def _sha256(path: Path) -> str:
-    import hashlib
 
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
@@ -408,7 +406,6 @@ def _check_checksums(directory: Path, files: Any) -> None:
 
 
 def _read_ir(path: Path) -> ModuleOp:
-    from xdsl.parser import Parser
 
     try:
         text = path.read_text()
@@ -425,7 +422,6 @@ def _read_ir(path: Path) -> ModuleOp:
 
 
 def _read_weights(path: Path) -> WeightStore:
-    from forge.weights import WeightsError
 
     try:
         return WeightStore.load(path)
@@ -487,7 +483,7 @@ def _check_weights(directory: Path, module: ModuleOp, weights: WeightStore) -> N
     for op in module.walk():
         if op.name != "buffer.weight":
             continue
-        name = op.properties["name"].data  # type: ignore[attr-defined]
+        name = op.properties["name"].data
         ty = op.results[0].type
         if name not in weights:
             raise LoadError(f"{directory / SAVED_IR} reads weight {name!r}, which {directory / SAVED_WEIGHTS} lacks")
@@ -519,7 +515,7 @@ def dynamo_backend(graph_module: torch.fx.GraphModule, example_inputs: list[torc
         out = compiled(*(a for a, p in zip(args, is_param, strict=True) if not p))
         return tuple(out) if isinstance(out, (list, tuple)) else (out,)
 
-    run.forge_compiled = compiled  # type: ignore[attr-defined]
+    run.forge_compiled = compiled
     return run
 
 

@@ -1,7 +1,7 @@
 """Dialect-to-dialect conversions (aten -> npuir -> buffer) and memory planning, one per module.
 
 `PASSES` maps each conversion's pass name to a lazy loader (importing this package imports
-nothing else). The lowering pipeline the model compiler runs is `LOWERING_PIPELINE`.
+nothing else). The pipelines that run them are named in `forge.pipelines`.
 """
 
 from collections.abc import Callable
@@ -20,11 +20,3 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lower-npuir-to-buffer": _lazy("npuir_to_buffer", "LowerNpuirToBufferPass"),
     "check-buffer-allocation": _lazy("check_allocation", "CheckBufferAllocationPass"),
 }
-
-LOWERING_PIPELINE = (
-    "lower-aten-to-npuir",
-    "schedule-device-affinity",
-    "lower-npuir-to-buffer",
-    "check-buffer-allocation",
-)
-"""aten -> npuir -> (scheduled) npuir -> buffer, then the allocation checker."""

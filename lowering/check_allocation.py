@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -31,6 +30,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from dialects import buffer as B
 from forge.diagnostics import pass_failure
+from lowering.stats import functions
 
 
 class AllocationError(Exception):
@@ -80,7 +80,7 @@ def check_block(block: Block) -> None:
                 continue
             held = holds.get(buf.buffer_id)
             if held is not v:
-                if written.get(v.owner) is None:  # type: ignore[arg-type]
+                if written.get(v.owner) is None:
                     raise AllocationError(op, buf.buffer_id, f"{describe(op)} reads {_name(v)} before it is written")
                 clobber = held.owner if held is not None else None
                 by = f" by {describe(clobber)}" if isinstance(clobber, Operation) else ""
@@ -93,7 +93,7 @@ def check_block(block: Block) -> None:
         if not is_write:
             continue
         out = op.operands[-1]
-        buf = op.out_buffer()  # type: ignore[attr-defined]
+        buf = op.out_buffer()
         bid = buf.buffer_id
         if not isinstance(out.owner, B.AllocOp) or table.get(bid) != buf:
             raise AllocationError(op, bid, f"{describe(op)} writes buffer {bid}, which is not allocated in this function")
@@ -105,7 +105,7 @@ def check_block(block: Block) -> None:
                 op,
                 bid,
                 f"{describe(op)} writes buffer {bid} while {_name(prev)} (written by "
-                f"{describe(prev.owner)}) is still to be read {when}",  # type: ignore[arg-type]
+                f"{describe(prev.owner)}) is still to be read {when}",
             )
         holds[bid] = op.results[0]
         written[op] = pos
@@ -113,9 +113,8 @@ def check_block(block: Block) -> None:
 
 def check_allocation(module: ModuleOp) -> None:
     """Raise AllocationError at the first violation in any function of `module`."""
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.body.blocks:
-            check_block(op.body.block)
+    for fn in functions(module):
+        check_block(fn.body.block)
 
 
 @dataclass(frozen=True)

@@ -31,12 +31,12 @@ import heapq
 from bisect import bisect_left, insort
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -44,6 +44,7 @@ from dialects import buffer as B
 from dialects import npuir as N
 from forge.analysis.liveness import LIVE_OUT, Interval, live_ranges
 from forge.diagnostics import pass_failure
+from lowering.stats import PassStats, functions
 
 # ============================================================================ linear scan
 
@@ -92,17 +93,13 @@ def _new(alloc: Allocation, iv: Interval) -> int:
 
 
 @dataclass
-class PlanStats:
+class PlanStats(PassStats):
     vregs: int = 0
     values: int = 0
     transfers: int = 0
     buffers: int = 0
     peak_bytes_naive: int = 0
     peak_bytes_planned: int = 0
-
-    def add(self, other: PlanStats) -> None:
-        for name in self.__dataclass_fields__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
 _DEVICE_ATTR = {"npu": N.DeviceAttr(N.Device.NPU), "cpu": N.DeviceAttr(N.Device.CPU)}
@@ -112,13 +109,13 @@ _KIND = {cls: StringAttr(kind) for kind, cls in N.npuir_kinds().items()}
 _COMMON = frozenset(N.COMMON_PROPS)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _bytes(t: Attribute) -> int:
     return N.tensor_bytes(t)
 
 
 def _device_of(op: Operation) -> str:
-    return op.properties["device"].data.value  # type: ignore[attr-defined]
+    return op.properties["device"].data.value
 
 
 def _exec(op: Operation, ins: list[SSAValue], out: SSAValue) -> Operation:
@@ -190,9 +187,9 @@ def lower_block(block: Block) -> tuple[Block, PlanStats]:
     for kind, key, what, _ in steps:
         start, end = ranges[key]
         if kind == "exec":
-            size, device = _bytes(key.type), _device_of(what)  # type: ignore[attr-defined,arg-type]
+            size, device = _bytes(key.type), _device_of(what)
         else:
-            v, device = key  # type: ignore[misc]
+            v, device = key
             size = _bytes(v.type)
         intervals.append(Interval(key, start, end, size, device))
     alloc = linear_scan(intervals)
@@ -215,11 +212,11 @@ def lower_block(block: Block) -> tuple[Block, PlanStats]:
         assert iv.buffer is not None
         ins = [vmap[r] for r in reads]
         if kind == "exec":
-            new_op = _exec(what, ins, bufs[iv.buffer])  # type: ignore[arg-type]
-            hint = key.name_hint  # type: ignore[attr-defined]
+            new_op = _exec(what, ins, bufs[iv.buffer])
+            hint = key.name_hint
         else:
             new_op = B.TransferOp.create(operands=[ins[0], bufs[iv.buffer]], result_types=[ins[0].type])
-            hint = f"{ins[0].name_hint}_{key[1]}" if ins[0].name_hint else None  # type: ignore[index]
+            hint = f"{ins[0].name_hint}_{key[1]}" if ins[0].name_hint else None
         if hint is not None:
             new_op.results[0].name_hint = hint
         ops.append(new_op)
@@ -243,7 +240,7 @@ _SOURCE_OPS = {N.InputOp: (B.InputOp, "index"), N.WeightOp: (B.WeightOp, "name")
 
 
 def _source(op: Operation, ops: list[Operation]) -> SSAValue:
-    cls, prop = _SOURCE_OPS[type(op)]  # type: ignore[index]
+    cls, prop = _SOURCE_OPS[type(op)]
     result = op.results[0]
     new = cls.create(properties={prop: op.properties[prop]}, result_types=[result.type])
     if result.name_hint is not None:
@@ -254,13 +251,12 @@ def _source(op: Operation, ops: list[Operation]) -> SSAValue:
 
 def lower_module(module: ModuleOp) -> PlanStats:
     total = PlanStats()
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.body.blocks:
-            old = op.body.block
-            new, stats = lower_block(old)
-            op.body.insert_block_before(new, old)
-            op.body.detach_block(old)
-            total.add(stats)
+    for fn in functions(module):
+        old = fn.body.block
+        new, stats = lower_block(old)
+        fn.body.insert_block_before(new, old)
+        fn.body.detach_block(old)
+        total.add(stats)
     return total
 
 
@@ -272,9 +268,6 @@ class LowerNpuirToBufferPass(ModulePass):
     name: ClassVar[str] = "lower-npuir-to-buffer"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        stats = lower_module(op)
-        op.attributes["buffer.plan"] = DictionaryAttr(
-            {k: IntegerAttr(getattr(stats, k), i64) for k in PlanStats.__dataclass_fields__}
-        )
+        op.attributes["buffer.plan"] = lower_module(op).as_attribute()
 
 

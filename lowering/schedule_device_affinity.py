@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
 from dialects import npuir as N
 from forge.diagnostics import pass_failure
+from lowering.stats import PassStats, functions
 
 
 def _device(op: Operation) -> str | None:
@@ -39,7 +39,7 @@ def _device(op: Operation) -> str | None:
     if isinstance(op, N.SourceOp):
         return None
     attr = op.properties.get("device")
-    return None if attr is None else attr.data.value  # type: ignore[attr-defined]
+    return None if attr is None else attr.data.value
 
 
 def count_transitions(devices: Iterable[str | None]) -> int:
@@ -79,7 +79,7 @@ def _list_schedule(
 
 
 @dataclass
-class ScheduleStats:
+class ScheduleStats(PassStats):
     transitions_before: int = 0
     transitions_after: int = 0
 
@@ -106,7 +106,7 @@ def schedule_block(block: Block) -> ScheduleStats:
     for i, op in enumerate(ops):
         seen: set[int] = set()
         for operand in op.operands:
-            j = index.get(operand.owner)  # type: ignore[arg-type]
+            j = index.get(operand.owner)
             if j is not None and j not in seen:
                 seen.add(j)
                 preds[i] += 1
@@ -115,7 +115,7 @@ def schedule_block(block: Block) -> ScheduleStats:
     best_count = 0
     first = devices[0] if devices else "cpu"
     for start in (first, "npu" if first == "cpu" else "cpu"):
-        order = _list_schedule(ops, devices, preds, succs, start)  # type: ignore[arg-type]
+        order = _list_schedule(ops, devices, preds, succs, start)
         n = count_transitions(devices[i] for i in order)
         if best is None or n < best_count:
             best, best_count = order, n
@@ -138,11 +138,8 @@ def _reorder(block: Block, order: list[Operation]) -> None:
 
 def schedule_module(module: ModuleOp) -> ScheduleStats:
     total = ScheduleStats()
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.body.blocks:
-            stats = schedule_block(op.body.block)
-            total.transitions_before += stats.transitions_before
-            total.transitions_after += stats.transitions_after
+    for fn in functions(module):
+        total.add(schedule_block(fn.body.block))
     return total
 
 
@@ -154,10 +151,4 @@ class ScheduleDeviceAffinityPass(ModulePass):
     name: ClassVar[str] = "schedule-device-affinity"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        stats = schedule_module(op)
-        op.attributes["npuir.schedule"] = DictionaryAttr(
-            {
-                "transitions_before": IntegerAttr(stats.transitions_before, i64),
-                "transitions_after": IntegerAttr(stats.transitions_after, i64),
-            }
-        )
+        op.attributes["npuir.schedule"] = schedule_module(op).as_attribute()

@@ -13,7 +13,6 @@ import importlib
 import json
 import math
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -117,8 +116,7 @@ def test_fit_power_law_recovers_the_exponent():
 
 
 def test_pass_profile_covers_the_pipeline_in_order(results):
-    from forge.compiler import LOWERING_PIPELINE
-    from forge.transforms import DEFAULT_PIPELINE
+    from forge.pipelines import DEFAULT_PIPELINE, LOWERING_PIPELINE
 
     for model in results["pass_profile"]["models"].values():
         passes = model["passes"]

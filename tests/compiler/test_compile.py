@@ -9,7 +9,8 @@ import pytest
 import torch
 
 import forge
-from forge.compiler import LoadError, compile as forge_compile, load, parity
+from forge.compiler import LoadError, load, parity
+from forge.compiler import compile as forge_compile
 from tests.conftest import small_model
 
 MAX_ABS = 2.1e-5  # the published fidelity of the reference compiler (fp32)

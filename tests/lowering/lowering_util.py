@@ -1,5 +1,6 @@
 """Shared helpers for the lowering tests: run the lowering stages and check each one.
 
+`optimized_copy(module, weights)` is a copy after the default optimization pipeline;
 `lower_all(module, policy)` runs aten -> npuir -> schedule -> buffer on a clone and returns the
 module after each stage; `assert_lowering_preserves(case_module, weights, inputs, expected)`
 checks that every stage verifies, that the buffer IR passes the allocation checker, and that
@@ -12,13 +13,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from forge.interpreter import interpret
-from forge.weights import WeightStore
+from forge.pipelines import DEFAULT_PIPELINE
+from forge.transforms import PASSES
+from forge.weights import WeightStore, attach_weights
 from lowering import aten_to_npuir, npuir_to_buffer, schedule_device_affinity
 from lowering.affinity import AffinityPolicy
 from lowering.check_allocation import check_allocation
+from lowering.function_lowering import LoweringStats
 
 ATOL = 1e-5
 
@@ -29,9 +34,19 @@ class Stages:
     npuir: ModuleOp
     scheduled: ModuleOp
     buffer: ModuleOp
-    lowering: aten_to_npuir.LoweringStats
+    lowering: LoweringStats
     schedule: schedule_device_affinity.ScheduleStats
     plan: npuir_to_buffer.PlanStats
+
+
+def optimized_copy(module: ModuleOp, weights: WeightStore) -> ModuleOp:
+    """A copy of `module` (with `weights` attached) after the default optimization pipeline."""
+    module = module.clone()
+    attach_weights(module, weights)
+    ctx = Context()
+    for name in DEFAULT_PIPELINE:
+        PASSES[name]()().apply(ctx, module)
+    return module
 
 
 def assert_defined_before_use(module: ModuleOp) -> None:

@@ -15,18 +15,20 @@ from __future__ import annotations
 import torch
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from xdsl.context import Context
 
 from dialects import buffer as B
+from forge.analysis.liveness import LIVE_OUT, Interval
 from forge.interpreter import interpret
 from forge.testing.strategies import ALL_MOTIFS, aten_graphs
-from forge.transforms import DEFAULT_PIPELINE, PASSES
-from forge.weights import attach_weights
-from forge.analysis.liveness import LIVE_OUT, Interval
 from lowering.affinity import AffinityPolicy
 from lowering.check_allocation import AllocationError, check_allocation
 from lowering.npuir_to_buffer import linear_scan
-from tests.lowering.lowering_util import assert_close, assert_lowering_preserves, lower_all
+from tests.lowering.lowering_util import (
+    assert_close,
+    assert_lowering_preserves,
+    lower_all,
+    optimized_copy,
+)
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -47,11 +49,7 @@ def test_lowering_random_graphs(case, policy) -> None:
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=aten_graphs(motifs=ALL_MOTIFS), policy=st.sampled_from(POLICIES))
 def test_lowering_random_graphs_after_optimization(case, policy) -> None:
-    module = case.module.clone()
-    attach_weights(module, case.weights)
-    ctx = Context()
-    for name in DEFAULT_PIPELINE:
-        PASSES[name]()().apply(ctx, module)
+    module = optimized_copy(case.module, case.weights)
     assert_lowering_preserves(module, case.weights, case.inputs, case.expected, policy)
 
 
@@ -120,8 +118,8 @@ def test_checker_is_sound(case, data) -> None:
 
 def test_checker_rejects_a_clobbering_move() -> None:
     """A deterministic instance: in a chain a -> b -> c, writing b into a's buffer is in place."""
-    from tests.lowering.test_lower_rules import build
     from dialects import aten
+    from tests.lowering.test_lower_rules import build
 
     def graph(b):
         v = b.input((2, 3))

@@ -262,7 +262,7 @@ def test_policy_pins_by_npuir_kind_or_aten_name() -> None:
 
     def devices(spec: str) -> list[str]:
         module = case.module.clone()
-        PassPipeline.parse_spec(get_all_passes(), spec).apply(None, module)  # type: ignore[arg-type]
+        PassPipeline.parse_spec(get_all_passes(), spec).apply(None, module)
         return [op.properties["device"].data.value for op in module.walk() if op.name == "npuir.gather"]
 
     assert devices("lower-aten-to-npuir") == ["npu", "npu"]
@@ -272,3 +272,25 @@ def test_policy_pins_by_npuir_kind_or_aten_name() -> None:
     assert devices("lower-aten-to-npuir{policy=cpu-only}") == ["cpu", "cpu"]
     with pytest.raises(ValueError, match="unknown affinity policy"):
         AffinityPolicy.of("gpu-first")
+
+
+def test_predict_devices_reports_each_aten_ops_devices_and_leaves_the_module_alone() -> None:
+    from lowering.aten_to_npuir import predict_devices
+
+    def graph(b: GraphBuilder):
+        v = x(b, 2, 6)
+        copy = b.op(A.CloneOp, v)  # becomes no op: absent from the prediction
+        return b.op(A.ExpOp, copy), b.op(A.CumsumOp, b.input((2, 4), torch.int64), -1)
+
+    case = build(graph)
+    printed = str(case.module)
+
+    def predicted(policy: AffinityPolicy) -> dict[str, frozenset[str]]:
+        found = predict_devices(case.module, policy)
+        assert set(found) <= set(case.module.walk())  # keyed by the ops of the module given
+        return {op.name: devices for op, devices in found.items()}
+
+    assert predicted(AffinityPolicy()) == {"aten.exp": {"npu"}, "aten.cumsum": {"cpu"}}
+    assert predicted(AffinityPolicy.of(cpu_ops=["unary"])) == {"aten.exp": {"cpu"}, "aten.cumsum": {"cpu"}}
+    assert predicted(AffinityPolicy.of("npu-only")) == {}  # the lowering rejects cumsum: no half prediction
+    assert str(case.module) == printed

@@ -7,14 +7,11 @@ from __future__ import annotations
 import functools
 
 import pytest
-from xdsl.context import Context
 
 from forge.analysis import metrics
-from forge.transforms import DEFAULT_PIPELINE, PASSES
-from forge.weights import attach_weights
 from lowering.affinity import AffinityPolicy
 from tests.conftest import ZOO_CASES, imported_small_model
-from tests.lowering.lowering_util import assert_lowering_preserves
+from tests.lowering.lowering_util import assert_lowering_preserves, optimized_copy
 
 PINNED = AffinityPolicy.of(cpu_ops=["gather"], pin_final_norm=True)
 
@@ -22,11 +19,7 @@ PINNED = AffinityPolicy.of(cpu_ops=["gather"], pin_final_norm=True)
 @functools.cache
 def optimized_small_model(name: str, attn: str):
     program, inputs, expected = imported_small_model(name, attn)
-    module = program.module.clone()
-    attach_weights(module, program.weights)
-    ctx = Context()
-    for pass_name in DEFAULT_PIPELINE:
-        PASSES[pass_name]()().apply(ctx, module)
+    module = optimized_copy(program.module, program.weights)
     return module, program.weights, inputs, expected
 
 

@@ -1,0 +1,285 @@
+"""Rules for ops that make or move data without arithmetic: sources, no-ops, views, slices, lookups.
+
+Weights and constants become `npuir.weight` / `npuir.constant`; factories (`arange`, `full`,
+`zeros_like`, ...) become constants; clone/contiguous/alias/detach, eval-mode dropout, same-type
+views and `_assert_tensor_metadata` disappear; views, permutations, expand/repeat, slices,
+splits, cat/stack and gathers become npuir data-movement ops with dims and bounds normalized.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from xdsl.dialects.builtin import i1
+from xdsl.ir import Operation, SSAValue
+
+from dialects import aten
+from dialects import npuir as N
+from dialects.torch_types import torch_dtype
+from lowering.function_lowering import (
+    Fallback,
+    FunctionLowering,
+    i64_attr,
+    ints_attr,
+    normalize_dim,
+    out_type,
+    rule,
+    tensor_type,
+    type_of,
+)
+
+# --- sources ---------------------------------------------------------------------------------
+
+
+@rule("aten.weight")
+def _weight(L: FunctionLowering, op: aten.WeightOp) -> None:
+    result = op.results[0]
+    L.bind(result, L.source(N.WeightOp, result.type, {"name": op.properties["name"]}))
+
+
+@rule("aten.constant")
+def _constant(L: FunctionLowering, op: aten.ConstantOp) -> None:
+    result = op.results[0]
+    L.bind(result, L.source(N.ConstantOp, result.type, {"value": op.properties["value"]}))
+
+
+_MAX_CONSTANT = 4096
+"""Largest non-uniform factory result that becomes an inline constant (else the fallback)."""
+
+
+@rule(
+    "aten.arange",
+    "aten.arange.start",
+    "aten.arange.start_step",
+    "aten.full",
+    "aten.ones",
+    "aten.zeros",
+    "aten.new_ones",
+    "aten.new_zeros",
+    "aten.full_like",
+    "aten.ones_like",
+    "aten.zeros_like",
+    "aten.scalar_tensor",
+)
+def _factory(L: FunctionLowering, op: aten.AtenOp) -> None:
+    out = out_type(op)
+    dtype = torch_dtype(out.element_type)
+    empties = [torch.zeros(type_of(v).get_shape(), dtype=torch_dtype(type_of(v).element_type)) for v in op.operands]
+    if math.prod(out.get_shape()) > _MAX_CONSTANT and op.name.startswith("aten.arange"):
+        raise Fallback
+    value = op.call(empties)
+    assert isinstance(value, torch.Tensor) and value.dtype == dtype
+    L.bind(op.results[0], L.const_tensor(value))
+
+
+# --- no-ops and views -----------------------------------------------------------------------
+
+
+@rule("aten.contiguous", "aten.clone", "aten.alias", "aten.detach", "aten.lift_fresh_copy")
+def _identity(L: FunctionLowering, op: aten.AtenOp) -> None:
+    L.bind(op.results[0], L.vmap[op.operands[0]])
+
+
+@rule("aten._assert_tensor_metadata")
+def _assert(L: FunctionLowering, op: aten.AtenOp) -> None:
+    """Static shapes and dtypes were checked by the verifier: nothing to run."""
+
+
+@rule("aten.dropout")
+def _dropout(L: FunctionLowering, op: aten.AtenOp) -> None:
+    if op.arg("train") and op.arg("p") > 0:
+        raise Fallback  # random: keep torch's semantics on the host
+    L.bind(op.results[0], L.vmap[op.operands[0]])
+
+
+@rule(
+    "aten.view",
+    "aten.reshape",
+    "aten._unsafe_view",
+    "aten.flatten.using_ints",
+    "aten.unsqueeze",
+    "aten.squeeze",
+    "aten.squeeze.dim",
+    "aten.squeeze.dims",
+)
+def _reshape(L: FunctionLowering, op: aten.AtenOp) -> None:
+    L.bind(op.results[0], L.reshape(L.vmap[op.operands[0]], out_type(op).get_shape()))
+
+
+@rule("aten.to.dtype", "aten.to.dtype_layout", "aten.to.device", "aten._to_copy")
+def _to(L: FunctionLowering, op: aten.AtenOp) -> None:
+    L.bind(op.results[0], L.convert(L.vmap[op.operands[0]], out_type(op).element_type))
+
+
+def _transpose(L: FunctionLowering, op: Operation, x: SSAValue, perm: list[int]) -> None:
+    if perm == sorted(perm):
+        L.bind(op.results[0], x)
+    else:
+        L.bind(op.results[0], L.emit(N.TransposeOp, [x], out_type(op), {"perm": ints_attr(tuple(perm))}))
+
+
+@rule("aten.permute")
+def _permute(L: FunctionLowering, op: aten.AtenOp) -> None:
+    x = L.vmap[op.operands[0]]
+    rank = len(type_of(x).get_shape())
+    _transpose(L, op, x, [normalize_dim(d, rank) for d in op.arg("dims")])
+
+
+@rule("aten.transpose.int")
+def _transpose_int(L: FunctionLowering, op: aten.AtenOp) -> None:
+    x = L.vmap[op.operands[0]]
+    rank = len(type_of(x).get_shape())
+    if rank == 0:
+        L.bind(op.results[0], x)
+        return
+    perm = list(range(rank))
+    a, b = normalize_dim(op.arg("dim0"), rank), normalize_dim(op.arg("dim1"), rank)
+    perm[a], perm[b] = perm[b], perm[a]
+    _transpose(L, op, x, perm)
+
+
+@rule("aten.t")
+def _t(L: FunctionLowering, op: aten.AtenOp) -> None:
+    x = L.vmap[op.operands[0]]
+    rank = len(type_of(x).get_shape())
+    _transpose(L, op, x, [1, 0] if rank == 2 else list(range(rank)))
+
+
+def _broadcast_to(L: FunctionLowering, x: SSAValue, shape: tuple[int, ...]) -> SSAValue:
+    t = type_of(x)
+    if t.get_shape() == shape:
+        return x
+    return L.emit(N.BroadcastOp, [x], tensor_type(t.element_type, shape))
+
+
+@rule("aten.expand")
+def _expand(L: FunctionLowering, op: aten.AtenOp) -> None:
+    L.bind(op.results[0], _broadcast_to(L, L.vmap[op.operands[0]], out_type(op).get_shape()))
+
+
+@rule("aten.repeat")
+def _repeat(L: FunctionLowering, op: aten.AtenOp) -> None:
+    """x.repeat(r): view x as [1, s0, 1, s1, ...], broadcast to [r0, s0, r1, s1, ...], flatten."""
+    x = L.vmap[op.operands[0]]
+    reps = list(op.arg("repeats"))
+    shape = list(type_of(x).get_shape())
+    shape = [1] * (len(reps) - len(shape)) + shape
+    x = L.reshape(x, tuple(d for s in shape for d in (1, s)))
+    x = _broadcast_to(L, x, tuple(d for r, s in zip(reps, shape, strict=True) for d in (r, s)))
+    L.bind(op.results[0], L.reshape(x, out_type(op).get_shape()))
+
+
+# --- slices, splits, concatenation ---------------------------------------------------------------
+
+
+def _bounds(start: int | None, end: int | None, size: int) -> tuple[int, int]:
+    start = 0 if start is None else start
+    end = size if end is None else end
+    if start < 0:
+        start += size
+    if end < 0:
+        end += size
+    start = min(max(start, 0), size)
+    end = min(max(end, start), size)
+    return start, end
+
+
+@rule("aten.slice.Tensor")
+def _slice(L: FunctionLowering, op: aten.AtenOp) -> None:
+    x = L.vmap[op.operands[0]]
+    shape = type_of(x).get_shape()
+    axis = normalize_dim(op.arg("dim"), len(shape))
+    start, end = _bounds(op.arg("start"), op.arg("end"), shape[axis])
+    step = op.arg("step")
+    if step < 1:
+        raise Fallback
+    L.bind(op.results[0], L.slice(x, axis, start, end, step))
+
+
+@rule("aten.select.int")
+def _select(L: FunctionLowering, op: aten.AtenOp) -> None:
+    x = L.vmap[op.operands[0]]
+    shape = type_of(x).get_shape()
+    axis = normalize_dim(op.arg("dim"), len(shape))
+    index = op.arg("index")
+    index = index + shape[axis] if index < 0 else index
+    L.bind(op.results[0], L.reshape(L.slice(x, axis, index, index + 1), out_type(op).get_shape()))
+
+
+def _split(L: FunctionLowering, op: aten.AtenOp, sizes: list[int]) -> None:
+    x = L.vmap[op.operands[0]]
+    shape = type_of(x).get_shape()
+    axis = normalize_dim(op.arg("dim"), len(shape))
+    start = 0
+    for r, size in zip(op.results, sizes, strict=True):
+        end = min(start + size, shape[axis])
+        if L.used(r):
+            L.bind(r, L.slice(x, axis, start, end))
+        start = end
+
+
+@rule("aten.split.Tensor")
+def _split_tensor(L: FunctionLowering, op: aten.AtenOp) -> None:
+    _split(L, op, [op.arg("split_size")] * len(op.results))
+
+
+@rule("aten.split_with_sizes")
+def _split_sizes(L: FunctionLowering, op: aten.AtenOp) -> None:
+    _split(L, op, list(op.arg("split_sizes")))
+
+
+@rule("aten.cat")
+def _cat(L: FunctionLowering, op: aten.AtenOp) -> None:
+    out = out_type(op)
+    values = [L.vmap[v] for v in op.operands]
+    if any(type_of(v).get_shape() == (0,) for v in values):
+        raise Fallback  # torch's legacy empty-tensor rule
+    axis = normalize_dim(op.arg("dim"), len(out.get_shape()))
+    L.bind(op.results[0], L.concat(values, axis, out))
+
+
+@rule("aten.stack")
+def _stack(L: FunctionLowering, op: aten.AtenOp) -> None:
+    out = out_type(op)
+    axis = normalize_dim(op.arg("dim"), len(out.get_shape()))
+    parts = []
+    for v in op.operands:
+        x = L.vmap[v]
+        shape = list(type_of(x).get_shape())
+        shape.insert(axis, 1)
+        parts.append(L.reshape(x, tuple(shape)))
+    L.bind(op.results[0], L.concat(parts, axis, out))
+
+
+# --- lookups ----------------------------------------------------------------------------------
+
+
+def _gather(L: FunctionLowering, op: Operation, data: SSAValue, indices: SSAValue, axis: int) -> None:
+    if type_of(indices).element_type == i1:
+        raise Fallback  # boolean masks select, they do not index
+    L.bind(op.results[0], L.emit(N.GatherOp, [data, indices], out_type(op), {"axis": i64_attr(axis)}))
+
+
+@rule("aten.embedding")
+def _embedding(L: FunctionLowering, op: aten.AtenOp) -> None:
+    w, ids = L.arg(op, "weight"), L.arg(op, "indices")
+    assert w is not None and ids is not None
+    _gather(L, op, w, ids, 0)
+
+
+@rule("aten.index_select")
+def _index_select(L: FunctionLowering, op: aten.AtenOp) -> None:
+    x, idx = L.arg(op, "self"), L.arg(op, "index")
+    assert x is not None and idx is not None
+    _gather(L, op, x, idx, normalize_dim(op.arg("dim"), len(type_of(x).get_shape())))
+
+
+@rule("aten.index.Tensor")
+def _index(L: FunctionLowering, op: aten.AtenOp) -> None:
+    """x[idx] or x[:, ..., idx] with one index tensor: a gather; other forms use the fallback."""
+    mask = op.present_mask()
+    if sum(mask) != 1 or mask[-1] != 1:
+        raise Fallback
+    x, idx = L.vmap[op.operands[0]], L.vmap[op.operands[1]]
+    _gather(L, op, x, idx, len(mask) - 1)

@@ -1,0 +1,217 @@
+"""Rules for reductions, cumsum/diff, softmax and log_softmax, the norms and attention.
+
+Reductions take sorted, normalized axes (none: every axis); log_softmax is composed in its stable
+form, diff (n == 1) from a concat and two slices; layer_norm, add_layer_norm (the norm of
+input + residual), rms_norm and sdpa map to their npuir kernels with the affine operands
+converted to the result type. Integer means, boolean sums, norms of non-float tensors,
+`native_layer_norm` whose mean/rstd are used and sdpa with dropout use the fallback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from xdsl.dialects.builtin import TensorType, i1
+from xdsl.ir import Attribute, SSAValue
+
+from dialects import aten
+from dialects import npuir as N
+from dialects.torch_types import torch_dtype
+from lowering.function_lowering import (
+    REDUCE,
+    Fallback,
+    FunctionLowering,
+    Rule,
+    f64_attr,
+    i64_attr,
+    ints_attr,
+    is_float,
+    normalize_dim,
+    out_type,
+    register_family,
+    rule,
+    same_elements,
+    tensor_type,
+    type_of,
+)
+
+# --- reductions ---------------------------------------------------------------------------------
+
+
+def _reduce(
+    L: FunctionLowering, kind: N.ReduceKind, x: SSAValue, dims: Sequence[int] | None, keepdim: bool, out: TensorType
+) -> SSAValue:
+    x = L.convert(x, out.element_type)
+    rank = len(type_of(x).get_shape())
+    axes = tuple(range(rank)) if not dims else tuple(sorted({normalize_dim(d, rank) for d in dims}))
+    if not axes:
+        return x  # a 0-dim tensor: nothing to reduce
+    props: dict[str, Attribute] = {"kind": REDUCE[kind], "axes": ints_attr(axes)}
+    if keepdim:
+        props["keepdims"] = N.TRUE
+    return L.emit(N.ReduceOp, [x], out, props)
+
+
+def _reduce_rule(kind: N.ReduceKind, has_dims: bool) -> Rule:
+    def lower(L: FunctionLowering, op: aten.AtenOp) -> None:
+        out = out_type(op)
+        dims = op.arg("dim") if has_dims else None
+        keep = bool(op.arg("keepdim")) if has_dims else False
+        if kind is N.ReduceKind.MEAN and not is_float(out.element_type):
+            raise Fallback
+        if out.element_type == i1 and kind is N.ReduceKind.SUM:
+            raise Fallback
+        L.bind(op.results[0], _reduce(L, kind, L.vmap[op.operands[0]], dims, keep, out))
+
+    return lower
+
+
+register_family(
+    _reduce_rule,
+    {
+        "aten.mean.dim": (N.ReduceKind.MEAN, True),
+        "aten.mean": (N.ReduceKind.MEAN, False),
+        "aten.sum.dim_IntList": (N.ReduceKind.SUM, True),
+        "aten.sum": (N.ReduceKind.SUM, False),
+        "aten.amax": (N.ReduceKind.MAX, True),
+    },
+)
+
+
+def _along_dim(L: FunctionLowering, op: aten.AtenOp, cls: type[N.NpuirOp]) -> None:
+    """`cls` along the op's `dim`, on its input converted to the result type (cumsum, softmax)."""
+    out = out_type(op)
+    x = L.convert(L.vmap[op.operands[0]], out.element_type)
+    axis = normalize_dim(op.arg("dim"), len(out.get_shape()))
+    L.bind(op.results[0], L.emit(cls, [x], out, {"axis": i64_attr(axis)}))
+
+
+@rule("aten.cumsum")
+def _cumsum(L: FunctionLowering, op: aten.AtenOp) -> None:
+    if out_type(op).element_type == i1:
+        raise Fallback
+    _along_dim(L, op, N.CumsumOp)
+
+
+@rule("aten.diff")
+def _diff(L: FunctionLowering, op: aten.AtenOp) -> None:
+    """n == 1: y = z[1:] - z[:-1] with z = cat(prepend, x, append) along dim."""
+    out = out_type(op)
+    if op.arg("n") != 1 or out.element_type == i1:
+        raise Fallback
+    x = L.arg(op, "self")
+    assert x is not None
+    rank = len(type_of(x).get_shape())
+    axis = normalize_dim(op.arg("dim"), rank)
+    parts = [v for v in (L.arg(op, "prepend"), x, L.arg(op, "append")) if v is not None]
+    parts = [L.convert(v, out.element_type) for v in parts]
+    length = sum(type_of(v).get_shape()[axis] for v in parts)
+    zshape = list(type_of(x).get_shape())
+    zshape[axis] = length
+    z = L.concat(parts, axis, tensor_type(out.element_type, tuple(zshape)))
+    hi, lo = L.slice(z, axis, 1, length), L.slice(z, axis, 0, length - 1)
+    L.bind(op.results[0], L.binary(N.BinaryKind.SUB, hi, lo, out))
+
+
+# --- softmax ------------------------------------------------------------------------------------
+
+
+@rule("aten.softmax.int", "aten._softmax")
+def _softmax(L: FunctionLowering, op: aten.AtenOp) -> None:
+    if not is_float(out_type(op).element_type):
+        raise Fallback
+    _along_dim(L, op, N.SoftmaxOp)
+
+
+@rule("aten.log_softmax.int")
+def _log_softmax(L: FunctionLowering, op: aten.AtenOp) -> None:
+    """s = x - max(x); s - log(sum(exp(s))) (the stable form)."""
+    out = out_type(op)
+    if not is_float(out.element_type):
+        raise Fallback
+    x = L.convert(L.vmap[op.operands[0]], out.element_type)
+    shape = out.get_shape()
+    axis = normalize_dim(op.arg("dim"), len(shape))
+    kept = tensor_type(out.element_type, tuple(1 if i == axis else d for i, d in enumerate(shape)))
+    axes = ints_attr((axis,))
+    m = L.emit(N.ReduceOp, [x], kept, {"kind": REDUCE[N.ReduceKind.MAX], "axes": axes, "keepdims": N.TRUE})
+    s = L.binary(N.BinaryKind.SUB, x, m, out)
+    e = L.unary(N.UnaryKind.EXP, s, out)
+    z = L.emit(N.ReduceOp, [e], kept, {"kind": REDUCE[N.ReduceKind.SUM], "axes": axes, "keepdims": N.TRUE})
+    lz = L.unary(N.UnaryKind.LOG, z, kept)
+    L.bind(op.results[0], L.binary(N.BinaryKind.SUB, s, lz, out))
+
+
+# --- normalization and attention ------------------------------------------------------------------
+
+
+def _norm(
+    L: FunctionLowering, op: aten.AtenOp, cls: type[N.NpuirOp], result: SSAValue, eps: float, *, residual: bool = False
+) -> None:
+    x = L.arg(op, "input")
+    assert x is not None
+    out = type_of(result)
+    if not is_float(out.element_type):
+        raise Fallback
+    x = L.convert(x, out.element_type)
+    if residual:  # add_layer_norm: the norm of input + residual
+        x = L.binary(N.BinaryKind.ADD, x, L.convert(L.arg(op, "residual"), out.element_type), out)
+    shape = out.get_shape()
+    normalized = tuple(op.arg("normalized_shape"))
+    axis = len(shape) - len(normalized)
+    if axis < 0 or axis >= len(shape) or shape[axis:] != normalized:
+        raise Fallback
+    w = L.arg(op, "weight")
+    b = L.arg(op, "bias") if cls is N.LayerNormOp else None
+    if b is not None and w is None:
+        w = L.const(1.0, out.element_type, normalized)
+    affine = [L.convert(v, out.element_type) for v in (w, b) if v is not None]
+    props = {"axis": i64_attr(axis), "eps": f64_attr(float(eps))}
+    L.bind(result, L.emit(cls, [x, *affine], out, props))
+
+
+@rule("aten.layer_norm")
+def _layer_norm(L: FunctionLowering, op: aten.AtenOp) -> None:
+    _norm(L, op, N.LayerNormOp, op.results[0], op.arg("eps"))
+
+
+@rule("aten.add_layer_norm")
+def _add_layer_norm(L: FunctionLowering, op: aten.AtenOp) -> None:
+    _norm(L, op, N.LayerNormOp, op.results[0], op.arg("eps"), residual=True)
+
+
+@rule("aten.native_layer_norm")
+def _native_layer_norm(L: FunctionLowering, op: aten.AtenOp) -> None:
+    if L.used(op.results[1]) or L.used(op.results[2]):
+        raise Fallback  # mean and rstd: the host computes all three
+    _norm(L, op, N.LayerNormOp, op.results[0], op.arg("eps"))
+
+
+@rule("aten.rms_norm")
+def _rms_norm(L: FunctionLowering, op: aten.AtenOp) -> None:
+    eps = op.arg("eps")
+    if eps is None:
+        elt = out_type(op).element_type
+        eps = torch.finfo(torch_dtype(elt)).eps if is_float(elt) else 0.0
+    _norm(L, op, N.RmsNormOp, op.results[0], eps)
+
+
+@rule("aten.scaled_dot_product_attention")
+def _sdpa(L: FunctionLowering, op: aten.AtenOp) -> None:
+    q, k, v, mask = (L.arg(op, n) for n in ("query", "key", "value", "attn_mask"))
+    assert q is not None and k is not None and v is not None
+    out = out_type(op)
+    if op.arg("dropout_p") > 0 or len(out.get_shape()) < 3 or not same_elements(q, k, v):
+        raise Fallback
+    props: dict[str, Attribute] = {}
+    if op.arg("is_causal"):
+        props["is_causal"] = N.TRUE
+    if (scale := op.arg("scale")) is not None:
+        props["scale"] = f64_attr(float(scale))
+    operands = [q, k, v]
+    if mask is not None:
+        if type_of(mask).element_type != i1:
+            mask = L.convert(mask, out.element_type)
+        operands.append(mask)
+    L.bind(op.results[0], L.emit(N.SdpaOp, operands, out, props))

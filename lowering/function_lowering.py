@@ -1,0 +1,422 @@
+"""The aten -> npuir sweep over one function, and the emission API its conversion rules call.
+
+`FunctionLowering(policy).run(fn)` replaces the body of `fn` by a new block of npuir ops (the
+contract is in `lowering/aten_to_npuir.py`). For each live aten op it calls the rule registered
+for the op's name in `RULES` (the rules live in `lowering/aten_rules/`, one module per op
+family); a rule builds npuir ops through `emit`, `const`, `convert`, `reshape`, `binary`, ... and
+binds the aten results to npuir values. A rule raises `Fallback` when a variant has no npuir
+form: what it emitted is rolled back and the op becomes `npuir.aten` (the host fallback).
+
+`on_emit` is the public hook for observers (e.g. predicting which device each aten op gets,
+`lowering.aten_to_npuir.predict_devices`) instead of subclassing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import torch
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    f64,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from dialects import aten
+from dialects import npuir as N
+from dialects.npuir import Device
+from dialects.torch_types import element_type
+from forge.diagnostics import pass_failure
+from forge.patterns import describe_op
+from lowering.affinity import AffinityPolicy, NoDeviceError, final_norm
+from lowering.stats import PassStats
+
+# ============================================================================ cached attributes
+
+_DEVICE = {Device.NPU: N.DeviceAttr(Device.NPU), Device.CPU: N.DeviceAttr(Device.CPU)}
+
+
+@cache
+def i64_attr(v: int) -> IntegerAttr:
+    return IntegerAttr(v, i64)
+
+
+@cache
+def ints_attr(values: tuple[int, ...]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+@cache
+def f64_attr(v: float) -> FloatAttr:
+    return FloatAttr(v, f64)
+
+
+@cache
+def tensor_type(elt: Attribute, shape: tuple[int, ...]) -> TensorType:
+    return TensorType(elt, shape)
+
+
+UNARY = {k: N.UnaryKindAttr(k) for k in N.UnaryKind}
+BINARY = {k: N.BinaryKindAttr(k) for k in N.BinaryKind}
+COMPARE = {k: N.CompareKindAttr(k) for k in N.CompareKind}
+REDUCE = {k: N.ReduceKindAttr(k) for k in N.ReduceKind}
+ACTIVATION = {k.value: N.ActivationAttr(k) for k in N.Activation}
+_KIND_OF: dict[type, str] = {cls: kind for kind, cls in N.npuir_kinds().items()}
+_ARITH = {N.BinaryKind.ADD, N.BinaryKind.SUB, N.BinaryKind.MUL, N.BinaryKind.DIV, N.BinaryKind.POW}
+
+# ============================================================================= rule helpers
+
+
+class Fallback(Exception):
+    """Raised by a rule: this variant has no npuir form, use the aten fallback."""
+
+
+def is_float(elt: Attribute) -> bool:
+    return not isinstance(elt, IntegerType)
+
+
+def normalize_dim(d: int, rank: int) -> int:
+    """`d` in [0, rank) (torch's negative dims count from the end); Fallback when out of range."""
+    nd = d + rank if d < 0 else d
+    if not 0 <= nd < rank:
+        raise Fallback
+    return nd
+
+
+@cache
+def promote(a: torch.dtype, a_dim0: bool, b: Any) -> torch.dtype:
+    """torch's result type of `a` (a tensor, 0-dim or not) and `b` (a dtype of a tensor with
+    dims, or a Python scalar)."""
+    ta = torch.empty((), dtype=a) if a_dim0 else torch.empty((1,), dtype=a)
+    if isinstance(b, tuple):  # (dtype, is_0dim)
+        tb = torch.empty((), dtype=b[0]) if b[1] else torch.empty((1,), dtype=b[0])
+        return torch.result_type(ta, tb)
+    return torch.result_type(ta, b)
+
+
+def out_type(op: Operation, i: int = 0) -> TensorType:
+    """The tensor type of result `i` of `op` (every aten result a rule lowers is a tensor)."""
+    return op.results[i].type
+
+
+def type_of(v: SSAValue) -> TensorType:
+    """The tensor type of an npuir value (every value a rule reads is a tensor)."""
+    return v.type
+
+
+def same_elements(*values: SSAValue | None) -> bool:
+    """Whether the given values (None: an absent optional operand) share one element type."""
+    elts = {type_of(v).element_type for v in values if v is not None}
+    return len(elts) == 1
+
+
+# ==================================================================================== rules
+
+Rule = Callable[["FunctionLowering", Any], None]
+RULES: dict[str, Rule] = {}
+"""aten op name -> the rule that lowers it; filled by the modules of `lowering/aten_rules/`."""
+
+
+def rule(*names: str) -> Callable[[Rule], Rule]:
+    """Register the decorated function as the rule of each aten op in `names`."""
+
+    def register(fn: Rule) -> Rule:
+        for name in names:
+            RULES[name] = fn
+        return fn
+
+    return register
+
+
+def register_family(make_rule: Callable[..., Rule], variants: dict[str, tuple[Any, ...]]) -> None:
+    """Register `make_rule(*args)` as the rule of each aten op of `variants` (name -> args)."""
+    for name, args in variants.items():
+        RULES[name] = make_rule(*args)
+
+
+# ================================================================================= lowering
+
+
+@dataclass
+class LoweringStats(PassStats):
+    vregs: int = 0
+    fallbacks: int = 0
+    dropped: int = 0
+
+
+EmitHook = Callable[[Operation, Operation], None]
+"""`on_emit(aten_op, npuir_op)`: see `FunctionLowering`."""
+
+
+class FunctionLowering:
+    """Lowers one func.func (in place: its body is replaced by a new block).
+
+    `on_emit`, when given, is called with (the aten op being lowered, the npuir op) for every op
+    `emit` creates, with its device already set: the compute ops, not the inputs, weights and
+    constants (`source`), whose device is settled after the sweep. Ops of a rule that falls back
+    are reported before they are rolled back.
+    """
+
+    def __init__(self, policy: AffinityPolicy, on_emit: EmitHook | None = None):
+        self.policy = policy
+        self.on_emit = on_emit
+        self.vmap: dict[SSAValue, SSAValue] = {}
+        self.ops: list[Operation] = []
+        self.vreg = 0
+        self.consts: dict[tuple[Any, ...], SSAValue] = {}
+        self.current: Operation | None = None
+        self.current_name = ""
+        self.pinned = False
+        self.stats = LoweringStats()
+        self.live: set[Operation] = set()
+        self.loc: Any = None
+
+    # ------------------------------------------------------------------------ emission
+
+    def emit(
+        self, cls: type[N.NpuirOp], operands: Sequence[SSAValue], rtype: TensorType, props: dict | None = None
+    ) -> SSAValue:
+        kind = _KIND_OF[cls]
+        try:
+            device = self.policy.device(
+                kind, [o.type for o in operands], rtype, aten_name=self.current_name, pinned=self.pinned
+            )
+        except NoDeviceError as err:
+            raise self.no_device(str(err)) from None
+        p = {} if props is None else props
+        p["device"] = _DEVICE[device]
+        p["vreg"] = i64_attr(self.vreg)
+        self.vreg += 1
+        op = cls.create(operands=operands, result_types=(rtype,), properties=p, location=self.loc)
+        self.ops.append(op)
+        if self.on_emit is not None and self.current is not None:
+            self.on_emit(self.current, op)
+        return op.results[0]
+
+    def no_device(self, why: str) -> Exception:
+        op = self.current
+        assert op is not None
+        return pass_failure(op, f"lower-aten-to-npuir: no device can run {describe_op(op)}: {why}")
+
+    def source(self, cls: type[N.NpuirOp], rtype: Attribute, props: dict) -> SSAValue:
+        props["device"] = _DEVICE[Device.CPU]  # fixed up once users are known
+        props["vreg"] = i64_attr(self.vreg)
+        self.vreg += 1
+        op = cls.create(result_types=(rtype,), properties=props)
+        self.ops.append(op)
+        return op.results[0]
+
+    def used(self, value: SSAValue) -> bool:
+        """Whether a live op (or the return) reads `value`."""
+        return any(use.operation in self.live for use in value.uses)
+
+    def bind(self, old: SSAValue, new: SSAValue) -> None:
+        self.vmap[old] = new
+        if new.name_hint is None and old.name_hint is not None:
+            new.name_hint = old.name_hint
+
+    # ------------------------------------------------------------------------- helpers
+
+    def arg(self, op: aten.AtenOp, name: str) -> SSAValue | None:
+        value = op.tensor_arg(name)
+        return None if value is None else self.vmap[value]
+
+    def const(self, value: Any, elt: Attribute, shape: tuple[int, ...] = ()) -> SSAValue:
+        """A splat constant of `value` (a Python number) with element type `elt`."""
+        if isinstance(elt, IntegerType):
+            if elt.width.data == 1:
+                value = 1 if value else 0
+            elif isinstance(value, float):
+                if not value.is_integer():
+                    raise Fallback
+                value = int(value)
+            else:
+                value = int(value)
+            key: tuple[Any, ...] = (elt, shape, value)
+        else:
+            value = float(value)
+            key = (elt, shape, repr(value))
+        found = self.consts.get(key)
+        if found is None:
+            t = tensor_type(elt, shape)
+            attr = DenseIntOrFPElementsAttr.from_list(t, [value])
+            found = self.consts[key] = self.source(N.ConstantOp, t, {"value": attr})
+        return found
+
+    def const_tensor(self, tensor: torch.Tensor) -> SSAValue:
+        """A constant holding `tensor` (a splat when uniform)."""
+        t = tensor_type(element_type(tensor.dtype), tuple(tensor.shape))
+        flat = tensor.reshape(-1)
+        if flat.numel() > 0 and bool((flat == flat[0]).all()):
+            return self.const(flat[0].item(), t.element_type, tuple(tensor.shape))
+        values = flat.tolist() if tensor.dtype.is_floating_point else flat.to(torch.int64).tolist()
+        if tensor.dtype == torch.bool:
+            values = [1 if v else 0 for v in values]
+        attr = DenseIntOrFPElementsAttr.from_list(t, values)
+        return self.source(N.ConstantOp, t, {"value": attr})
+
+    def convert(self, x: SSAValue, elt: Attribute) -> SSAValue:
+        t = x.type
+        assert isinstance(t, TensorType)
+        if t.element_type == elt:
+            return x
+        return self.emit(N.ConvertOp, [x], tensor_type(elt, t.get_shape()))
+
+    def reshape(self, x: SSAValue, shape: tuple[int, ...]) -> SSAValue:
+        t = x.type
+        assert isinstance(t, TensorType)
+        if t.get_shape() == shape:
+            return x
+        return self.emit(N.ReshapeOp, [x], tensor_type(t.element_type, shape))
+
+    def unary(self, kind: N.UnaryKind, x: SSAValue, out: TensorType) -> SSAValue:
+        x = self.convert(x, out.element_type)
+        return self.emit(N.UnaryOp, [x], out, {"kind": UNARY[kind]})
+
+    def binary(self, kind: N.BinaryKind, a: SSAValue, b: SSAValue, out: TensorType) -> SSAValue:
+        elt = out.element_type
+        if elt == i1 and kind in _ARITH:
+            if kind is N.BinaryKind.ADD:
+                kind = N.BinaryKind.OR
+            elif kind is N.BinaryKind.MUL:
+                kind = N.BinaryKind.AND
+            else:
+                raise Fallback
+        if kind in (N.BinaryKind.AND, N.BinaryKind.OR) and is_float(elt):
+            raise Fallback
+        a, b = self.convert(a, elt), self.convert(b, elt)
+        return self.emit(N.BinaryOp, [a, b], out, {"kind": BINARY[kind]})
+
+    def compare(self, kind: N.CompareKind, a: SSAValue, b: SSAValue, out: TensorType) -> SSAValue:
+        return self.emit(N.CompareOp, [a, b], out, {"kind": COMPARE[kind]})
+
+    def slice(self, x: SSAValue, axis: int, start: int, end: int, step: int = 1) -> SSAValue:
+        t = x.type
+        assert isinstance(t, TensorType)
+        shape = t.get_shape()
+        if start == 0 and end == shape[axis] and step == 1:
+            return x
+        starts = [0] * len(shape)
+        ends = list(shape)
+        steps = [1] * len(shape)
+        starts[axis], ends[axis], steps[axis] = start, end, step
+        out = list(shape)
+        out[axis] = (end - start + step - 1) // step
+        return self.emit(
+            N.SliceOp,
+            [x],
+            tensor_type(t.element_type, tuple(out)),
+            {"starts": ints_attr(tuple(starts)), "ends": ints_attr(tuple(ends)), "steps": ints_attr(tuple(steps))},
+        )
+
+    def concat(self, values: list[SSAValue], axis: int, out: TensorType) -> SSAValue:
+        values = [self.convert(v, out.element_type) for v in values]
+        if len(values) == 1:
+            return values[0]
+        return self.emit(N.ConcatOp, values, out, {"axis": i64_attr(axis)})
+
+    # ------------------------------------------------------------------------ fallback
+
+    def fallback(self, op: Operation) -> None:
+        operands = [self.vmap[v] for v in op.operands]
+        attrs = DictionaryAttr(dict(op.properties))
+        target = StringAttr(op.name)
+        for i, r in enumerate(op.results):
+            if not self.used(r):
+                continue
+            rtype = r.type
+            assert isinstance(rtype, TensorType)
+            value = self.emit(
+                N.AtenCallOp, operands, rtype, {"op": target, "attrs": attrs, "result_index": i64_attr(i)}
+            )
+            self.bind(r, value)
+            self.stats.fallbacks += 1
+
+    def rollback(self, mark: int, vreg: int) -> None:
+        for op in reversed(self.ops[mark:]):
+            op.drop_all_references()
+        # Constants created by the failed rule may be cached: forget those.
+        dropped = set(self.ops[mark:])
+        if dropped:
+            self.consts = {k: v for k, v in self.consts.items() if v.owner not in dropped}
+        del self.ops[mark:]
+        self.vreg = vreg
+
+    # -------------------------------------------------------------------------- driver
+
+    def run(self, fn: func.FuncOp) -> LoweringStats:
+        block = fn.body.block
+        body = list(block.ops)
+        live = self.live = _live_ops(body)
+        pin = final_norm(body) if self.policy.pin_final_norm else None
+        for i, arg in enumerate(block.args):
+            assert isinstance(arg.type, TensorType)
+            value = self.source(N.InputOp, arg.type, {"index": i64_attr(i)})
+            self.bind(arg, value)
+        ret: Operation | None = None
+        for op in body:
+            if op.name == "func.return":
+                ret = op
+                continue
+            if op not in live:
+                self.stats.dropped += 1
+                continue
+            self.current, self.current_name, self.pinned = op, op.name, op is pin
+            self.loc = op.location
+            op_rule = RULES.get(op.name)
+            if op_rule is None and not isinstance(op, aten.AtenOp):
+                raise self.no_device("it is not an aten op (nothing lowers it)")
+            mark, vreg = len(self.ops), self.vreg
+            try:
+                if op_rule is None:
+                    self.fallback(op)
+                else:
+                    op_rule(self, op)
+            except Fallback:
+                self.rollback(mark, vreg)
+                self.fallback(op)
+        self.current = None
+        new_block = Block(arg_types=block.arg_types)
+        for old, new in zip(block.args, new_block.args, strict=True):
+            new.name_hint = old.name_hint
+        new_block.add_ops(self.ops)
+        if ret is not None:
+            new_block.add_op(func.ReturnOp(*[self.vmap[v] for v in ret.operands]))
+        _place_sources(self.ops)
+        fn.body.insert_block_before(new_block, block)
+        fn.body.detach_block(block)
+        self.stats.vregs = self.vreg
+        return self.stats
+
+
+def _live_ops(body: list[Operation]) -> set[Operation]:
+    """Ops with a result the function (transitively) returns; one backward sweep."""
+    live: set[Operation] = set()
+    for op in reversed(body):
+        if op.name == "func.return" or any(use.operation in live for r in op.results for use in r.uses):
+            live.add(op)
+    return live
+
+
+def _place_sources(ops: list[Operation]) -> None:
+    """Weights and constants go to the npu when an npu op reads them (device-neutral data)."""
+    npu = _DEVICE[Device.NPU]
+    for op in ops:
+        if type(op) in (N.WeightOp, N.ConstantOp):
+            for use in op.results[0].uses:
+                if use.operation.properties.get("device") is npu:
+                    op.properties["device"] = npu
+                    break
