@@ -73,7 +73,7 @@ def location_of(loc: Attribute | None) -> SourceLoc | None:
         case CallSiteLoc():
             return location_of(loc.caller)
         case FusedLoc():
-            for inner in loc.locations:  # type: ignore[union-attr]
+            for inner in loc.locations:
                 if (found := location_of(inner)) is not None:
                     return found
             return None

@@ -69,36 +69,28 @@ class PassRecord:
         return self.fired.most_common(n)
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class PassFailure(Exception):
-    """A pass raised, or left IR that does not verify (`kind` is "raised" or "verify")."""
+    """A pass raised, or left IR that does not verify (`kind` is "raised" or "verify"; forge-opt
+    adds "semantics" for --verify-semantics)."""
 
-    def __init__(
-        self,
-        *,
-        name: str,
-        index: int,
-        pass_: ModulePass,
-        error: BaseException,
-        kind: str,
-        before: ModuleOp | None,
-        records: list[PassRecord],
-        remaining: Sequence[str],
-        events: list[str],
-    ):
-        super().__init__(f"pass '{name}' failed: {error}")
-        self.name = name
-        self.index = index
-        self.pass_ = pass_
-        self.error = error
-        self.kind = kind
-        self.before = before
-        """A copy of the module as it was before the failing pass (with `snapshot_before`)."""
-        self.records = records
-        """Records of the passes that completed before this one."""
-        self.remaining = list(remaining)
-        """The failing pass and the passes after it, as written in the pipeline."""
-        self.events = events
-        """Pattern events recorded in the failing pass before it failed."""
+    name: str
+    index: int
+    pass_: ModulePass
+    error: BaseException
+    kind: str
+    before: ModuleOp | None
+    """A copy of the module as it was before the failing pass (with `snapshot_before`)."""
+    records: list[PassRecord]
+    """Records of the passes that completed before this one."""
+    remaining: Sequence[str]
+    """The failing pass and the passes after it, as written in the pipeline."""
+    events: list[str]
+    """Pattern events recorded in the failing pass before it failed."""
+
+    def __post_init__(self) -> None:
+        super().__init__(f"pass '{self.name}' failed: {self.error}")
+        self.remaining = list(self.remaining)
 
 
 class PipelineObserver:
@@ -276,35 +268,13 @@ class PipelineRunner:
         )
 
 
-def run_pipeline(
-    module: ModuleOp,
-    ctx: Context,
-    passes: Sequence[ModulePass],
-    *,
-    names: Sequence[str] | None = None,
-    verify_each: bool = False,
-    snapshot_before: bool = False,
-    changes: str = "cheap",
-    debug_patterns: bool = False,
-    explain_pattern: str | None = None,
-    observers: Sequence[PipelineObserver] = (),
-) -> list[PassRecord]:
+def run_pipeline(module: ModuleOp, ctx: Context, passes: Sequence[ModulePass], **options: Any) -> list[PassRecord]:
     """Run `passes` on `module` in place and return one `PassRecord` per pass.
 
+    `options` are `PipelineRunner`'s keyword arguments (`names`, `verify_each`, `changes`, ...).
     Raises `PassFailure` naming the pass if one raises (or, with `verify_each`, breaks the IR).
     """
-    runner = PipelineRunner(
-        ctx,
-        passes,
-        names=names,
-        verify_each=verify_each,
-        snapshot_before=snapshot_before,
-        changes=changes,
-        debug_patterns=debug_patterns,
-        explain_pattern=explain_pattern,
-        observers=observers,
-    )
-    return runner.run(module)
+    return PipelineRunner(ctx, passes, **options).run(module)
 
 
 def format_timing(

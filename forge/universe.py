@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.passes import ModulePass
+from xdsl.transforms import get_all_passes
 from xdsl.universe import Universe
 
 from forge.context import _forge_passes, get_all_dialects
@@ -25,7 +26,6 @@ def _renamed(loader: Callable[[], type[ModulePass]], name: str) -> Callable[[], 
 
 def xdsl_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Forge's passes under names that do not clash with xDSL's."""
-    from xdsl.transforms import get_all_passes
 
     taken = set(get_all_passes())
     return {

@@ -14,15 +14,18 @@ recognises that by storage identity and keeps one entry; the second name becomes
 
 from __future__ import annotations
 
+import io
 import json
 import os
-import weakref
 import tempfile
+import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import torch
+from xdsl.parser import Parser
+from xdsl.printer import Printer
 
 if TYPE_CHECKING:
     from xdsl.context import Context
@@ -198,7 +201,7 @@ class WeightStore:
 
         The header metadata records the aliases and the insertion order of the entries.
         """
-        from safetensors.torch import save_file
+        from safetensors.torch import save_file  # lazy: start-up cost, only files need safetensors
 
         path = Path(path)
         tensors: dict[str, torch.Tensor] = {}
@@ -238,7 +241,7 @@ class WeightStore:
 
         Raises `WeightsError` naming ``path`` if the file is missing, unreadable or inconsistent.
         """
-        from safetensors import safe_open
+        from safetensors import safe_open  # lazy: start-up cost, only files need safetensors
 
         path = Path(path)
         if not path.is_file():
@@ -297,10 +300,6 @@ def save_module(module: str | ModuleOp, store: WeightStore,
     if isinstance(module, str):
         text = module
     else:
-        import io
-
-        from xdsl.printer import Printer
-
         buf = io.StringIO()
         Printer(stream=buf).print_op(module)
         text = buf.getvalue()
@@ -312,19 +311,13 @@ def save_module(module: str | ModuleOp, store: WeightStore,
     return mlir_path, weights_path
 
 
-def load_module(ctx: Context | None,
-                mlir_path: str | os.PathLike[str]) -> tuple[ModuleOp, WeightStore]:
-    """Read ``mlir_path`` and its companion weights; ``ctx=None`` uses `make_context()`.
+def load_module(ctx: Context, mlir_path: str | os.PathLike[str]) -> tuple[ModuleOp, WeightStore]:
+    """Read ``mlir_path`` and its companion weights, parsing in ``ctx`` (the caller's: drivers pass
+    `forge.context.make_context()`, which knows every Forge dialect).
 
     A missing or corrupt weights file raises `WeightsError`; IR parse errors are xDSL's.
     """
-    from xdsl.parser import Parser
-
     mlir_path = Path(mlir_path)
-    if ctx is None:
-        from forge.context import make_context
-
-        ctx = make_context()
     text = mlir_path.read_text()
     store = WeightStore.load(companion_weights_path(mlir_path))
     module = Parser(ctx, text, name=str(mlir_path)).parse_module()

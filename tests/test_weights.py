@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from safetensors.torch import save_file
 
+from forge.context import make_context
 from forge.models import build_model, example_inputs
 from forge.weights import (
     WeightsError,
@@ -265,8 +266,6 @@ builtin.module {
 def _parse(text: str):
     from xdsl.parser import Parser
 
-    from forge.context import make_context
-
     return Parser(make_context(), text).parse_module()
 
 
@@ -287,12 +286,10 @@ def test_save_and_load_module_side_by_side(tmp_path: Path, as_text: bool) -> Non
     assert written == (mlir_path, tmp_path / "sub" / "model.safetensors")
     assert all(p.is_file() for p in written)
 
-    loaded_module, loaded_store = load_module(None, mlir_path)
+    loaded_module, loaded_store = load_module(make_context(), mlir_path)
     loaded_module.verify()
     assert str(loaded_module) == str(module)
     _assert_same_store(store, loaded_store)
-
-    from forge.context import make_context
 
     again, _ = load_module(make_context(), mlir_path)
     assert str(again) == str(module)
@@ -302,7 +299,7 @@ def test_load_module_without_weights_is_a_weights_error(tmp_path: Path) -> None:
     mlir_path = tmp_path / "model.mlir"
     mlir_path.write_text(_IR)
     with pytest.raises(WeightsError, match="model.safetensors"):
-        load_module(None, mlir_path)
+        load_module(make_context(), mlir_path)
 
 
 def test_subset_keeps_only_the_named_entries_and_their_aliases():

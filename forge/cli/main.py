@@ -19,7 +19,8 @@ EMIT_STAGES = ("aten", "npuir", "buffer", "nnfactory-py")
 
 
 def _parser() -> argparse.ArgumentParser:
-    from forge.models import ATTN_IMPLS, ZOO
+    from forge.models import ATTN_IMPLS, ZOO  # lazy: start-up cost, here and below: `forge --help` stays fast
+    from forge.pipelines import DEFAULT_PIPELINE  # lazy: start-up cost
 
     parser = argparse.ArgumentParser(prog="forge", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -36,7 +37,9 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--seed", type=int, default=0, help="seed for weights and inputs")
         p.add_argument("--device", default="CPU", help="OpenVINO device string (CPU, NPU, ...)")
         p.add_argument("--runtime", default="openvino", help="openvino (default) or nnfactory")
-        p.add_argument("--pipeline", help="comma-separated pass pipeline (default: the six passes)")
+        p.add_argument(
+            "--pipeline", help=f"comma-separated pass pipeline (default: {','.join(DEFAULT_PIPELINE)})"
+        )
         p.add_argument("--disable", action="append", default=[], metavar="PASS", help="skip a pass (repeatable)")
         p.add_argument("--report", type=Path, metavar="FILE", help="write the report as JSON")
         p.add_argument("--check", action="store_true", help="measure parity against eager PyTorch")
@@ -74,7 +77,7 @@ def _progress(quiet: bool):
 
 
 def _build(args: argparse.Namespace):
-    from forge.models import build_model, example_inputs
+    from forge.models import build_model, example_inputs  # lazy: start-up cost
 
     model = build_model(args.model, layers=args.layers, attn=args.attn, small=args.small, seed=args.seed)
     inputs = example_inputs(args.model, seq_len=args.seq_len, small=args.small, seed=args.seed)
@@ -82,7 +85,7 @@ def _build(args: argparse.Namespace):
 
 
 def _compile(args: argparse.Namespace, *, keep_stages: bool = False):
-    import forge.compiler as compiler
+    import forge.compiler as compiler  # lazy: start-up cost (torch)
 
     model, inputs = _build(args)
     label = f"{args.model}{'-small' if args.small else ''}" + (f" {args.layers}L" if args.layers else "") + f" ({args.attn})"
@@ -105,8 +108,8 @@ def _compile(args: argparse.Namespace, *, keep_stages: bool = False):
 
 def _compile_tuned(args: argparse.Namespace, model, inputs, label: str):
     """--autotune: the tuner picks pipeline and lowering options; parity is always checked."""
-    from forge.autotune import compile_tuned
-    from forge.compiler import CompileError
+    from forge.autotune import compile_tuned  # lazy: start-up cost
+    from forge.compiler import CompileError  # lazy: start-up cost (torch)
 
     if args.pipeline or args.disable:
         raise CompileError("--autotune chooses the pipeline itself; drop --pipeline/--disable")
@@ -151,7 +154,7 @@ def format_report(report: dict[str, Any]) -> str:
 
 def _emit_stage(args: argparse.Namespace, compiled) -> None:
     if args.emit == "nnfactory-py":
-        from backends.nnfactory.pyemit import emit_python
+        from backends.nnfactory.pyemit import emit_python  # lazy: start-up cost
 
         path = args.output or Path(f"{args.model}_nnfactory.py")
         written = emit_python(compiled.buffer_module, compiled.weights, path, runtime=args.runtime)
@@ -185,7 +188,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
 def _plot_memory(path: Path, compiled) -> int:
     """--plot-memory: draw the buffer IR's plan (forge.analysis.memory_plot)."""
-    from forge.analysis.memory_plot import PlotError, format_bytes, plot_memory
+    from forge.analysis.memory_plot import PlotError, format_bytes, plot_memory  # lazy: start-up cost (matplotlib)
 
     try:
         plan = plot_memory(compiled.buffer_module, path, title=compiled.report["model"])
@@ -241,12 +244,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "models":
-        from forge.models import ZOO
+        from forge.models import ZOO  # lazy: start-up cost
 
         print("\n".join(ZOO))
         return 0
-    from forge.compiler import CompileError
-    from forge.frontend.fx_importer import ImportError_
+    from forge.compiler import CompileError  # lazy: start-up cost (torch)
+    from forge.frontend.fx_importer import ImportError_  # lazy: start-up cost (torch)
 
     try:
         return _cmd_compile(args) if args.command == "compile" else _cmd_run(args)

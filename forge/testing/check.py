@@ -1,6 +1,6 @@
 """Property checks for rewrites: "this pass keeps the IR valid and the function unchanged".
 
-    from forge.testing.check import check_pattern
+    from forge.testing import check_pattern
     check_pattern(FoldPass())                                   # a ModulePass instance
     check_pattern(FoldPass, motifs=["identities", "constant_subgraph"])
     check_pattern(MyPattern(), OtherPattern())                  # RewritePatterns, applied greedily
@@ -11,25 +11,28 @@ asserts that the module still verifies and that the reference interpreter gives 
 the graph's description, the inputs, and the IR before and after.
 
 `assert_preserves_semantics` is the single-case check, for tests that build their own IR.
+
+Importing this module does not need hypothesis (a dev extra): `check_pattern` imports it, and the
+strategies built on it, when it runs a property.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import torch
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import seed as hypothesis_seed
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker, RewritePattern
 
+from forge.context import make_context
 from forge.interpreter import interpret
-from forge.testing.strategies import ALL_MOTIFS, GraphCase, aten_graphs
-from forge.testing.inputs import copy_weights, random_inputs  # noqa: F401 - re-exported
 from forge.weights import WeightStore, attach_weights, weights_of
+
+if TYPE_CHECKING:
+    from forge.testing.strategies import GraphCase
 
 __all__ = ["apply_rewrite", "assert_preserves_semantics", "check_case", "check_pattern", "copy_weights",
            "rewrite_name"]
@@ -53,14 +56,22 @@ def _as_applier(rewrite: Any) -> Callable[[ModuleOp], None]:
     if isinstance(rewrite, type) and issubclass(rewrite, ModulePass):
         rewrite = rewrite()
     if isinstance(rewrite, ModulePass):
-        from forge.context import make_context
-
         ctx = make_context()
         return lambda module: rewrite.apply(ctx, module)
     patterns = [rewrite] if isinstance(rewrite, RewritePattern) else list(rewrite)
     if not patterns or not all(isinstance(p, RewritePattern) for p in patterns):
         raise TypeError(f"expected a ModulePass (instance or class) or RewritePattern(s), got {rewrite!r}")
     return lambda module: PatternRewriteWalker(GreedyRewritePatternApplier(patterns)).rewrite_module(module)
+
+
+def copy_weights(store: WeightStore) -> WeightStore:
+    """A copy of `store` (tensors cloned, aliases kept) so a rewrite cannot disturb the reference."""
+    copy = WeightStore()
+    for name, tensor in store.items():
+        copy.add(name, tensor.clone())
+    for alias, canonical in store.aliases.items():
+        copy.add(alias, copy[canonical])
+    return copy
 
 
 def apply_rewrite(rewrite: Rewrite, module: ModuleOp) -> None:
@@ -169,7 +180,7 @@ def check_case(rewrite: Rewrite, case: GraphCase, *, atol: float = 1e-5, rtol: f
 def check_pattern(
     pattern_or_pass: Rewrite,
     *more_patterns: RewritePattern,
-    motifs: Sequence[str] = ALL_MOTIFS,
+    motifs: Sequence[str] | None = None,
     max_examples: int = 50,
     atol: float = 1e-5,
     rtol: float = 1e-5,
@@ -181,26 +192,45 @@ def check_pattern(
     """Property-test a rewrite with hypothesis on generated graphs (see the module docstring).
 
     Accepts a ModulePass instance or class, or one or more RewritePatterns (positionally or as a
-    list) applied with a greedy `PatternRewriteWalker`.  `on_case(case, rewritten_module)` runs after
+    list) applied with a greedy `PatternRewriteWalker`.  `motifs` defaults to every motif
+    (`forge.testing.strategies.ALL_MOTIFS`).  `on_case(case, rewritten_module)` runs after
     each successful check, for extra assertions (e.g. "attention was fused unless negative").
     `shrink=False` reports the first failing graph as found (faster, less readable).
     Raises AssertionError (from the shrunk failing example) when the rewrite breaks a graph.
     """
-    rewrite: Rewrite = pattern_or_pass
-    if more_patterns:
-        rewrite = [pattern_or_pass, *more_patterns]  # type: ignore[list-item]
+    rewrite: Rewrite = [pattern_or_pass, *more_patterns] if more_patterns else pattern_or_pass
     _as_applier(rewrite)  # reject bad arguments before hypothesis runs
+    hypothesis = _import_hypothesis()
+    # lazy, as the import above: built on hypothesis (a dev extra)
+    from forge.testing.examples_database import namespaced
+    from forge.testing.strategies import ALL_MOTIFS, aten_graphs
 
+    motifs = ALL_MOTIFS if motifs is None else tuple(motifs)
+    Phase, HealthCheck = hypothesis.Phase, hypothesis.HealthCheck
     phases = tuple(Phase) if shrink else tuple(p for p in Phase if p is not Phase.shrink)
+    # Failing graphs are kept per rewrite and motifs: they replay only in the check that found them.
+    database = namespaced(hypothesis.settings().database, repr((rewrite_name(rewrite), motifs, max_ops)))
 
-    @settings(max_examples=max_examples, deadline=None, report_multiple_bugs=False, phases=phases,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(aten_graphs(motifs, max_ops=max_ops))
+    @hypothesis.settings(max_examples=max_examples, deadline=None, report_multiple_bugs=False, phases=phases,
+                         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+                         database=database)
+    @hypothesis.given(aten_graphs(motifs, max_ops=max_ops))
     def property_holds(case: GraphCase) -> None:
         rewritten = check_case(rewrite, case, atol=atol, rtol=rtol)
         if on_case is not None:
             on_case(case, rewritten)
 
     if seed is not None:
-        property_holds = hypothesis_seed(seed)(property_holds)
+        property_holds = hypothesis.seed(seed)(property_holds)
     property_holds()
+
+
+def _import_hypothesis() -> ModuleType:
+    """hypothesis (a dev extra), or an ImportError saying what needs it."""
+    try:
+        import hypothesis  # lazy: a dev extra, needed only to run a property
+    except ImportError as e:
+        raise ImportError(
+            "check_pattern needs hypothesis, a dev extra: pip install 'forge-compiler[dev]'"
+        ) from e
+    return hypothesis

@@ -54,17 +54,24 @@ def _constant_value(value: SSAValue) -> int | None:
     return None
 
 
+def _fold_right_identity(
+    pattern: ForgePattern, op: arith.AddiOp | arith.MuliOp, rewriter: PatternRewriter, identity: int
+) -> None:
+    """Replace `op` by its lhs when its rhs is the constant `identity`; else say why not."""
+    rhs = _constant_value(op.rhs)
+    if rhs is None:
+        return pattern.fail(op, "rhs is not a constant")
+    if rhs != identity:
+        return pattern.fail(op, "rhs is %d, not %d", rhs, identity)
+    rewriter.replace(op, [], [op.lhs])
+
+
 class AddZero(ForgePattern):
     """x + 0 -> x"""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.AddiOp, rewriter: PatternRewriter) -> None:
-        rhs = _constant_value(op.rhs)
-        if rhs is None:
-            return self.fail(op, "rhs is not a constant")
-        if rhs != 0:
-            return self.fail(op, "rhs is %d, not 0", rhs)
-        rewriter.replace(op, [], [op.lhs])
+        _fold_right_identity(self, op, rewriter, 0)
 
 
 class MulOne(ForgePattern):
@@ -72,12 +79,7 @@ class MulOne(ForgePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.MuliOp, rewriter: PatternRewriter) -> None:
-        rhs = _constant_value(op.rhs)
-        if rhs is None:
-            return self.fail(op, "rhs is not a constant")
-        if rhs != 1:
-            return self.fail(op, "rhs is %d, not 1", rhs)
-        rewriter.replace(op, [], [op.lhs])
+        _fold_right_identity(self, op, rewriter, 1)
 
 
 @dataclass(frozen=True)

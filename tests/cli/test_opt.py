@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from forge.cli.opt import EXIT_ERROR, EXIT_INTERNAL, main
+from forge.cli.errors import EXIT_ERROR, EXIT_INTERNAL
+from forge.cli.opt import main
 
 GOOD = """\
 func.func @f(%a: i32, %b: i32) -> i32 {

@@ -1,11 +1,12 @@
 """Semantic checking of a pipeline: which pass changed what the IR computes?
 
-`forge-opt --verify-semantics` attaches a `SemanticChecker` to its pipeline. Before the first pass
-it runs every function of the module in the reference interpreter on seeded random inputs
-(`random_inputs`) and keeps the outputs; after each pass it runs them again and compares every
-output with a dtype-aware tolerance. The first pass whose results differ (or whose output the
-interpreter cannot run) stops the pipeline with a `SemanticMismatch` that names the pass, the
-function, the output, the largest difference and where it is.
+`forge-opt --verify-semantics` attaches a `SemanticChecker` to its pipeline (forge/cli/verify_semantics.py
+builds it from the flags). Before the first pass it runs every function of the module in the
+reference interpreter on seeded random inputs (`random_inputs`, which tests use too) and keeps the
+outputs; after each pass it runs them again and compares every output with a dtype-aware tolerance.
+The first pass whose results differ (or whose output the interpreter cannot run) stops the pipeline
+with a `SemanticMismatch` that names the pass, the function, the output, the largest difference and
+where it is.
 
 Weights come from the WeightStore attached to the module (forge-opt attaches the companion
 `model.safetensors`); without one they are generated, seeded, from the `*.weight` result types
@@ -31,7 +32,7 @@ from xdsl.ir import Operation
 from forge.diagnostics import Diagnostic, one_line, op_location
 from forge.pipeline import PassRecord, PipelineObserver
 
-if TYPE_CHECKING:  # torch is imported when a check runs: forge-opt imports this module always
+if TYPE_CHECKING:  # torch is imported when a check runs (start-up cost): forge-opt imports this module always
     import torch
 
     from forge.weights import WeightStore
@@ -81,29 +82,21 @@ class OutputDifference:
         return f"output #{self.index} ({self.type}) of @{self.function}: {self.what}; {self.tolerance}"
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class SemanticMismatch(Exception):
     """Pass `name` (#`index`+1) changed what the module computes, or left IR that cannot be run."""
 
-    def __init__(
-        self,
-        *,
-        name: str,
-        index: int,
-        before: ModuleOp,
-        difference: OutputDifference | None = None,
-        interpreter_error: str | None = None,
-        op: Operation | None = None,
-        inputs_note: str = "",
-    ):
-        self.name = name
-        self.index = index
-        self.before = before
-        """A copy of the IR the pass was given (for the reproducer)."""
-        self.difference = difference
-        self.interpreter_error = interpreter_error
-        self.op = op
-        """Where to point: the op the interpreter failed on, else the differing output's producer."""
-        self.inputs_note = inputs_note
+    name: str
+    index: int
+    before: ModuleOp
+    """A copy of the IR the pass was given (for the reproducer)."""
+    difference: OutputDifference | None = None
+    interpreter_error: str | None = None
+    op: Operation | None = None
+    """Where to point: the op the interpreter failed on, else the differing output's producer."""
+    inputs_note: str = ""
+
+    def __post_init__(self) -> None:
         super().__init__(self.summary())
 
     def summary(self) -> str:
@@ -157,7 +150,7 @@ def generated_weights(module: ModuleOp, seed: int) -> WeightStore:
     """Seeded weights for every weight the module names, from their types: fan-in scaled normals
     for floats, fair coins for booleans, zeros for integers (integer weights are index buffers,
     such as BERT's token_type_ids, and 0 is a valid index into any table)."""
-    import torch
+    import torch  # lazy, as the imports below: start-up cost (they load torch)
 
     from dialects.torch_types import dtype_of, shape_of
     from forge.weights import WeightStore
@@ -179,6 +172,26 @@ def generated_weights(module: ModuleOp, seed: int) -> WeightStore:
     return store
 
 
+def random_inputs(function: func.FuncOp, seed: int = 0) -> list[torch.Tensor]:
+    """Seeded random tensors matching a function's argument types (floats normal, ints in [0, 5),
+    bools fair coins): inputs for comparing a hand-written function before and after a rewrite."""
+    import torch  # lazy, as the import below: start-up cost (they load torch)
+
+    from dialects.torch_types import dtype_of, shape_of
+
+    gen = torch.Generator().manual_seed(seed)
+    inputs = []
+    for ty in function.function_type.inputs.data:
+        shape, dtype = shape_of(ty), dtype_of(ty)
+        if dtype == torch.bool:
+            inputs.append(torch.rand(shape, generator=gen) > 0.5)
+        elif dtype.is_floating_point:
+            inputs.append(torch.randn(shape, generator=gen).to(dtype))
+        else:
+            inputs.append(torch.randint(0, 5, shape, generator=gen, dtype=dtype))
+    return inputs
+
+
 def function_inputs(function: func.FuncOp, seed: int) -> list[torch.Tensor]:
     """`random_inputs` for one function, or SemanticsError naming an argument that is not a tensor."""
     for i, ty in enumerate(function.function_type.inputs.data):
@@ -188,8 +201,6 @@ def function_inputs(function: func.FuncOp, seed: int) -> list[torch.Tensor]:
                 f"{ty} is not a statically shaped tensor",
                 function,
             )
-    from forge.testing.inputs import random_inputs
-
     return random_inputs(function, seed)
 
 
@@ -217,7 +228,7 @@ def run_functions(
     module: ModuleOp, weights: WeightStore, inputs: dict[str, list[torch.Tensor]]
 ) -> dict[str, tuple[Any, ...]]:
     """Outputs of each function in `inputs`; InterpreterFailure (with the op) if one cannot run."""
-    from forge.interpreter import functions_for
+    from forge.interpreter import functions_for  # lazy: start-up cost (loads torch)
 
     interpreter = Interpreter(module)
     for functions in functions_for(weights):
@@ -253,7 +264,7 @@ def compare_output(
 ) -> tuple[str, str] | None:
     """(what differs, tolerance) between two values of one output, or None when they match
     (then the largest |diff| of matching float outputs is appended to `largest`, if given)."""
-    import torch
+    import torch  # lazy: start-up cost
 
     if not isinstance(before, torch.Tensor) or not isinstance(after, torch.Tensor):
         if type(before) is type(after) and before == after:
@@ -265,7 +276,8 @@ def compare_output(
         return f"dtype {before.dtype} before, {after.dtype} after", "exact"
     a_tol, r_tol = tolerance_for(before.dtype, atol, rtol)
     dtype_name = str(before.dtype).removeprefix("torch.")
-    tolerance = f"atol={a_tol:g}, rtol={r_tol:g} ({dtype_name})" if before.dtype.is_floating_point else f"exact ({dtype_name})"
+    exact = not before.dtype.is_floating_point
+    tolerance = f"exact ({dtype_name})" if exact else f"atol={a_tol:g}, rtol={r_tol:g} ({dtype_name})"
     b, a = before.detach().to(torch.float64), after.detach().to(torch.float64)
     close = torch.isclose(a, b, rtol=r_tol, atol=a_tol, equal_nan=True)
     if bool(close.all()):
@@ -287,13 +299,11 @@ def compare_output(
 
 
 def _type_of(value: Any) -> str:
-    import torch
+    import torch  # lazy, as the import below: start-up cost
 
-    if isinstance(value, torch.Tensor):
-        from dialects.torch_types import type_of
+    from dialects.torch_types import type_of
 
-        return str(type_of(value))
-    return type(value).__name__
+    return str(type_of(value)) if isinstance(value, torch.Tensor) else type(value).__name__
 
 
 class SemanticChecker(PipelineObserver):

@@ -1,10 +1,9 @@
-"""forge.testing.semantics (forge-opt --verify-semantics): comparisons, weights, and the driver."""
+"""forge.semantics (forge-opt --verify-semantics): comparisons, weights, and the driver."""
 
 from __future__ import annotations
 
 import math
 import shlex
-import subprocess
 
 import pytest
 import torch
@@ -14,12 +13,12 @@ from forge import context
 from forge.cli.opt import main as forge_opt
 from forge.context import make_context
 from forge.interpreter import interpret
-from forge.testing.check import random_inputs
-from forge.testing.semantics import (
+from forge.semantics import (
     SemanticChecker,
     SemanticsError,
     compare_output,
     generated_weights,
+    random_inputs,
     tolerance_for,
 )
 from forge.weights import WeightStore

@@ -1,0 +1,150 @@
+"""forge-opt's errors and how they reach the user: exit codes, error types, and `report`.
+
+A user error (a parse error, IR that does not verify, a bad pipeline, a pass failing with a
+diagnostic, a pass that changed the results under --verify-semantics) is one mlir-opt style
+diagnostic with exit code 1, never a traceback; an internal error (a bug in a pass, in Forge or in
+xDSL) prints the traceback, then a diagnostic at the op it was about, and exits 70.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Sequence
+from typing import IO
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import DiagnosticException
+
+from forge.diagnostics import Diagnostic, SourceManager, attached_op, find_failing_op, one_line, op_diagnostic
+from forge.pipeline import PassFailure
+from forge.semantics import SemanticMismatch, SemanticsError
+
+PROG = "forge-opt"
+EXIT_ERROR = 1
+EXIT_INTERNAL = 70
+
+
+class ForgeOptError(Exception):
+    """A user error found by the driver itself (not in the IR): one line, exit code 1."""
+
+    def __init__(
+        self,
+        message: str,
+        notes: Sequence[str] = (),
+        context: Sequence[str] = (),
+        prefix: str = PROG,
+    ):
+        super().__init__(message)
+        self.message = message
+        self.notes = list(notes)
+        self.context = list(context)
+        self.prefix = prefix
+        """Where the error is (`plugin.py:3`), else the program name."""
+
+
+class OutputVerifyError(Exception):
+    """The IR did not verify after the pipeline (it did before)."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(str(error))
+        self.error = error
+
+
+class PassRunError(Exception):
+    """A pass failed; carries the pipeline's `PassFailure` and the reproducer written for it."""
+
+    def __init__(
+        self,
+        failure: PassFailure,
+        reproducer: str | None = None,
+        command: str | None = None,
+        reproducer_error: str | None = None,
+    ):
+        super().__init__(str(failure))
+        self.failure = failure
+        self.error = failure.error
+        self.reproducer = reproducer
+        self.command = command
+        self.reproducer_error = reproducer_error
+
+    def reproducer_notes(self) -> list[str]:
+        """Where the reproducer is and how to run it, or why there is none."""
+        if self.reproducer is not None:
+            return [
+                f"reproducer (the IR before this pass) written to {self.reproducer}",
+                f"reproduce with: {self.command}",
+            ]
+        if self.reproducer_error is not None:
+            return [f"could not write a reproducer: {self.reproducer_error}"]
+        return []
+
+
+def report(
+    error: BaseException,
+    stderr: IO[str],
+    *,
+    sources: SourceManager,
+    module: ModuleOp | None,
+    input_name: str,
+    n_passes: int,
+) -> int:
+    """Print `error`, raised while forge-opt processed `module`, as a diagnostic; return the exit code."""
+    diag = _semantics_diagnostic(error, n_passes, input_name)
+    if diag is not None:
+        print(diag.format(sources), file=stderr)
+        return EXIT_ERROR
+    cause, op, notes = _cause(error, module, n_passes)
+    if isinstance(cause, DiagnosticException):
+        diag, code = op_diagnostic(str(cause), op, fallback=input_name), EXIT_ERROR
+    else:  # an internal error: show where it happened
+        traceback.print_exception(cause, file=stderr)
+        diag, code = _internal_error(cause, op), EXIT_INTERNAL
+    diag.notes += notes
+    print(diag.format(sources), file=stderr)
+    return code
+
+
+def _semantics_diagnostic(error: BaseException, n_passes: int, input_name: str) -> Diagnostic | None:
+    """--verify-semantics errors: an input it cannot check, or a pass that changed the results."""
+    if isinstance(error, SemanticsError):
+        return op_diagnostic(f"--verify-semantics: {error.message}", error.op, fallback=input_name)
+    if isinstance(error, PassRunError) and isinstance(error.error, SemanticMismatch):
+        diag = error.error.diagnostic(n_passes, input_name)
+        diag.notes += error.reproducer_notes()
+        return diag
+    return None
+
+
+def _cause(
+    error: BaseException, module: ModuleOp | None, n_passes: int
+) -> tuple[BaseException, Operation | None, list[str]]:
+    """The error to report, the op it is about and notes on where in the pipeline it happened."""
+    if isinstance(error, PassRunError):
+        failure = error.failure
+        position = f"#{failure.index + 1} of {n_passes}"
+        if failure.kind == "verify":
+            note = f"the IR does not verify after pass '{failure.name}' ({position})"
+            op = find_failing_op(module, failure.error) if module is not None else None
+        else:
+            note = f"while running pass '{failure.name}' ({position})"
+            op = attached_op(failure.error)
+        return error.error, op, [note, *error.reproducer_notes()]
+    if isinstance(error, OutputVerifyError):
+        note = (
+            "the input verified, so a pass in the pipeline produced invalid IR; "
+            "rerun with --verify-each to find it"
+        )
+        op = find_failing_op(module, error.error) if module is not None else None
+        return error.error, op, [note]
+    if isinstance(error, DiagnosticException) and module is not None:
+        return error, find_failing_op(module, error), []
+    return error, None, []
+
+
+def _internal_error(error: BaseException, op: Operation | None) -> Diagnostic:
+    message = f"{type(error).__name__}: {one_line(str(error))}"
+    diag = op_diagnostic(f"internal error: {message}", op, fallback=PROG)
+    if op is not None:  # `'op' op internal error` reads badly
+        diag.message = f"internal error at '{op.name}': {message}"
+    return diag

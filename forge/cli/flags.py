@@ -1,0 +1,136 @@
+"""forge-opt's own command-line flags, as data: one table per `--help` group, in `--help` order.
+
+xDSL's flags (`-p`, `-o`, `--split-input-file`, ...) come from `xDSLOptMain`; `add_forge_flags` adds
+Forge's after them. The modules that act on a flag read it from the parsed namespace
+(debug_output.py, reproducer.py, verify_semantics.py, companion_weights.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from forge.cli.reproducer import REPRODUCER_NAME
+
+Flag = tuple[str, dict[str, Any]]
+
+
+def _switch(name: str, help: str) -> Flag:
+    return name, {"action": "store_true", "help": help}
+
+
+def _value(name: str, metavar: str, help: str, **options: Any) -> Flag:
+    return name, {"metavar": metavar, "help": help, **options}
+
+
+def _repeated(name: str, metavar: str, help: str) -> Flag:
+    return _value(name, metavar, help, action="append", default=[])
+
+
+DEBUG_FLAGS: tuple[Flag, ...] = (
+    _switch(
+        "--timing",
+        "print a table of wall time per pass and phase, op counts before -> after and the patterns that fired most",
+    ),
+    _repeated("--print-ir-before", "PASS", "print the IR before each run of PASS (repeatable, or comma-separated)"),
+    _switch("--print-ir-before-all", "print the IR before every pass"),
+    _repeated("--print-ir-after", "PASS", "print the IR after each run of PASS (repeatable, or comma-separated)"),
+    _switch("--print-ir-after-all", "print the IR after every pass"),
+    _switch(
+        "--print-ir-after-change",
+        "print the IR after a pass only if the pass changed it (compares the printed IR); combines with the "
+        "other --print-ir-after flags",
+    ),
+    _value(
+        "--ir-dump-dir",
+        "DIR",
+        "write the input to DIR/00-input.mlir and, after each pass that changed the IR, DIR/NN-<pass>.mlir "
+        "(NN: position of the pass in the pipeline)",
+    ),
+    _switch("--verify-each", "verify the IR after every pass (default: after parsing and at the end)"),
+    _value(
+        "--reproducer-dir",
+        "DIR",
+        f"when a pass fails, write the IR it was given to DIR/{REPRODUCER_NAME} (default: a new "
+        "forge-opt-reproducer-*.mlir in the system temp directory)",
+    ),
+    _switch("--no-reproducer", "do not keep a copy of the IR before each pass, nor write reproducers"),
+    _switch("--debug-patterns", "print every ForgePattern rewrite: pattern, op and its location"),
+    _value(
+        "--explain-pattern",
+        "NAME",
+        "print where the ForgePattern class NAME fired and why it did not match elsewhere (the reasons its "
+        "self.fail(...) calls gave)",
+    ),
+)
+
+SEMANTICS_FLAGS: tuple[Flag, ...] = (
+    _switch(
+        "--verify-semantics",
+        "run the reference interpreter on seeded random inputs before the pipeline and after every pass; stop "
+        "at the first pass whose results differ, print the difference and write a reproducer (weights: the "
+        "companion .safetensors, else generated from their types)",
+    ),
+    _value(
+        "--verify-semantics-seed",
+        "N",
+        "seed of the inputs (and generated weights) of --verify-semantics (default 0)",
+        type=int,
+        default=0,
+    ),
+    _value(
+        "--verify-semantics-atol",
+        "X",
+        "absolute tolerance for float outputs (default per dtype: 1e-4 for f32)",
+        type=float,
+    ),
+    _value(
+        "--verify-semantics-rtol",
+        "X",
+        "relative tolerance for float outputs (default per dtype: 1e-4 for f32)",
+        type=float,
+    ),
+    _repeated(
+        "--load-pass-plugin",
+        "FILE",
+        "import the Python file FILE, whose passes register with forge.context.register_pass (repeatable; "
+        "mlir-opt's --load-pass-plugin)",
+    ),
+)
+
+VIEW_FLAGS: tuple[Flag, ...] = (
+    _switch(
+        "--view-op-graph",
+        "write the module after the pipeline as a Graphviz DOT graph to stderr (mlir-opt's -view-op-graph): "
+        "ops coloured by device, fused ops double-bordered, data-flow edges, a legend; render with `dot -Tsvg`",
+    ),
+    _value(
+        "--view-op-graph-output",
+        "FILE",
+        "write the --view-op-graph DOT graph to FILE instead of stderr (implies --view-op-graph; with "
+        "--split-input-file, one digraph per chunk)",
+    ),
+)
+
+FLAG_GROUPS: tuple[tuple[str, tuple[Flag, ...]], ...] = (
+    ("Forge debugging flags (mlir-opt names; reports go to stderr)", DEBUG_FLAGS),
+    ("Forge semantic checking and plug-ins", SEMANTICS_FLAGS),
+    ("Forge pictures", VIEW_FLAGS),
+)
+
+PASSES_HELP = (
+    "comma-separated pass pipeline, e.g. 'cse,canonicalize' or 'pass{option=value other=1}' (passes are "
+    "listed below)"
+)
+"""Replaces xDSL's help of `-p`, which lists every pass name on one line."""
+
+
+def add_forge_flags(parser: argparse.ArgumentParser) -> None:
+    """Add Forge's flag groups to a parser that already has xDSL's flags."""
+    for action in parser._actions:
+        if "--passes" in action.option_strings:
+            action.help = PASSES_HELP
+    for title, flags in FLAG_GROUPS:
+        group = parser.add_argument_group(title)
+        for name, options in flags:
+            group.add_argument(name, **options)
