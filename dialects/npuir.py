@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache, lru_cache
 from typing import Any, ClassVar
 
@@ -43,8 +43,8 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
-    FloatAttr,
     Float64Type,
+    FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,

@@ -5,6 +5,7 @@ The top-level names are imported lazily so that `import forge` stays cheap for t
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any
 
 _LAZY = {
@@ -21,10 +22,8 @@ _LAZY = {
 def __getattr__(name: str) -> Any:
     if name not in _LAZY:
         raise AttributeError(f"module 'forge' has no attribute '{name}'")
-    from importlib import import_module as _import
-
     module_name, attr = _LAZY[name]
-    return getattr(_import(module_name), attr)
+    return getattr(import_module(module_name), attr)
 
 
 __all__ = sorted(_LAZY)

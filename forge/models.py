@@ -115,7 +115,7 @@ def make_config(name: str, *, layers: int | None = None, attn: str = "sdpa",
     n_layers = s.layers if layers is None else layers
 
     if name == "gpt2":
-        from transformers import GPT2Config
+        from transformers import GPT2Config  # lazy: start-up cost (transformers)
 
         config = GPT2Config(
             vocab_size=s.vocab, n_positions=s.max_positions, n_embd=s.hidden, n_layer=n_layers,
@@ -126,7 +126,7 @@ def make_config(name: str, *, layers: int | None = None, attn: str = "sdpa",
             bos_token_id=s.vocab - 1, eos_token_id=s.vocab - 1,
         )
     elif name == "llama":
-        from transformers import LlamaConfig
+        from transformers import LlamaConfig  # lazy: start-up cost (transformers)
 
         config = LlamaConfig(
             vocab_size=s.vocab, hidden_size=s.hidden, intermediate_size=s.intermediate,
@@ -136,7 +136,7 @@ def make_config(name: str, *, layers: int | None = None, attn: str = "sdpa",
             use_cache=False, tie_word_embeddings=False,
         )
     else:
-        from transformers import BertConfig
+        from transformers import BertConfig  # lazy: start-up cost (transformers)
 
         config = BertConfig(
             vocab_size=s.vocab, hidden_size=s.hidden, num_hidden_layers=n_layers,
@@ -189,13 +189,13 @@ def build_model(name: str, *, layers: int | None = None, attn: str = "sdpa", sma
     """
     config = make_config(name, layers=layers, attn=attn, small=small)
     if name == "gpt2":
-        from transformers import GPT2LMHeadModel as cls
+        from transformers import GPT2LMHeadModel as cls  # lazy: start-up cost (transformers)
         kwargs: dict[str, Any] = {}
     elif name == "llama":
-        from transformers import LlamaForCausalLM as cls
+        from transformers import LlamaForCausalLM as cls  # lazy: start-up cost (transformers)
         kwargs = {}
     else:
-        from transformers import BertModel as cls
+        from transformers import BertModel as cls  # lazy: start-up cost (transformers)
         # Encoder only: the pooler's output is not part of the contract, and leaving it out keeps
         # its dead weights out of the exported program.
         kwargs = {"add_pooling_layer": False}

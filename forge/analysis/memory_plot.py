@@ -21,7 +21,6 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from dialects import buffer as B
-from dialects import npuir as N
 from forge.analysis.liveness import buffer_liveness
 
 DEVICE_COLOURS = {"npu": "#3182bd", "cpu": "#e6550d"}
@@ -99,7 +98,7 @@ def memory_plan(module: ModuleOp) -> MemoryPlan:
         assert iv.buffer is not None
         start = step_of[iv.start]
         end = steps - 1 if iv.live_out else step_of[iv.end]
-        name = value.name_hint or f"v{start}"  # type: ignore[attr-defined]
+        name = value.name_hint or f"v{start}"
         bars.append(LiveBar(name, iv.buffer, start, end, iv.size, iv.live_out))
     return MemoryPlan(steps, buffers, sorted(bars, key=lambda b: b.start), _device_spans(ops))
 

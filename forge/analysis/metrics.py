@@ -87,7 +87,7 @@ def _device(op: Operation) -> str | None:
     if type(op) in _SOURCES:
         return None
     if _is_npuir(op) or isinstance(op, B.ExecOp):
-        return op.properties["device"].data.value  # type: ignore[attr-defined]
+        return op.properties["device"].data.value
     return None
 
 

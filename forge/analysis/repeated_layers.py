@@ -27,7 +27,7 @@ _LAYER_INDEX = re.compile(r"(?:^|[._])(\d+)[._]")
 def _weight_layer(op: Operation) -> int:
     if op.name != "aten.weight":
         return -1
-    match = _LAYER_INDEX.search(op.properties["name"].data)  # type: ignore[attr-defined]
+    match = _LAYER_INDEX.search(op.properties["name"].data)
     return int(match.group(1)) if match else -1
 
 

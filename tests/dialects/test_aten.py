@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from xdsl.dialects.builtin import ModuleOp, TensorType, f32, i64
+from xdsl.dialects.builtin import TensorType, f32, i64
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import ParseError, VerifyException
 

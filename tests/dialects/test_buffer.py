@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-
 import pytest
-from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr, TensorType, f32, i64
+from xdsl.dialects.builtin import DictionaryAttr, StringAttr, TensorType, i64
 from xdsl.ir import Block
 from xdsl.utils.exceptions import VerifyException
 
@@ -21,8 +20,7 @@ from dialects.buffer import (
     value_device,
 )
 from dialects.npuir import Device
-from tests.dialects.ir_util import t, parse, show
-
+from tests.dialects.ir_util import parse, show, t
 
 PROGRAM = """
 func.func @f() -> tensor<1x4x8xf32> {

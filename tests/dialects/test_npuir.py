@@ -12,7 +12,6 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     TensorType,
     f16,
-    f32,
     i1,
     i64,
 )
@@ -38,8 +37,7 @@ from dialects.npuir import (
     tensor_bytes,
 )
 from forge.context import make_context
-from tests.dialects.ir_util import t, parse, show
-
+from tests.dialects.ir_util import parse, show, t
 
 PROGRAM = """
 func.func @f(%x: tensor<1x4x8xf32>, %w: tensor<16x8xf32>, %q: tensor<1x4x6x2xf32>,
