@@ -12,7 +12,7 @@ DEMO_PIPELINE ?= $(shell $(BIN)/python -c 'from forge.pipelines import OPTIMIZAT
 export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install nnfactory test demo opt-demo docs bench clean-venv
+.PHONY: install nnfactory lint test demo opt-demo docs bench clean-venv
 
 install: $(STAMP)
 
@@ -25,19 +25,26 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -e '.[dev]'
 	touch $@
 
-# pytest and lit both run; the target fails if either fails (a pytest exit code 5,
-# "no tests collected", counts as a failure too).
 # The optional nnfactory runtime (Intel's NNFactory built from its sdist); idempotent, ~1 s when
 # already installed. Tests then require it (FORGE_REQUIRE_NNFACTORY=1) instead of skipping it.
 nnfactory: $(STAMP)
 	PYTHON=$(CURDIR)/$(BIN)/python scripts/install_nnfactory.sh
 
+# ruff (lint + import order) and lint-imports (the layer contracts in pyproject.toml) run first,
+# then pytest and lit; all four run and the target fails if any fails (a pytest exit code 5,
+# "no tests collected", counts as a failure too).
 test: $(STAMP) nnfactory
 	@status=0; \
+	$(BIN)/ruff check . || status=$$?; \
+	$(BIN)/lint-imports --no-cache || status=$$?; \
 	FORGE_REQUIRE_NNFACTORY=1 $(BIN)/python -m pytest || status=$$?; \
 	$(BIN)/lit -v filecheck/ || status=$$?; \
 	if [ $$status -ne 0 ]; then echo "make test: FAILED (exit $$status)" >&2; fi; \
 	exit $$status
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 
 demo: $(STAMP)
 	@mkdir -p out

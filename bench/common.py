@@ -167,10 +167,10 @@ def fit_power_law(xs: Sequence[float], ys: Sequence[float]) -> dict[str, float]:
     n = len(lx)
     mx, my = sum(lx) / n, sum(ly) / n
     sxx = sum((x - mx) ** 2 for x in lx)
-    sxy = sum((x - mx) * (y - my) for x, y in zip(lx, ly))
+    sxy = sum((x - mx) * (y - my) for x, y in zip(lx, ly, strict=True))
     k = sxy / sxx
     log_a = my - k * mx
-    ss_res = sum((y - (log_a + k * x)) ** 2 for x, y in zip(lx, ly))
+    ss_res = sum((y - (log_a + k * x)) ** 2 for x, y in zip(lx, ly, strict=True))
     ss_tot = sum((y - my) ** 2 for y in ly)
     return {"k": k, "a": math.exp(log_a), "r2": 1 - ss_res / ss_tot if ss_tot > 0 else 1.0}
 

@@ -76,7 +76,9 @@ def _warm_up(workers: dict[str, Worker]) -> None:
             worker.request("build")
 
 
-def _measure(spec: common.ModelSpec, quick: bool, repeats: dict[str, int], workers: dict[str, Worker]) -> dict[str, Any]:
+def _measure(
+    spec: common.ModelSpec, quick: bool, repeats: dict[str, int], workers: dict[str, Worker]
+) -> dict[str, Any]:
     for worker in workers.values():
         info = worker.request("load", model=spec.name, attn=spec.attn, quick=quick)
     samples: dict[str, list[dict[str, Any]]] = {s: [] for s in peers.COMPILERS}
@@ -310,12 +312,14 @@ def _forge_table(mr: dict[str, Any]) -> str:
 
 def _profile_table(label: str, mr: dict[str, Any]) -> str:
     p = mr["profile"]
-    rows = [[r["stage"].replace("  ", "&nbsp;&nbsp;"), common.ms(r["ms"]), f"{r['share_of_compile']:.0%}"] for r in p["stages"]]
+    rows = [[r["stage"].replace("  ", "&nbsp;&nbsp;"), common.ms(r["ms"]), f"{r['share_of_compile']:.0%}"]
+            for r in p["stages"]]
     text = (f"\ncProfile of one `forge.compile` ({label}, {common.ms(p['total_ms'])} ms under the profiler; "
             "read the shares):\n\n" + common.table(["stage (cumulative)", "ms", "share"], rows))
     fn_rows = [[f"`{f['function']}`", f["calls"], common.ms(f["own_ms"]), common.ms(f["cumulative_ms"])]
                for f in p["top_functions"]]
-    return text + "\nTop functions by own time:\n\n" + common.table(["function", "calls", "own ms", "cumulative ms"], fn_rows)
+    return text + "\nTop functions by own time:\n\n" + common.table(
+        ["function", "calls", "own ms", "cumulative ms"], fn_rows)
 
 
 def _figure(result: dict[str, Any], figures: Path) -> str:
@@ -324,7 +328,7 @@ def _figure(result: dict[str, Any], figures: Path) -> str:
     fig, axes = plt.subplots(1, len(labels), figsize=(6.2 * len(labels), 3.6), squeeze=False)
     parts = (("torch.export", "#9467bd"), ("compiler work", "#d62728"), ("device compile", "#1f77b4"),
              ("first call (all)", "#ff7f0e"))
-    for ax, label in zip(axes[0], labels):
+    for ax, label in zip(axes[0], labels, strict=True):
         m = result["models"][label]["medians"]
         systems = list(peers.COMPILERS)
         for i, system in enumerate(systems):
@@ -338,8 +342,9 @@ def _figure(result: dict[str, Any], figures: Path) -> str:
             else:
                 segs = [0, 0, 0, st["first_call"]]
             left = 0.0
-            for (name, color), width in zip(parts, segs):
-                ax.barh(i, width / 1e3, left=left, color=color, label=name if i == 0 or system == "torch.compile" else None)
+            for (name, color), width in zip(parts, segs, strict=True):
+                ax.barh(i, width / 1e3, left=left, color=color,
+                        label=name if i == 0 or system == "torch.compile" else None)
                 left += width / 1e3
             ax.text(left, i, f" {m[system]['to_runnable_ms'] / 1e3:.1f} s", va="center", fontsize=8)  # as in the table
         ax.set_yticks(range(len(systems)), systems)
@@ -349,7 +354,7 @@ def _figure(result: dict[str, Any], figures: Path) -> str:
         ax.margins(x=0.18)
     fig.tight_layout()
     handles, names = axes[0][0].get_legend_handles_labels()
-    unique = dict(zip(names, handles))
+    unique = dict(zip(names, handles, strict=True))
     fig.legend(unique.values(), unique.keys(), loc="upper center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, 0.0))
     return common.save_figure(fig, figures, "compile_time", "compile time by system") + \
         ("\n*Bars stack the stages' medians; the label is the median time to runnable. ONNX Runtime's bar puts "

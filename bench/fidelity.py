@@ -96,7 +96,7 @@ def _figure(result: dict[str, Any], figures: Path) -> str:
     plt = common.pyplot()
     labels = list(result["models"])
     fig, axes = plt.subplots(1, len(labels), figsize=(5.6 * len(labels), 3.4), squeeze=False)
-    for ax, label in zip(axes[0], labels):
+    for ax, label in zip(axes[0], labels, strict=True):
         per_seq = result["models"][label]["per_sequence"]
         data = [[max(r["max_abs"], 1e-12) for r in per_seq[s]] for s in SYSTEMS]
         ax.boxplot(data, tick_labels=list(SYSTEMS))

@@ -140,7 +140,8 @@ def render(result: dict[str, Any], figures: Path) -> str:
             ["pipeline", "est. µs", "dispatches", "MB moved", "GFLOP", "transfer µs"],
             [[name, f"{c['total_us']:.0f}", sum(c["dispatches"].values()), f"{c['bytes_moved'] / 1e6:.1f}",
               f"{c['gflops']:.2f}", f"{c['transfer_us']:.0f}"]
-             for name, c in (("default", d), ("fusions off", n), ("fusions and layout off", m["cost_no_fusion_no_layout"]))]))
+             for name, c in (("default", d), ("fusions off", n),
+                             ("fusions and layout off", m["cost_no_fusion_no_layout"]))]))
         parts.append("\nAblation (one pass disabled, every occurrence):\n")
         parts.append(_ablation_plot(label, m["ablation"], figures))
         base = m["ablation"][0]
@@ -159,7 +160,8 @@ def render(result: dict[str, Any], figures: Path) -> str:
             f"Chosen: *{t['chosen']['label']}*, modelled gain over the default "
             f"x{t['gain_over_default']:.3f}; measured latency {t['chosen_latency_ms']['median']:.2f} ms vs "
             f"default {t['default_latency_ms']['median']:.2f} ms.\n")
-        parts.append(common.table(["top configurations", "est. µs"], [[r["label"], f"{r['us']:.0f}"] for r in t["top"]]))
+        parts.append(common.table(["top configurations", "est. µs"],
+                                  [[r["label"], f"{r['us']:.0f}"] for r in t["top"]]))
         parts.append("")
     return "\n".join(parts) + "\n"
 

@@ -94,7 +94,8 @@ def profile_executor(compiled: Any, x: torch.Tensor, calls: int = PROFILE_CALLS)
     for key, v in entries.items():
         if key in kinds:
             shares[kinds[key]] += v[3]
-    clone = sum(v[3] for (file, _, name), v in entries.items() if name == "<method 'clone' of 'torch._C.TensorBase' objects>")
+    clone_name = "<method 'clone' of 'torch._C.TensorBase' objects>"
+    clone = sum(v[3] for (file, _, name), v in entries.items() if name == clone_name)
     shares["output copy"] = clone
     shares["other (dispatch, binding)"] = max(total - sum(shares.values()), 0.0)
     return {"calls": calls, "run_ms": total * 1e3 / calls,
@@ -183,7 +184,8 @@ def _cei_table(mr: dict[str, Any]) -> str:
     c = cei(mr)
     rows = [[peer, f"{v['speedup']:.2f}x", f"{v['cei']:.3f}"] for peer, v in c["vs_peer"].items()]
     text = (f"\n**Compilation Efficiency Index** (latency speed-up over the peer / Forge's compile seconds, "
-            f"{c['forge_compile_s']:.2f} s to runnable):\n\n" + common.table(["peer", "Forge speed-up", "CEI (1/s)"], rows))
+            f"{c['forge_compile_s']:.2f} s to runnable):\n\n"
+            + common.table(["peer", "Forge speed-up", "CEI (1/s)"], rows))
     rows = [[s, f"{v['speedup']:.2f}x", f"{v['compile_s']:.2f}", f"{v['cei']:.3f}"] for s, v in c["vs_eager"].items()]
     return text + ("\nEvery compiler's own index against eager (speed-up over eager / its compile seconds):\n\n"
                    + common.table(["system", "speed-up over eager", "compile s", "CEI vs eager (1/s)"], rows))
@@ -193,7 +195,7 @@ def _figure(result: dict[str, Any], figures: Path) -> str:
     plt = common.pyplot()
     labels = list(result["models"])
     fig, axes = plt.subplots(1, len(labels), figsize=(5.6 * len(labels), 3.6), squeeze=False)
-    for ax, label in zip(axes[0], labels):
+    for ax, label in zip(axes[0], labels, strict=True):
         summ = result["models"][label]["summary"]
         samples = result["models"][label]["samples"]
         systems = list(peers.SYSTEMS)

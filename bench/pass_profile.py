@@ -93,7 +93,7 @@ def _figure(result: dict[str, Any], figures: Path) -> str:
     plt = common.pyplot()
     labels = list(result["models"])
     fig, axes = plt.subplots(1, len(labels), figsize=(5.8 * len(labels), 3.8), squeeze=False)
-    for ax, label in zip(axes[0], labels):
+    for ax, label in zip(axes[0], labels, strict=True):
         passes = result["models"][label]["passes"]
         names = [f"{p['position']}. {p['name']}" for p in passes]
         colors = ["#d62728" if p["stage"] == "optimization" else "#7f7f7f" for p in passes]

@@ -103,7 +103,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    rows = [measure(m, a, layers=args.layers, seq_len=args.seq_len, repeat=args.repeat) for m in args.models for a in args.attn]
+    rows = [measure(m, a, layers=args.layers, seq_len=args.seq_len, repeat=args.repeat)
+            for m in args.models for a in args.attn]
     print(f"{'model':<14}{'L':>3}{'export ms':>11}{'import ms':>11}{'ops':>6}{'->':>4}{'opt':>5}{'reduct':>8}"
           f"{'sdpa':>6}{'6 passes ms':>13}{'lower ms':>10}{'vregs':>7}{'bufs':>6}{'peak naive':>13}{'planned':>12}"
           f"{'trans (pinned)':>16}")
@@ -115,7 +116,8 @@ def main() -> None:
               f"{p['peak_bytes_naive']:>13,}{p['peak_bytes_planned']:>12,}"
               f"{q['transitions_before']:>8} -> {q['transitions_after']:<4}")
     for r in rows:
-        print(f"\n{r['model']}-{r['attn']}: " + ", ".join(f"{p['name']} {p['ms']:.1f} ms ({p['ops_before']}->{p['ops_after']})" for p in r["passes"]))
+        passes = ", ".join(f"{p['name']} {p['ms']:.1f} ms ({p['ops_before']}->{p['ops_after']})" for p in r["passes"])
+        print(f"\n{r['model']}-{r['attn']}: " + passes)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(rows, indent=2))

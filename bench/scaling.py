@@ -131,7 +131,7 @@ def _figure(result: dict[str, Any], figures: Path) -> str:
     styles = {"forge own work": ("#d62728", "o"), "forge to artifact": ("#8c1d1d", "s"),
               "openvino convert_model": ("#1f77b4", "o"), "openvino to artifact": ("#0b3c61", "s"),
               "torch.export": ("#9467bd", "^")}
-    for ax, label in zip(axes[0], labels):
+    for ax, label in zip(axes[0], labels, strict=True):
         mr = result["models"][label]
         xs = [p["layers"] for p in mr["points"]]
         for name, (color, marker) in styles.items():

@@ -103,7 +103,8 @@ def _handle(state: _State, request: dict[str, Any]) -> dict[str, Any]:
         return {"layers": state.model.config.num_hidden_layers, "parameters": parameter_count(state.model)}
     if op == "build":
         built = peers.build(state.system, state.model, state.inputs)
-        sample = {"stages": built.stages, "to_artifact_ms": built.to_artifact_ms, "to_runnable_ms": built.to_runnable_ms}
+        sample = {"stages": built.stages, "to_artifact_ms": built.to_artifact_ms,
+                  "to_runnable_ms": built.to_runnable_ms}
         if "own_ms" in built.extra:
             sample["own_ms"] = built.extra["own_ms"]
         if request.get("sanity"):  # the built thing computes the model (else its time means nothing)

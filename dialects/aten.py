@@ -17,6 +17,9 @@ generated from the table in `dialects/fused_kernels.py` (`FUSED_OPS`).
 `aten.weight` names a WeightStore entry (no data in the IR); `aten.constant` holds a small dense value.
 """
 
+# Why one module of ~800 lines: one dialect per file (docs/architecture.md). Most of it is the op
+# table at the bottom, one line per ATen overload; the generic machinery above it serves every row.
+
 from __future__ import annotations
 
 import math
@@ -287,7 +290,9 @@ class AtenOp(IRDLOperation):
         shapes = [shape_of(v.type) for v in self.operands]
         try:
             shape = broadcast_shapes(*shapes)
-            probes = [torch.ones((1,) * len(s), dtype=dtype_of(v.type)) for s, v in zip(shapes, self.operands)]
+            probes = [
+                torch.ones((1,) * len(s), dtype=dtype_of(v.type)) for s, v in zip(shapes, self.operands, strict=True)
+            ]
             args, kwargs = self.call_arguments(probes, device=torch.device("cpu"))
             out = self.SIGNATURE.target(*args, **kwargs)
         except Exception as err:  # torch reports invalid operands as assorted exception types

@@ -255,7 +255,9 @@ def is_valid_attribute(kind: ArgKind, attr: Attribute) -> bool:
     if kind is ArgKind.DEVICE:
         return isinstance(attr, StringAttr) and _is_device(attr.data)
     if kind in (ArgKind.LAYOUT, ArgKind.MEMORY_FORMAT):
-        return isinstance(attr, StringAttr) and isinstance(getattr(torch, attr.data, None), (torch.layout, torch.memory_format))
+        return isinstance(attr, StringAttr) and isinstance(
+            getattr(torch, attr.data, None), (torch.layout, torch.memory_format)
+        )
     return True
 
 

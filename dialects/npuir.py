@@ -28,6 +28,10 @@ Helpers for the lowering and backends: `npuir_kinds()`, `op_class()`, `op_params
 (builds an op from plain Python values with `Operation.create`).
 """
 
+# Why one module of ~1,300 lines: one dialect per file (docs/architecture.md). Its op classes are the
+# verifiers of the npuir kinds and share the parameter and syntax machinery above them; what a kind
+# computes, costs and becomes on a device lives in the kind table (forge/kinds), not here.
+
 from __future__ import annotations
 
 import math
@@ -220,8 +224,9 @@ def _shapes_agree(a: Sequence[int], b: Sequence[int]) -> bool:
 
 def _broadcasts_to(shape: Sequence[int], target: Sequence[int]) -> bool:
     """Whether `shape` numpy-broadcasts to exactly `target`."""
+    # Trailing dims align; target's extra leading dims are what `shape` broadcasts into.
     return len(shape) <= len(target) and all(
-        s == 1 or _dims_agree(s, t) for s, t in zip(reversed(shape), reversed(target))
+        s == 1 or _dims_agree(s, t) for s, t in zip(reversed(shape), reversed(target), strict=False)
     )
 
 
@@ -727,7 +732,7 @@ class LinearOp(ComputeOp):
     def check(cls, ins: Sequence[TensorType], out: TensorType, p: Params) -> None:
         x, w, *bias = ins
         _check_rank("x", x, 1)
-        _same_element("element types", {"x": x, "w": w, **{"bias": b for b in bias}})
+        _same_element("element types", {"x": x, "w": w, **({"bias": bias[-1]} if bias else {})})
         n = _check_weight(x, w, p.get_flag("transpose_w"), "w")
         for b in bias:
             if not _shapes_agree(b.get_shape(), (n,)):
@@ -875,7 +880,8 @@ class _NormOp(ComputeOp, ABC):
         if eps is None or not eps >= 0:
             raise VerifyException(f"eps {eps} is not a non-negative number")
         normalized = x.get_shape()[axis:]
-        for name, t in zip(cls.AFFINE, affine):
+        # Affine operands are optional trailing ones: `affine` may be shorter than AFFINE.
+        for name, t in zip(cls.AFFINE, affine, strict=False):
             if not _shapes_agree(t.get_shape(), normalized):
                 raise VerifyException(
                     f"{name} shape {fmt_shape(t.get_shape())} does not match normalized "
@@ -1105,7 +1111,7 @@ class SliceOp(_MoveOneOp):
                 f"for rank {len(shape)}"
             )
         expected: list[int] = []
-        for axis, (start, end, step, dim) in enumerate(zip(starts, ends, steps, shape)):
+        for axis, (start, end, step, dim) in enumerate(zip(starts, ends, steps, shape, strict=True)):
             bound = end if dim == DYNAMIC_INDEX else dim
             if step < 1 or not 0 <= start <= end <= bound:
                 raise VerifyException(
@@ -1135,7 +1141,7 @@ class ConcatOp(DataMovementOp):
         for i, t in enumerate(ins):
             shape = t.get_shape()
             if len(shape) != rank or not all(
-                _dims_agree(a, b) for j, (a, b) in enumerate(zip(shape, first.get_shape())) if j != axis
+                _dims_agree(a, b) for j, (a, b) in enumerate(zip(shape, first.get_shape(), strict=True)) if j != axis
             ):
                 raise VerifyException(
                     f"input {i} shape {fmt_shape(shape)} does not match input 0 shape "

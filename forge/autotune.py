@@ -315,7 +315,9 @@ class TuningReport:
         return "\n".join(lines)
 
 
-def tune(module: ModuleOp, weights: WeightStore | None = None, configs: Sequence[TuningConfig] | None = None) -> TuningReport:
+def tune(
+    module: ModuleOp, weights: WeightStore | None = None, configs: Sequence[TuningConfig] | None = None
+) -> TuningReport:
     """Score `configs` (default `search_space()`) on an imported aten module (left unchanged)."""
     start, cpu_start = time.perf_counter(), time.process_time()
     configs = list(configs) if configs is not None else search_space()

@@ -182,7 +182,9 @@ def compile(
     """Compile `model` for the static shapes of `example_args`; see the module docstring."""
     model, example_args = _cast(model, example_args, dtype)
     times = StageTimes()
-    imported: ImportedProgram = _timed("export + import", times, "import_ms", progress, lambda: import_module(model, example_args))
+    imported: ImportedProgram = _timed(
+        "export + import", times, "import_ms", progress, lambda: import_module(model, example_args)
+    )
     times.export_ms, times.import_ms = imported.export_ms, imported.import_ms
     with _gc_paused():
         return _compile_imported(
@@ -192,7 +194,10 @@ def compile(
         )
 
 
-def _compile_imported(model, example_args, imported, times, *, pipeline, disable, device, runtime, check, name, keep_stages, progress, lowering=None) -> CompiledModel:
+def _compile_imported(
+    model, example_args, imported, times, *, pipeline, disable, device, runtime, check, name, keep_stages, progress,
+    lowering=None,
+) -> CompiledModel:
     """Everything after import: passes, lowering (`lowering` overrides the aten → npuir →
     schedule part, e.g. with affinity options), emission, device compile, report."""
     module = imported.module
@@ -205,14 +210,17 @@ def _compile_imported(model, example_args, imported, times, *, pipeline, disable
     stages: dict[str, str] = {}
     if keep_stages:
         stages["aten"] = str(module)
-    _timed("lowering to npuir", times, "lower_ms", progress, lambda: run_passes(module, lowering if lowering is not None else LOWER_TO_NPUIR))
+    lower_spec = lowering if lowering is not None else LOWER_TO_NPUIR
+    _timed("lowering to npuir", times, "lower_ms", progress, lambda: run_passes(module, lower_spec))
     if keep_stages:
         stages["npuir"] = str(module)
     _timed("memory planning", times, "lower_ms", progress, lambda: run_passes(module, PLAN_MEMORY))
     if keep_stages:
         stages["buffer"] = str(module)
     compiled = _emit(module, imported.weights, runtime=runtime, device=device, times=times, progress=progress)
-    result = CompiledModel(compiled, module, imported.weights, imported.inputs, runtime=runtime, device=device, stages=stages)
+    result = CompiledModel(
+        compiled, module, imported.weights, imported.inputs, runtime=runtime, device=device, stages=stages
+    )
     result.report = _report(
         name or type(model).__name__, imported, records, times, module, compiled,
         ops_imported=ops_imported, ops_optimized=ops_optimized, fused_attention=fused_attention,
@@ -223,11 +231,16 @@ def _compile_imported(model, example_args, imported, times, *, pipeline, disable
     return result
 
 
-def _emit(module: ModuleOp, weights: WeightStore, *, runtime: str, device: str, times: StageTimes, progress: Progress | None):
+def _emit(
+    module: ModuleOp, weights: WeightStore, *, runtime: str, device: str, times: StageTimes, progress: Progress | None
+):
     from backends.nnfactory.emitter import emit  # lazy: start-up cost (openvino), paid only when emitting
     from backends.nnfactory.executor import CompiledNPUExecutor  # lazy: start-up cost (openvino)
 
-    program = _timed("emit NNFactory segments", times, "emit_ms", progress, lambda: emit(module, weights, runtime=runtime, device=device))
+    program = _timed(
+        "emit NNFactory segments", times, "emit_ms", progress,
+        lambda: emit(module, weights, runtime=runtime, device=device),
+    )
     times.device_compile_ms += program.compile_ms
     times.emit_ms -= program.compile_ms
     return CompiledNPUExecutor(program)
@@ -258,7 +271,13 @@ def _report(model_name, imported, records, times, module, executor, **fields) ->
         "export_ms": round(times.export_ms, 3),
         "import_ms": round(times.import_ms, 3),
         "passes": [
-            {"name": r.name, "ms": round(r.wall_ms, 3), "ops_before": r.ops_before, "ops_after": r.ops_after, "fired": dict(r.fired)}
+            {
+                "name": r.name,
+                "ms": round(r.wall_ms, 3),
+                "ops_before": r.ops_before,
+                "ops_after": r.ops_after,
+                "fired": dict(r.fired),
+            }
             for r in records
         ],
         "passes_ms": round(times.passes_ms, 3),
@@ -350,7 +369,11 @@ def load(directory: str | Path, *, runtime: str | None = None, device: str | Non
             f"{directory}: cannot build the program of {SAVED_IR} with {SAVED_WEIGHTS} for {target}: "
             f"{type(err).__name__}: {one_line(str(err))}"
         ) from err
-    report = {**meta.get("report", {}), "emit_ms": round(times.emit_ms, 3), "device_compile_ms": round(times.device_compile_ms, 3)}
+    report = {
+        **meta.get("report", {}),
+        "emit_ms": round(times.emit_ms, 3),
+        "device_compile_ms": round(times.device_compile_ms, 3),
+    }
     return CompiledModel(executor, module, weights, inputs, report=report, runtime=runtime, device=device)
 
 
@@ -449,11 +472,17 @@ def _meta_inputs(directory: Path, entries: list[Any], fn) -> list[InputSpec]:
     meta = directory / SAVED_META
     args = fn.body.block.args
     if len(entries) != len(args):
-        raise LoadError(f"{meta}: {len(entries)} input(s), but @{fn.sym_name.data} in {directory / SAVED_IR} takes {len(args)}")
+        raise LoadError(
+            f"{meta}: {len(entries)} input(s), but @{fn.sym_name.data} in {directory / SAVED_IR} takes {len(args)}"
+        )
     specs = []
     for i, (entry, arg) in enumerate(zip(entries, args, strict=True)):
         spec = _input_spec(meta, i, entry)
-        if not isinstance(arg.type, TensorType) or tuple(arg.type.get_shape()) != spec.shape or dtype_of(arg.type) != spec.dtype:
+        if (
+            not isinstance(arg.type, TensorType)
+            or tuple(arg.type.get_shape()) != spec.shape
+            or dtype_of(arg.type) != spec.dtype
+        ):
             raise LoadError(
                 f"{meta}: input {i} is {spec.dtype} {list(spec.shape)}, but {directory / SAVED_IR} takes {arg.type}"
             )
@@ -462,7 +491,9 @@ def _meta_inputs(directory: Path, entries: list[Any], fn) -> list[InputSpec]:
 
 
 def _input_spec(meta: Path, index: int, entry: Any) -> InputSpec:
-    bad = LoadError(f"{meta}: input {index} should be {{name: str, shape: [int, ...], dtype: 'torch.<dtype>'}}, not {entry!r}")
+    bad = LoadError(
+        f"{meta}: input {index} should be {{name: str, shape: [int, ...], dtype: 'torch.<dtype>'}}, not {entry!r}"
+    )
     if not isinstance(entry, dict):
         raise bad
     name, shape, dtype_name = entry.get("name"), entry.get("shape"), entry.get("dtype")

@@ -217,7 +217,9 @@ def _aten_default(spec: Any) -> str:
     if spec.kind is ArgKind.GENERATOR:
         return "none"
     if not spec.has_default:
-        return "required" if not spec.kind.is_tensor or spec.kind is not ArgKind.OPT_TENSOR else "required (may be `none`)"
+        if not spec.kind.is_tensor or spec.kind is not ArgKind.OPT_TENSOR:
+            return "required"
+        return "required (may be `none`)"
     value = spec.default
     if value is None:
         return "absent (`none`)" if spec.kind.is_tensor else "none (not stored)"

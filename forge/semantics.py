@@ -387,7 +387,7 @@ class SemanticChecker(PipelineObserver):
             return OutputDifference(function, min(len(expected), len(got)), "results",
                                     f"{len(expected)} results before, {len(got)} after", "exact")
         largest: list[float] = []
-        for i, (b, a) in enumerate(zip(expected, got)):
+        for i, (b, a) in enumerate(zip(expected, got, strict=True)):
             found = compare_output(b, a, self.atol, self.rtol, largest)
             if found is not None:
                 return OutputDifference(function, i, _type_of(b), *found)

@@ -96,7 +96,9 @@ def check_block(block: Block) -> None:
         buf = op.out_buffer()
         bid = buf.buffer_id
         if not isinstance(out.owner, B.AllocOp) or table.get(bid) != buf:
-            raise AllocationError(op, bid, f"{describe(op)} writes buffer {bid}, which is not allocated in this function")
+            raise AllocationError(
+                op, bid, f"{describe(op)} writes buffer {bid}, which is not allocated in this function"
+            )
         prev = holds.get(bid)
         if prev is not None and last_read.get(prev, -1) >= pos:
             end = last_read[prev]

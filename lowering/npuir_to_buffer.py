@@ -7,7 +7,7 @@ Pass `lower-npuir-to-buffer`. The op order of the npuir function is the schedule
    read on the other device than the one it lives on (graph inputs live on the cpu; weights and
    constants are device-neutral and never move) is copied by a `buffer.transfer`, placed at the
    start of the first segment that reads it and reused by later segments of that device.
-2. Liveness (`forge.analysis.liveness.live_ranges`) over the resulting steps (transfers and
+2. Liveness (`lowering.liveness.live_ranges`) over the resulting steps (transfers and
    execs): a value is live from the step that writes it to its last reader; returned values are
    live to the end.
 3. Linear scan (`linear_scan`), per device: walk values in definition order; first release the
@@ -42,8 +42,8 @@ from xdsl.passes import ModulePass
 
 from dialects import buffer as B
 from dialects import npuir as N
-from forge.analysis.liveness import LIVE_OUT, Interval, live_ranges
 from forge.diagnostics import pass_failure
+from lowering.liveness import LIVE_OUT, Interval, live_ranges
 from lowering.stats import PassStats, functions
 
 # ============================================================================ linear scan
@@ -196,7 +196,7 @@ def lower_block(block: Block) -> tuple[Block, PlanStats]:
 
     # 4. emission
     new = Block(arg_types=block.arg_types)
-    for old_arg, new_arg in zip(block.args, new.args):
+    for old_arg, new_arg in zip(block.args, new.args, strict=True):
         new_arg.name_hint = old_arg.name_hint
     ops: list[Operation] = []
     bufs: list[SSAValue] = []
@@ -208,7 +208,7 @@ def lower_block(block: Block) -> tuple[Block, PlanStats]:
     vmap: dict[Hashable, SSAValue] = {}
     for op in sources:
         vmap[op.results[0]] = _source(op, ops)
-    for (kind, key, what, reads), iv in zip(steps, intervals):
+    for (kind, key, what, reads), iv in zip(steps, intervals, strict=True):
         assert iv.buffer is not None
         ins = [vmap[r] for r in reads]
         if kind == "exec":

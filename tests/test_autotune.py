@@ -100,8 +100,11 @@ def test_alpha_zero_fuses_nothing_and_one_everything(name: str) -> None:
     assert counts[0.0] == 0
     default, _ = _imported(name)
     run_passes(default, "dce,cse,fold,fuse-ops")
-    assert counts[1.0] == sum(1 for op in default.walk() if op.name in
-                              ("aten.fused_linear", "aten.gated_mlp", "aten.rms_norm", "aten.add_layer_norm", "aten.gelu"))
+    assert counts[1.0] == sum(
+        1
+        for op in default.walk()
+        if op.name in ("aten.fused_linear", "aten.gated_mlp", "aten.rms_norm", "aten.add_layer_norm", "aten.gelu")
+    )
     assert counts[0.0] <= counts[0.25] <= counts[0.5] <= counts[1.0]
     assert counts[0.25] < counts[1.0]
 

@@ -43,7 +43,9 @@ def test_explicit_locations_win():
 
 
 def test_failing_op_and_diagnostic():
-    module = parse_with_locations(make_context(), IR.replace('  %d, %e = "test.two"() : () -> (i32, i32)\n', ""), "in.mlir")
+    module = parse_with_locations(
+        make_context(), IR.replace('  %d, %e = "test.two"() : () -> (i32, i32)\n', ""), "in.mlir"
+    )
     with pytest.raises(VerifyException) as info:
         module.verify()
     op = find_failing_op(module, info.value)

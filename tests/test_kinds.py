@@ -161,7 +161,7 @@ def test_the_torch_source_computes_the_reference(kind):
     scope: dict = {"torch": torch, "F": torch.nn.functional, "np": np, "math": math}
     exec(_HELPERS, scope)
     names = [f"in_{i}" for i in range(len(inputs))]
-    scope.update(zip(names, inputs))
+    scope.update(zip(names, inputs, strict=True))
     assert_same([eval(cpu_expr(step, names), scope)], [want])
 
 

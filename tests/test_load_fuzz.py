@@ -222,12 +222,21 @@ def _cases() -> list[Case]:
     for key in ("format", "runtime", "device", "inputs", "report", "files"):
         cases.append(Case(f"meta-remove-{key}", _edit_meta(lambda m, k=key: m.pop(k)), META, False))
         for kind, value in (("null", None), ("int", 7), ("str", "x"), ("list", [1]), ("dict", {"a": 1})):
-            cases.append(Case(f"meta-{key}-{kind}", _edit_meta(lambda m, k=key, v=value: m.__setitem__(k, v)), META, False))
+            cases.append(
+                Case(f"meta-{key}-{kind}", _edit_meta(lambda m, k=key, v=value: m.__setitem__(k, v)), META, False)
+            )
     for field in ("name", "shape", "dtype"):
-        cases.append(Case(f"meta-input-remove-{field}", _edit_meta(lambda m, f=field: m["inputs"][0].pop(f)), META, False))
+        cases.append(
+            Case(f"meta-input-remove-{field}", _edit_meta(lambda m, f=field: m["inputs"][0].pop(f)), META, False)
+        )
         for kind, value in (("null", None), ("int", 3), ("list", ["a"])):
             cases.append(
-                Case(f"meta-input-{field}-{kind}", _edit_meta(lambda m, f=field, v=value: m["inputs"][0].__setitem__(f, v)), META, False)
+                Case(
+                    f"meta-input-{field}-{kind}",
+                    _edit_meta(lambda m, f=field, v=value: m["inputs"][0].__setitem__(f, v)),
+                    META,
+                    False,
+                )
             )
     for case_id, edit in (
         ("inputs-empty", lambda m: m.__setitem__("inputs", [])),
@@ -268,7 +277,8 @@ def _cases() -> list[Case]:
         ("func-renamed", _sub("@forward", "@backward", 1)),
         ("func-arg-type", _sub("(%ids: tensor<1x8xi64>)", "(%ids: tensor<1x9xi64>)", 1)),
         ("result-type", _sub("-> tensor<1x8x32xf32> {", "-> tensor<1x8x31xf32> {", 1)),
-        ("second-function", lambda t: t.replace("func.func @forward", "func.func @other() {\n  func.return\n}\nfunc.func @forward", 1)),
+        ("second-function",
+         lambda t: t.replace("func.func @forward", "func.func @other() {\n  func.return\n}\nfunc.func @forward", 1)),
         ("non-utf8", lambda t: t.replace("buffer.alloc", "buffer.\udcffalloc", 1)),
     ]
     ir_edits += [(f"delete-op-{k}", _delete_line(k)) for k in (0, 3, 6, 9, 12, 15, -1)]
@@ -277,24 +287,34 @@ def _cases() -> list[Case]:
     for case_id, edit in ir_edits:
         corrupt = _edit_text(MLIR, edit)
         if case_id == "non-utf8":
-            corrupt = lambda d, e=edit: (d / MLIR).write_bytes(e((d / MLIR).read_text()).encode("utf-8", "surrogateescape"))
+
+            def write_escaped(d: Path, e: Callable[[str], str] = edit) -> None:
+                (d / MLIR).write_bytes(e((d / MLIR).read_text()).encode("utf-8", "surrogateescape"))
+
+            corrupt = write_escaped
         cases.append(Case(f"ir-{case_id}", corrupt, MLIR))
 
     # The weights: header, entries, shapes and dtypes.
     weight_edits: list[tuple[str, Callable[[Path], None]]] = [
         ("header-len-huge", _set_header_len(1 << 60)),
         ("header-len-zero", _set_header_len(0)),
-        ("header-len-plus-one", lambda d: _set_header_len(struct.unpack("<Q", (d / WEIGHTS).read_bytes()[:8])[0] + 1)(d)),
+        ("header-len-plus-one",
+         lambda d: _set_header_len(struct.unpack("<Q", (d / WEIGHTS).read_bytes()[:8])[0] + 1)(d)),
         ("header-dtype", _edit_header(lambda h: h.replace('"F32"', '"F99"', 1))),
         ("header-offsets", _edit_header(lambda h: h.replace('"data_offsets":[0,', '"data_offsets":[4,', 1))),
         ("header-not-json", _edit_header(lambda h: "{" + h[2:])),
         ("header-aliases", _edit_header(lambda h: h.replace('"forge.aliases":"{', '"forge.aliases":"[{', 1))),
-        ("header-order", _edit_header(lambda h: h.replace('"forge.order":"[', '"forge.order":"["x", ', 1).replace('"x", ', '\\"x\\", ', 1))),
-        ("header-order-not-names", _edit_header(lambda h: re.sub(r'"forge.order":"\[[^]]*\]"', '"forge.order":"[1, {}, 2]"', h, count=1))),
+        ("header-order",
+         _edit_header(
+             lambda h: h.replace('"forge.order":"[', '"forge.order":"["x", ', 1).replace('"x", ', '\\"x\\", ', 1)
+         )),
+        ("header-order-not-names",
+         _edit_header(lambda h: re.sub(r'"forge.order":"\[[^]]*\]"', '"forge.order":"[1, {}, 2]"', h, count=1))),
         ("header-format", _edit_header(lambda h: h.replace("forge-weights/1", "forge-weights/7", 1))),
         ("weight-missing", _rewrite_weights(lambda t, m: (t.pop(_first_weight(t)), m.pop("forge.order")))),
         ("weight-bias-missing", _rewrite_weights(lambda t, m: (t.pop(_first_weight(t, 1)), m.pop("forge.order")))),
-        ("weight-transposed", _rewrite_weights(lambda t, m: t.__setitem__(k := _first_weight(t), t[k].t().contiguous()))),
+        ("weight-transposed",
+         _rewrite_weights(lambda t, m: t.__setitem__(k := _first_weight(t), t[k].t().contiguous()))),
         ("weight-flattened", _rewrite_weights(lambda t, m: t.__setitem__(k := _first_weight(t), t[k].reshape(-1)))),
         ("weight-float64", _rewrite_weights(lambda t, m: t.__setitem__(k := _first_weight(t), t[k].double()))),
         ("weight-float16", _rewrite_weights(lambda t, m: t.__setitem__(k := _first_weight(t, 1), t[k].half()))),

@@ -148,9 +148,9 @@ def analyze(module: ModuleOp | func.FuncOp, *, func_name: str | None = None) -> 
     namer = _Namer()
     inputs = tuple(
         ValueRef("input", i, shape_of(t), dtype_of(t), namer(arg))
-        for i, (t, arg) in enumerate(zip(arg_types, fn.body.block.args))
+        for i, (t, arg) in enumerate(zip(arg_types, fn.body.block.args, strict=True))
     )
-    refs: dict[SSAValue, ValueRef] = dict(zip(fn.body.block.args, inputs))
+    refs: dict[SSAValue, ValueRef] = dict(zip(fn.body.block.args, inputs, strict=True))
     constants: dict[str, torch.Tensor] = {}
     items: list[SegmentPlan | CpuStep | TransferStep] = []
     current: list[B.ExecOp] = []

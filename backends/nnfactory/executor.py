@@ -201,10 +201,10 @@ class CompiledNPUExecutor:
     def _instruction(self, step: Any) -> Instruction:
         if isinstance(step, SegmentStep):
             seg = self.program.segments[step.segment]
-            ins = [self._numpy_view(r, d) for r, d in zip(seg.inputs, seg.input_dtypes)]
+            ins = [self._numpy_view(r, d) for r, d in zip(seg.inputs, seg.input_dtypes, strict=True)]
             outs: list[np.ndarray] = []
             copies: list[tuple[np.ndarray, np.ndarray]] = []
-            for r, d, staged in zip(seg.outputs, seg.output_dtypes, seg.staged):
+            for r, d, staged in zip(seg.outputs, seg.output_dtypes, seg.staged, strict=True):
                 view = self._numpy_view(r, d)
                 if staged:
                     stage = np.empty(view.shape, view.dtype)
@@ -233,7 +233,7 @@ class CompiledNPUExecutor:
         specs = self.program.inputs
         if len(inputs) != len(specs):
             raise ExecutorInputError(f"expected {len(specs)} inputs, got {len(inputs)}")
-        for slot, spec, x in zip(self._input_slots, specs, inputs):
+        for slot, spec, x in zip(self._input_slots, specs, inputs, strict=True):
             if isinstance(x, np.ndarray):
                 x = torch.from_numpy(x)
             if not isinstance(x, torch.Tensor):
@@ -257,7 +257,7 @@ class CompiledNPUExecutor:
                 return [env[i].clone() for i in self._output_slots]
             if len(out) != len(self._output_slots):
                 raise ExecutorInputError(f"expected {len(self._output_slots)} output tensors, got {len(out)}")
-            for dst, i in zip(out, self._output_slots):
+            for dst, i in zip(out, self._output_slots, strict=True):
                 dst.copy_(env[i])
             return list(out)
         finally:

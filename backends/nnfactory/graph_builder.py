@@ -580,7 +580,7 @@ class GraphBuilder(abc.ABC):
         # Exact and constant-free: add leading unit dims, then tile each expanded axis
         # by repeated doubling with concat.
         y = self.reshape(x, (1,) * (len(shape) - x.rank) + x.shape)
-        for axis, (have, want) in enumerate(zip(y.shape, shape)):
+        for axis, (have, want) in enumerate(zip(y.shape, shape, strict=True)):
             if have != want:
                 y = self._tile(y, axis, want)
         return y.handle
@@ -612,7 +612,8 @@ class GraphBuilder(abc.ABC):
             raise ValueError(f"{len(begin)} slice bounds for rank {x.rank}")
         stride = [1] * len(begin) if stride is None else list(stride)
         nb, ne, ns, shape = [], [], [], []
-        for dim, b, e, s in zip(x.shape, begin, end, stride):
+        # Only the leading len(begin) axes are sliced: x.shape may be longer.
+        for dim, b, e, s in zip(x.shape, begin, end, stride, strict=False):
             if int(s) <= 0:
                 raise ValueError(f"stride must be > 0, got {s}")
             start, stop, step = slice(int(b), int(e), int(s)).indices(dim)
@@ -634,7 +635,7 @@ class GraphBuilder(abc.ABC):
         axis = norm_axis(axis, nodes[0].rank)
         for n in nodes[1:]:
             if n.rank != nodes[0].rank or n.dtype != nodes[0].dtype or any(
-                d1 != d2 for i, (d1, d2) in enumerate(zip(n.shape, nodes[0].shape)) if i != axis
+                d1 != d2 for i, (d1, d2) in enumerate(zip(n.shape, nodes[0].shape, strict=True)) if i != axis
             ):
                 raise ValueError(f"inputs do not match except on axis {axis}")
         if len(nodes) == 1:

@@ -358,14 +358,16 @@ class IntelNNFactoryGraphBuilder(GraphBuilder):
         with _compile_directory():
             f.compile()
         out_specs = [r.spec for r in results]
-        for i, (array, spec) in enumerate(zip(f.out, out_specs)):
+        for i, (array, spec) in enumerate(zip(f.out, out_specs, strict=True)):
             if array.shape != spec.shape or array.dtype != spec.dtype:
                 raise RuntimeError(f"NNFactory output #{i} is {array.dtype}{list(array.shape)}, expected {spec}")
         return IntelNNFactoryCompiledGraph(self.runtime, f, self._backend.lib, [p.spec for p in params], out_specs)
 
 
 class IntelNNFactoryCompiledGraph(CompiledGraph):
-    def __init__(self, runtime: Runtime, factory: Any, lib: Any, input_specs: list[TensorSpec], output_specs: list[TensorSpec]):
+    def __init__(
+        self, runtime: Runtime, factory: Any, lib: Any, input_specs: list[TensorSpec], output_specs: list[TensorSpec]
+    ):
         super().__init__(runtime, input_specs, output_specs)
         self.factory = factory
         self._lib = lib

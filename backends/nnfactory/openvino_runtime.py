@@ -260,7 +260,13 @@ class OpenVINOGraphBuilder(GraphBuilder):
 
 
 class OpenVINOCompiledGraph(CompiledGraph):
-    def __init__(self, runtime: Runtime, compiled: ov.CompiledModel, input_specs: list[TensorSpec], output_specs: list[TensorSpec]):
+    def __init__(
+        self,
+        runtime: Runtime,
+        compiled: ov.CompiledModel,
+        input_specs: list[TensorSpec],
+        output_specs: list[TensorSpec],
+    ):
         super().__init__(runtime, input_specs, output_specs)
         self.compiled_model = compiled
         self._request = compiled.create_infer_request()

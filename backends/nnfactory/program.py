@@ -270,7 +270,8 @@ class Program:
                 kinds = ", ".join(f"{k} {n}" for k, n in sorted(st.kinds.items(), key=lambda kv: (-kv[1], kv[0])))
                 ins = ", ".join(f"%{r.name}" for r in seg.inputs) or "none"
                 outs = ", ".join(
-                    f"%{r.name}" + (" (staged)" if staged else "") for r, staged in zip(seg.outputs, seg.staged)
+                    f"%{r.name}" + (" (staged)" if staged else "")
+                    for r, staged in zip(seg.outputs, seg.staged, strict=True)
                 )
                 line = (
                     f"  segment {seg.index}: {st.ops} ops ({kinds}); in {ins}; out {outs}; "

@@ -117,7 +117,7 @@ class CompiledGraph(abc.ABC):
         if len(inputs) != len(self.input_specs):
             raise RuntimeInputError(f"expected {len(self.input_specs)} inputs, got {len(inputs)}")
         arrays = []
-        for i, (value, spec) in enumerate(zip(inputs, self.input_specs)):
+        for i, (value, spec) in enumerate(zip(inputs, self.input_specs, strict=True)):
             if type(value).__module__ == "torch" and hasattr(value, "detach"):
                 if value.device.type != "cpu":
                     raise RuntimeInputError(f"input #{i}: tensor on {value.device}, expected cpu")
@@ -135,7 +135,7 @@ class CompiledGraph(abc.ABC):
         if len(outputs) != len(self.output_specs):
             raise RuntimeInputError(f"expected {len(self.output_specs)} output buffers, got {len(outputs)}")
         outs = list(outputs)
-        for i, (out, spec) in enumerate(zip(outs, self.output_specs)):
+        for i, (out, spec) in enumerate(zip(outs, self.output_specs, strict=True)):
             if not isinstance(out, np.ndarray):
                 raise RuntimeInputError(f"output #{i}: expected an ndarray, got {type(out).__name__}")
             if out.dtype != spec.dtype or out.shape != spec.shape:

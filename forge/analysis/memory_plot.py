@@ -21,7 +21,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from dialects import buffer as B
-from forge.analysis.liveness import buffer_liveness
+from lowering.liveness import buffer_liveness
 
 DEVICE_COLOURS = {"npu": "#3182bd", "cpu": "#e6550d"}
 SEGMENT_COLOURS = {"npu": "#c6dbef", "cpu": "#fdd0a2"}

@@ -291,7 +291,11 @@ def _legend(predicted: bool) -> list[str]:
         ("legend_weight", "weight", {"shape": "cylinder", "fillcolor": "white"}),
         ("legend_constant", "constant", {"shape": "note", "fillcolor": "white"}),
         ("legend_input", "graph input", {"shape": "invhouse", "fillcolor": "white"}),
-        ("legend_buffer", "buffer (buffer.alloc);\\ndashed edge: written into", {"shape": "folder", "fillcolor": "white"}),
+        (
+            "legend_buffer",
+            "buffer (buffer.alloc);\\ndashed edge: written into",
+            {"shape": "folder", "fillcolor": "white"},
+        ),
     ]
     lines = ["  subgraph cluster_legend {", '    label="legend"; style=rounded; color=gray50;']
     for node_id, text, attrs in entries:

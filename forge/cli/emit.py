@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.instructions:
             print(ex.describe())
         if args.run is not None:
-            for ref, out in zip(program.outputs, ex(*_random_inputs(program, args.run))):
+            for ref, out in zip(program.outputs, ex(*_random_inputs(program, args.run)), strict=True):
                 values = out.flatten()[:4].tolist()
                 print(f"output %{ref.name}: {str(out.dtype).removeprefix('torch.')}{list(out.shape)} {values}")
     return 0

@@ -46,7 +46,9 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--quiet", action="store_true", help="no progress display")
         if command == "compile":
             p.add_argument("--emit", choices=EMIT_STAGES, help="write the IR of a stage (or the NNFactory program)")
-            p.add_argument("-o", "--output", type=Path, help="where --emit writes (default: stdout; a file for nnfactory-py)")
+            p.add_argument(
+                "-o", "--output", type=Path, help="where --emit writes (default: stdout; a file for nnfactory-py)"
+            )
             p.add_argument("--save", type=Path, metavar="DIR", help="save the compiled model (forge.load reads it)")
             p.add_argument(
                 "--autotune", action="store_true",
@@ -88,7 +90,11 @@ def _compile(args: argparse.Namespace, *, keep_stages: bool = False):
     import forge.compiler as compiler  # lazy: start-up cost (torch)
 
     model, inputs = _build(args)
-    label = f"{args.model}{'-small' if args.small else ''}" + (f" {args.layers}L" if args.layers else "") + f" ({args.attn})"
+    label = (
+        f"{args.model}{'-small' if args.small else ''}"
+        + (f" {args.layers}L" if args.layers else "")
+        + f" ({args.attn})"
+    )
     if getattr(args, "autotune", False):
         return model, inputs, _compile_tuned(args, model, inputs, label)
     compiled = compiler.compile(
@@ -114,8 +120,8 @@ def _compile_tuned(args: argparse.Namespace, model, inputs, label: str):
     if args.pipeline or args.disable:
         raise CompileError("--autotune chooses the pipeline itself; drop --pipeline/--disable")
     compiled, _ = compile_tuned(
-        model, inputs, device=args.device, runtime=args.runtime, name=label, keep_stages=args.emit in ("aten", "npuir", "buffer"),
-        progress=_progress(args.quiet),
+        model, inputs, device=args.device, runtime=args.runtime, name=label,
+        keep_stages=args.emit in ("aten", "npuir", "buffer"), progress=_progress(args.quiet),
     )
     return compiled
 
@@ -136,7 +142,9 @@ def format_report(report: dict[str, Any]) -> str:
     lines += ["", f"{'pass':<28}{'ms':>8}{'ops before':>12}{'ops after':>11}  top patterns"]
     for record in report["passes"]:
         top = ", ".join(f"{k} x{v}" for k, v in sorted(record["fired"].items(), key=lambda kv: -kv[1])[:3])
-        lines.append(f"{record['name']:<28}{record['ms']:>8.2f}{record['ops_before']:>12}{record['ops_after']:>11}  {top}")
+        lines.append(
+            f"{record['name']:<28}{record['ms']:>8.2f}{record['ops_before']:>12}{record['ops_after']:>11}  {top}"
+        )
     reduction = 1 - report["ops_optimized"] / report["ops_imported"] if report["ops_imported"] else 0.0
     lines += [
         "",
@@ -148,7 +156,8 @@ def format_report(report: dict[str, Any]) -> str:
         f"NPU segments {report['segments']}",
     ]
     if "parity" in report:
-        lines.append(f"parity vs eager: max |diff| {report['parity']['max_abs']:.3e}, mean KL {report['parity']['kl']:.3e}")
+        parity = report["parity"]
+        lines.append(f"parity vs eager: max |diff| {parity['max_abs']:.3e}, mean KL {parity['kl']:.3e}")
     return "\n".join(lines)
 
 
@@ -175,7 +184,10 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     if "autotune" in compiled.report:
         _print_autotune(compiled.report["autotune"], file=sys.stderr if args.emit and not args.output else sys.stdout)
         if not compiled.report["autotune"]["verification"]["ok"]:
-            print("forge: error: the tuned configuration does not match eager PyTorch within the parity bounds", file=sys.stderr)
+            print(
+                "forge: error: the tuned configuration does not match eager PyTorch within the parity bounds",
+                file=sys.stderr,
+            )
             return 1
     if args.report:
         args.report.write_text(json.dumps(compiled.report, indent=2))
@@ -219,7 +231,11 @@ def _print_autotune(tuned: dict[str, Any], file) -> None:
     for row in tuned["top"]:
         print(f"    {row['us']:10.1f} µs  {row['label']}", file=file)
     v = tuned["verification"]
-    print(f"  verified on the runtime: max |diff| {v['max_abs']:.3e}, mean KL {v['kl']:.3e} ({'ok' if v['ok'] else 'FAILED'})", file=file)
+    print(
+        f"  verified on the runtime: max |diff| {v['max_abs']:.3e}, mean KL {v['kl']:.3e} "
+        f"({'ok' if v['ok'] else 'FAILED'})",
+        file=file,
+    )
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

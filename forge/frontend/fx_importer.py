@@ -76,7 +76,9 @@ class ImportedProgram:
 # --- entry points ------------------------------------------------------------------------------
 
 
-def import_module(model: torch.nn.Module, example_args: Sequence[Any], *, func_name: str = "forward") -> ImportedProgram:
+def import_module(
+    model: torch.nn.Module, example_args: Sequence[Any], *, func_name: str = "forward"
+) -> ImportedProgram:
     """Export `model` on `example_args` (static shapes) and import it."""
     start = time.perf_counter()
     with torch.no_grad():

@@ -101,7 +101,8 @@ class Broadcast(_Movement):
 
 
 def _slices(p: N.Params) -> tuple[slice, ...]:
-    return tuple(slice(s, e, st) for s, e, st in zip(p.get_ints("starts"), p.get_ints("ends"), p.get_ints("steps")))
+    bounds = zip(p.get_ints("starts"), p.get_ints("ends"), p.get_ints("steps"), strict=True)
+    return tuple(slice(s, e, st) for s, e, st in bounds)
 
 
 class Slice(_Movement):
@@ -120,7 +121,7 @@ class Slice(_Movement):
     ) -> str:
         index = ", ".join(
             f"{s}:{e}" + (f":{st}" if st != 1 else "")
-            for s, e, st in zip(p.get_ints("starts"), p.get_ints("ends"), p.get_ints("steps"))
+            for s, e, st in zip(p.get_ints("starts"), p.get_ints("ends"), p.get_ints("steps"), strict=True)
         )
         return f"{args[0]}[{index}]"
 

@@ -100,7 +100,7 @@ def _compare(before: Sequence[Any], after: Sequence[Any], atol: float, rtol: flo
     """Why two output tuples differ, or None when they match."""
     if len(before) != len(after):
         return f"{len(before)} outputs before, {len(after)} after"
-    for i, (b, a) in enumerate(zip(before, after)):
+    for i, (b, a) in enumerate(zip(before, after, strict=True)):
         if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
             return f"output {i}: expected tensors, got {type(b).__name__} and {type(a).__name__}"
         if b.shape != a.shape:

@@ -219,7 +219,7 @@ def match_probabilities(pv: Operation, asserts: list[Operation]) -> Probabilitie
         return reason
     chain = [pv.operands[0], *(o.value for o in probs.origins[1:])]
     users = [pv, *probs.ops]
-    for value, user in zip(chain, users):
+    for value, user in zip(chain, users, strict=True):
         if (reason := _single_use_reason(value, user, "the probabilities", asserts)) is not None:
             return reason
     return Probabilities(softmax, probs)

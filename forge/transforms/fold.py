@@ -125,7 +125,7 @@ def _evaluate(op: aten.AtenOp, args: Sequence[torch.Tensor]) -> list[torch.Tenso
         raise _FoldFailed(f"evaluation failed: {type(err).__name__}: {err}") from None
     if len(outs) != len(op.results):
         raise _FoldFailed(f"{len(outs)} values for {len(op.results)} results")
-    for t, r in zip(outs, op.results):
+    for t, r in zip(outs, op.results, strict=True):
         if not isinstance(t, torch.Tensor) or tensor_type(tuple(t.shape), t.dtype) != r.type:
             raise _FoldFailed(f"evaluated to {type(t).__name__} not matching {r.type}")
     return outs
@@ -229,7 +229,7 @@ class ConstantFolder:
             except _FoldFailed as err:
                 failed[op] = str(err)
                 continue
-            values.update(zip(op.results, outs))
+            values.update(zip(op.results, outs, strict=True))
         return failed
 
     # 3. materialize the frontier

@@ -146,7 +146,7 @@ class FuseAttentionPattern(ForgePattern):
         if len(reasons) == 1:
             return reasons[0]
         shapes = [list(static_shape(root)[:-2]) for root, _ in roots]
-        return "; ".join(f"at batch shape {b}: {r}" for b, r in zip(shapes, reasons))
+        return "; ".join(f"at batch shape {b}: {r}" for b, r in zip(shapes, reasons, strict=True))
 
 
 # --- rewriting ---------------------------------------------------------------------------------------

@@ -76,7 +76,7 @@ def _either(reasons: list[str]) -> str:
     """One failure reason per operand order: `lhs: ...; rhs: ...` unless they agree."""
     if len(set(reasons)) == 1:
         return reasons[0]
-    return "; ".join(f"{side}: {r}" for side, r in zip(("as ordered", "swapped"), reasons))
+    return "; ".join(f"{side}: {r}" for side, r in zip(("as ordered", "swapped"), reasons, strict=True))
 
 
 # --- linear layers ---------------------------------------------------------------------------------
@@ -431,7 +431,8 @@ def _match_rms(value: SSAValue) -> tuple[SSAValue, float, list[Operation]] | str
     if not isinstance(scaled, aten.MulTensorOp):
         return "not x * rsqrt(...)"
     ops.append(scaled)
-    for x, inv in ((scaled.input, scaled.other), (scaled.other, scaled.input)):
+    for operands in ((scaled.input, scaled.other), (scaled.other, scaled.input)):
+        x, inv = operands  # x is used after the loop: the operand the rsqrt scales
         inv_op = producer(inv)
         if isinstance(inv_op, aten.RsqrtOp):
             inv_ops = [inv_op]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -59,7 +60,7 @@ def test_live_ranges_in_one_buffer_never_overlap(plans, case) -> None:
         by_buffer.setdefault(bar.buffer, []).append(bar)
     for bars in by_buffer.values():
         bars.sort(key=lambda b: b.start)
-        for a, b in zip(bars, bars[1:]):
+        for a, b in pairwise(bars):
             assert a.end < b.start, f"{a} and {b} share buffer {a.buffer} at the same time"
 
 
@@ -82,7 +83,7 @@ def test_every_written_value_is_one_bar_in_its_buffer(plans, case) -> None:
 def test_device_segments_cover_the_schedule(plans, case) -> None:
     _, plan = plans[case]
     assert plan.spans[0].first == 0 and plan.spans[-1].last == plan.steps - 1
-    for a, b in zip(plan.spans, plan.spans[1:]):
+    for a, b in pairwise(plan.spans):
         assert b.first == a.last + 1 and a.device != b.device
 
 
@@ -119,7 +120,9 @@ def test_unwritable_path_is_a_plot_error(plans, tmp_path: Path) -> None:
 def test_cli_error_is_one_line_exit_1(tmp_path: Path, capsys) -> None:
     from forge.cli.main import main
 
-    code = main(["compile", "gpt2", "--small", "--seq-len", "8", "--quiet", "--plot-memory", str(tmp_path / "no" / "x.png")])
+    code = main(
+        ["compile", "gpt2", "--small", "--seq-len", "8", "--quiet", "--plot-memory", str(tmp_path / "no" / "x.png")]
+    )
     err = capsys.readouterr().err
     assert code == 1
     assert err.strip().splitlines()[-1].startswith("forge: error: cannot write memory plot")

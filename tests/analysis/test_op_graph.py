@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -28,7 +29,10 @@ from tests.conftest import imported_small_model
 
 # ============================================================================ a DOT reader
 
-_TOKEN = re.compile(r'\s*(?:(?P<str>"(?:[^"\\]|\\.)*")|(?P<arrow>->)|(?P<punct>[{}\[\];,=])|(?P<id>[A-Za-z_][A-Za-z0-9_]*)|(?P<num>-?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)))')
+_TOKEN = re.compile(
+    r'\s*(?:(?P<str>"(?:[^"\\]|\\.)*")|(?P<arrow>->)|(?P<punct>[{}\[\];,=])'
+    r"|(?P<id>[A-Za-z_][A-Za-z0-9_]*)|(?P<num>-?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)))"
+)
 
 
 def _tokens(text: str) -> list[str]:
@@ -117,7 +121,7 @@ def parse_dot(text: str) -> Dot:
                     take("->")
                     chain.append(unquote(take()))
                 attrs = attr_list() if toks[pos] == "[" else {}
-                dot.edges += [(a, b, attrs) for a, b in zip(chain, chain[1:])]
+                dot.edges += [(a, b, attrs) for a, b in pairwise(chain)]
             else:
                 attrs = attr_list() if toks[pos] == "[" else {}
                 if tok not in ("node", "edge", "graph"):
@@ -218,7 +222,9 @@ def test_aten_ops_show_the_predicted_device(gpt2_stages) -> None:
     assert predicted and all(re.search(r"\[(npu|cpu|npu\+cpu)\?\]", a["label"]) for a in predicted)
     # GPT-2 small runs entirely on the npu under the default policy.
     assert {a["fillcolor"] for a in predicted} == {"#9ecae1"}
-    assert not any("dashed" in a["style"] for op, a in zip(_graph_ops(module), nodes) if op.name == "aten.weight")
+    assert not any(
+        "dashed" in a["style"] for op, a in zip(_graph_ops(module), nodes, strict=True) if op.name == "aten.weight"
+    )
     assert "legend_predicted" in dot.nodes
 
 

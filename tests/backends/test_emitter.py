@@ -176,10 +176,12 @@ def random_input(ty: str, seed: int, kind: str = "normal") -> torch.Tensor:
 
 def assert_same(got: Sequence[torch.Tensor], want: Sequence[torch.Tensor], tol: float = TOL) -> None:
     assert len(got) == len(want)
-    for i, (g, w) in enumerate(zip(got, want)):
-        assert g.dtype == w.dtype and g.shape == w.shape, f"output {i}: {g.dtype}{list(g.shape)} vs {w.dtype}{list(w.shape)}"
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        assert g.dtype == w.dtype and g.shape == w.shape, (
+            f"output {i}: {g.dtype}{list(g.shape)} vs {w.dtype}{list(w.shape)}"
+        )
         if w.dtype.is_floating_point:
-            torch.testing.assert_close(g, w, rtol=tol, atol=tol, equal_nan=True, msg=lambda m: f"output {i}: {m}")
+            torch.testing.assert_close(g, w, rtol=tol, atol=tol, equal_nan=True, msg=lambda m, i=i: f"output {i}: {m}")
         else:
             assert torch.equal(g, w), f"output {i}: {g} != {w}"
 
@@ -223,7 +225,13 @@ def two_segment_ir() -> BufferIR:
     h = ir.exec("npu", "linear", [a, w_sq, ir.weight("b_sq", "16xf32")], "1x8x16xf32")
     h = ir.exec("npu", "binary", [h, x], "1x8x16xf32", "{kind = add}")
     hc = ir.transfer(h, "cpu")
-    n = ir.exec("cpu", "layer_norm", [hc, ir.weight("ln_w", "16xf32"), ir.weight("ln_b", "16xf32")], "1x8x16xf32", "{axis = 2, eps = 1.0e-05}")
+    n = ir.exec(
+        "cpu",
+        "layer_norm",
+        [hc, ir.weight("ln_w", "16xf32"), ir.weight("ln_b", "16xf32")],
+        "1x8x16xf32",
+        "{axis = 2, eps = 1.0e-05}",
+    )
     y = ir.exec("npu", "linear", [ir.transfer(n, "npu"), w_sq], "1x8x16xf32", "{activation = gelu}")
     ir.ret(ir.transfer(y, "cpu"))
     return ir
@@ -249,7 +257,9 @@ def test_two_segments_with_a_cpu_op_between(rt):
     x = random_input("1x8x16xf32", 1)
     program = check_program(module, weights, [x], rt)
     kinds = [type(s).__name__ for s in program.steps]
-    assert kinds == ["TransferStep", "SegmentStep", "TransferStep", "CpuStep", "TransferStep", "SegmentStep", "TransferStep"]
+    assert kinds == [
+        "TransferStep", "SegmentStep", "TransferStep", "CpuStep", "TransferStep", "SegmentStep", "TransferStep"
+    ]
     seg0, seg1 = program.segments
     assert seg0.stats.ops == 15 and seg1.stats.ops == 1
     assert seg0.stats.kinds["linear"] == 5 and seg0.stats.kinds["sdpa"] == 1
@@ -379,34 +389,44 @@ def _unary(kind: str, gen: str = "normal"):
 
 KIND_CASES = [
     ("matmul", "matmul", "", ["2x3x4xf32", "4x5xf32"], "2x3x5xf32", None),
-    ("matmul-transposed", "matmul", "{transpose_a = true, transpose_b = true}", ["2x4x3xf32", "1x5x4xf32"], "2x3x5xf32", None),
+    ("matmul-transposed", "matmul", "{transpose_a = true, transpose_b = true}", ["2x4x3xf32", "1x5x4xf32"], "2x3x5xf32",
+     None),
     ("linear", "linear", "", ["2x3x8xf32", "6x8xf32", "6xf32"], "2x3x6xf32", None),
-    ("linear-kn-gelu", "linear", "{activation = gelu, transpose_w = false}", ["3x8xf32", "8x6xf32", "6xf32"], "3x6xf32", None),
+    ("linear-kn-gelu", "linear", "{activation = gelu, transpose_w = false}", ["3x8xf32", "8x6xf32", "6xf32"], "3x6xf32",
+     None),
     ("linear-gelu_tanh", "linear", "{activation = gelu_tanh}", ["3x8xf32", "6x8xf32"], "3x6xf32", None),
     ("linear-relu", "linear", "{activation = relu}", ["3x8xf32", "6x8xf32"], "3x6xf32", None),
     ("linear-silu", "linear", "{activation = silu}", ["3x8xf32", "6x8xf32", "6xf32"], "3x6xf32", None),
     ("linear-sigmoid", "linear", "{activation = sigmoid}", ["3x8xf32", "6x8xf32"], "3x6xf32", None),
     ("gated_mlp", "gated_mlp", "", ["1x3x8xf32", "6x8xf32", "6x8xf32"], "1x3x6xf32", None),
-    ("gated_mlp-kn-gelu", "gated_mlp", "{activation = gelu, transpose_w = false}", ["3x8xf32", "8x6xf32", "8x6xf32"], "3x6xf32", None),
-    ("sdpa-gqa-causal", "sdpa", "{is_causal = true}", ["1x4x5x8xf32", "1x2x5x8xf32", "1x2x5x8xf32"], "1x4x5x8xf32", None),
-    ("sdpa-float-mask-scale", "sdpa", "{scale = 0.3}", ["1x2x5x8xf32", "1x2x6x8xf32", "1x2x6x8xf32", "1x1x5x6xf32"], "1x2x5x8xf32", None),
+    ("gated_mlp-kn-gelu", "gated_mlp", "{activation = gelu, transpose_w = false}", ["3x8xf32", "8x6xf32", "8x6xf32"],
+     "3x6xf32", None),
+    ("sdpa-gqa-causal", "sdpa", "{is_causal = true}", ["1x4x5x8xf32", "1x2x5x8xf32", "1x2x5x8xf32"], "1x4x5x8xf32",
+     None),
+    ("sdpa-float-mask-scale", "sdpa", "{scale = 0.3}",
+     ["1x2x5x8xf32", "1x2x6x8xf32", "1x2x6x8xf32", "1x1x5x6xf32"], "1x2x5x8xf32", None),
     ("softmax", "softmax", "{axis = 1}", ["2x5x3xf32"], "2x5x3xf32", None),
     ("layer_norm", "layer_norm", "{axis = 2, eps = 1.0e-05}", ["2x3x8xf32", "8xf32", "8xf32"], "2x3x8xf32", None),
     ("layer_norm-2-axes", "layer_norm", "{axis = 1, eps = 1.0e-05}", ["2x3x8xf32", "3x8xf32"], "2x3x8xf32", None),
     ("layer_norm-plain", "layer_norm", "{axis = 1, eps = 1.0e-03}", ["2x8xf32"], "2x8xf32", None),
     ("rms_norm", "rms_norm", "{axis = 2, eps = 1.0e-06}", ["2x3x8xf32", "8xf32"], "2x3x8xf32", None),
     ("rms_norm-plain", "rms_norm", "{axis = 1, eps = 1.0e-06}", ["2x8xf32"], "2x8xf32", None),
-    *[_unary(k) for k in ("neg", "exp", "tanh", "sigmoid", "relu", "gelu", "gelu_tanh", "silu", "sin", "cos", "abs", "erf")],
+    *[_unary(k)
+      for k in ("neg", "exp", "tanh", "sigmoid", "relu", "gelu", "gelu_tanh", "silu", "sin", "cos", "abs", "erf")],
     *[_unary(k, "positive") for k in ("log", "sqrt", "rsqrt", "reciprocal")],
     ("unary-not", "unary", "{kind = not}", ["2x3xi1"], "2x3xi1", None),
-    *[(f"binary-{k}", "binary", f"{{kind = {k}}}", ["2x3xf32", "3xf32"], "2x3xf32", None) for k in ("add", "sub", "mul", "div", "max", "min")],
+    *[(f"binary-{k}", "binary", f"{{kind = {k}}}", ["2x3xf32", "3xf32"], "2x3xf32", None)
+      for k in ("add", "sub", "mul", "div", "max", "min")],
     ("binary-pow", "binary", "{kind = pow}", ["2x3xf32", "3xf32"], "2x3xf32", ["positive", "normal"]),
-    *[(f"binary-{k}-i1", "binary", f"{{kind = {k}}}", ["2x3xi1", "1x3xi1"], "2x3xi1", None) for k in ("and", "or", "max", "min")],
-    *[(f"compare-{k}", "compare", f"{{kind = {k}}}", ["2x3xf32", "1x3xf32"], "2x3xi1", ["ints", "ints"]) for k in ("eq", "ne", "lt", "le", "gt", "ge")],
+    *[(f"binary-{k}-i1", "binary", f"{{kind = {k}}}", ["2x3xi1", "1x3xi1"], "2x3xi1", None)
+      for k in ("and", "or", "max", "min")],
+    *[(f"compare-{k}", "compare", f"{{kind = {k}}}", ["2x3xf32", "1x3xf32"], "2x3xi1", ["ints", "ints"])
+      for k in ("eq", "ne", "lt", "le", "gt", "ge")],
     ("compare-eq-i1", "compare", "{kind = eq}", ["2x3xi1", "2x3xi1"], "2x3xi1", None),
     ("select", "select", "", ["2x3xi1", "2x3xf32", "3xf32"], "2x3xf32", None),
     ("select-i1", "select", "", ["2x3xi1", "2x3xi1", "1x3xi1"], "2x3xi1", None),
-    *[(f"reduce-{k}", "reduce", f"{{kind = {k}, axes = [0, 2]}}", ["2x3x4xf32"], "3xf32", None) for k in ("sum", "mean", "max", "min")],
+    *[(f"reduce-{k}", "reduce", f"{{kind = {k}, axes = [0, 2]}}", ["2x3x4xf32"], "3xf32", None)
+      for k in ("sum", "mean", "max", "min")],
     ("reduce-keepdims", "reduce", "{kind = max, axes = [1], keepdims = true}", ["2x3x4xf32"], "2x1x4xf32", None),
     ("reshape", "reshape", "", ["2x3x4xf32"], "6x4xf32", None),
     ("transpose", "transpose", "{perm = [2, 0, 1]}", ["2x3x4xf32"], "4x2x3xf32", None),
@@ -435,7 +455,7 @@ def single_op_ir(device: str, kind: str, params: str, in_types: Sequence[str], o
 
 def case_inputs(in_types: Sequence[str], gens: Sequence[str] | None, seed: int = 0) -> list[torch.Tensor]:
     gens = gens or ["normal"] * len(in_types)
-    return [random_input(t, seed + 11 * i, g) for i, (t, g) in enumerate(zip(in_types, gens))]
+    return [random_input(t, seed + 11 * i, g) for i, (t, g) in enumerate(zip(in_types, gens, strict=True))]
 
 
 @pytest.mark.parametrize("case", KIND_CASES, ids=[c[0] for c in KIND_CASES])
@@ -496,7 +516,9 @@ def test_a_weight_with_the_wrong_shape_is_an_error():
     for name, tensor in random_weights(module).items():
         if name != "wq":
             weights.add(name, tensor)
-    with pytest.raises(EmitError, match=r'weight "wq" is torch.float32\[3, 3\] but the IR reads it as torch.float32\[16, 16\]'):
+    with pytest.raises(
+        EmitError, match=r'weight "wq" is torch.float32\[3, 3\] but the IR reads it as torch.float32\[16, 16\]'
+    ):
         emit(module, weights)
 
 

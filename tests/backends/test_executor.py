@@ -76,7 +76,8 @@ CPU_CASES = [
     *KIND_CASES,
     ("cumsum", "cumsum", "{axis = 1}", ["2x5xf32"], "2x5xf32", None),
     ("cumsum-i64", "cumsum", "{axis = 0}", ["3x2xi64"], "3x2xi64", None),
-    *[(f"binary-{k}-i64", "binary", f"{{kind = {k}}}", ["2x3xi64", "3xi64"], "2x3xi64", None) for k in ("add", "sub", "mul", "max", "and", "or")],
+    *[(f"binary-{k}-i64", "binary", f"{{kind = {k}}}", ["2x3xi64", "3xi64"], "2x3xi64", None)
+      for k in ("add", "sub", "mul", "max", "and", "or")],
     ("binary-div-i64-truncates", "binary", "{kind = div}", ["2x3xi64", "3xi64"], "2x3xi64", ["normal", "nonzero"]),
     *[(f"unary-{k}-i64", "unary", f"{{kind = {k}}}", ["2x3xi64"], "2x3xi64", None) for k in ("neg", "abs", "relu")],
     ("compare-le-i64", "compare", "{kind = le}", ["1x1x4x1xi64", "1x1x1x4xi64"], "1x1x4x4xi1", None),
@@ -85,8 +86,10 @@ CPU_CASES = [
     ("transpose-2d", "transpose", "{perm = [1, 0]}", ["3x4xf32"], "4x3xf32", None),
     ("slice-2d", "slice", "{starts = [1, 0], ends = [3, 4], steps = [1, 1]}", ["3x4xf32"], "2x4xf32", None),
     ("gather-i64", "gather", "{axis = 0}", ["6xi64", "2x2xi64"], "2x2xi64", [None, "index6"]),
-    ("aten-gather", "aten", '{op = "aten.gather", attrs = {dim = 1 : i64}}', ["2x5xf32", "2x3xi64"], "2x3xf32", [None, "index5"]),
-    ("sdpa-bool-mask", "sdpa", "", ["1x2x5x8xf32", "1x2x5x8xf32", "1x2x5x8xf32", "5x5xi1"], "1x2x5x8xf32", [None, None, None, "keep"]),
+    ("aten-gather", "aten", '{op = "aten.gather", attrs = {dim = 1 : i64}}', ["2x5xf32", "2x3xi64"], "2x3xf32",
+     [None, "index5"]),
+    ("sdpa-bool-mask", "sdpa", "", ["1x2x5x8xf32", "1x2x5x8xf32", "1x2x5x8xf32", "5x5xi1"], "1x2x5x8xf32",
+     [None, None, None, "keep"]),
 ]
 
 
@@ -206,7 +209,13 @@ def test_a_call_allocates_only_its_outputs(runtime):
     rt = runtime_or_skip(runtime)
     ir = BufferIR("1x8x16xf32", "1x8xi64")
     x = ir.transfer(ir.input(0), "npu")
-    h = ir.exec("npu", "linear", [x, ir.weight("w1", "32x16xf32"), ir.weight("b1", "32xf32")], "1x8x32xf32", "{activation = gelu}")
+    h = ir.exec(
+        "npu",
+        "linear",
+        [x, ir.weight("w1", "32x16xf32"), ir.weight("b1", "32xf32")],
+        "1x8x32xf32",
+        "{activation = gelu}",
+    )
     hc = ir.transfer(h, "cpu")
     g = ir.exec("cpu", "gather", [ir.weight("emb", "10x32xf32"), ir.input(1)], "1x8x32xf32", "{axis = 0}")
     s = ir.exec("cpu", "binary", [hc, g], "1x8x32xf32", "{kind = add}")
@@ -261,7 +270,10 @@ def test_inputs_are_checked():
     ex = emit(module, random_weights(module)).executor()
     with pytest.raises(ExecutorInputError, match="expected 1 inputs, got 0"):
         ex()
-    with pytest.raises(ExecutorInputError, match=r"input 0 \(%arg0\): expected torch.float32\[1, 8, 16\], got torch.float64\[1, 8, 16\]"):
+    with pytest.raises(
+        ExecutorInputError,
+        match=r"input 0 \(%arg0\): expected torch.float32\[1, 8, 16\], got torch.float64\[1, 8, 16\]",
+    ):
         ex(torch.zeros(1, 8, 16, dtype=torch.float64))
     with pytest.raises(ExecutorInputError, match=r"got torch.float32\[8, 16\]"):
         ex(torch.zeros(8, 16))
@@ -339,7 +351,9 @@ def test_zoo_models_match_eager(name, attn, runtime):
 
 
 @pytest.mark.parametrize("policy", ["pinned", "cpu-only"])
-@pytest.mark.parametrize("name,attn", [("gpt2", "eager"), ("llama", "sdpa"), ("bert", "sdpa")], ids=["gpt2-eager", "llama-sdpa", "bert-sdpa"])
+@pytest.mark.parametrize(
+    "name,attn", [("gpt2", "eager"), ("llama", "sdpa"), ("bert", "sdpa")], ids=["gpt2-eager", "llama-sdpa", "bert-sdpa"]
+)
 def test_zoo_models_with_cpu_ops_between_segments(name, attn, policy):
     """Pinned ops make many segments with CPU kernels between them; cpu-only has none."""
     module, weights, inputs, expected = lowered_small_model(name, attn, policy)
@@ -369,7 +383,7 @@ def test_generated_cpu_code_matches_the_interpreter(case_id):
     scope: dict = {"torch": torch, "F": torch.nn.functional, "np": np, "math": __import__("math")}
     exec(_HELPERS, scope)
     names = [f"in_{i}" for i in range(len(inputs))]
-    scope.update(zip(names, inputs))
+    scope.update(zip(names, inputs, strict=True))
     got = eval(cpu_expr(step, names), scope)
     assert_same([got], list(interpret(module, None, *inputs)))
 

@@ -56,7 +56,7 @@ def run_graph(rt, inputs, build):
 
 def check(got, expected, **tol):
     assert len(got) == len(expected)
-    for i, (a, e) in enumerate(zip(got, expected)):
+    for i, (a, e) in enumerate(zip(got, expected, strict=True)):
         e = e.numpy() if isinstance(e, torch.Tensor) else np.asarray(e)
         assert a.shape == e.shape and a.dtype == e.dtype, f"output #{i}: {a.dtype}{a.shape} vs {e.dtype}{e.shape}"
         np.testing.assert_allclose(a, e, err_msg=f"output #{i}", **(tol or TOL))
@@ -344,7 +344,9 @@ def test_comparisons_and_select(rt):
     neg_inf = torch.full((2, 4), -torch.inf)
 
     def build(g, a, b, i, j):
-        cmp = [g.equal(a, b), g.not_equal(a, b), g.less(a, b), g.less_equal(a, b), g.greater(a, b), g.greater_equal(a, b)]
+        cmp = [
+            g.equal(a, b), g.not_equal(a, b), g.less(a, b), g.less_equal(a, b), g.greater(a, b), g.greater_equal(a, b)
+        ]
         return [
             *cmp,
             g.less(i, j), g.equal(i, j),
@@ -402,24 +404,24 @@ def test_run_writes_into_preallocated_outputs(rt):
     for seed in range(3):
         x = gen(3, 8, seed=seed)
         result = prog.run([x.numpy()], outputs=outs)
-        assert len(result) == 2 and all(r is o for r, o in zip(result, outs))
+        assert len(result) == 2 and all(r is o for r, o in zip(result, outs, strict=True))
         assert [o.ctypes.data for o in outs] == pointers
         check(outs, [(x @ w.T).relu(), (x @ w.T).sum(-1)])
 
     # run() without buffers returns fresh arrays and leaves the caller's alone
     kept = [o.copy() for o in outs]
     fresh = prog.run([gen(3, 8, seed=9)])
-    assert all(not np.shares_memory(f, o) for f, o in zip(fresh, outs))
-    assert all(np.array_equal(k, o) for k, o in zip(kept, outs))
+    assert all(not np.shares_memory(f, o) for f, o in zip(fresh, outs, strict=True))
+    assert all(np.array_equal(k, o) for k, o in zip(kept, outs, strict=True))
     again = prog.run([gen(3, 8, seed=9)])
-    assert all(not np.shares_memory(a, f) for a, f in zip(again, fresh))
+    assert all(not np.shares_memory(a, f) for a, f in zip(again, fresh, strict=True))
 
     # a different buffer set is rebound
     other = [np.empty(s.shape, s.dtype) for s in prog.output_specs]
     x = gen(3, 8, seed=4)
     prog.run([x], outputs=other)
     check(other, [(x @ w.T).relu(), (x @ w.T).sum(-1)])
-    assert all(np.array_equal(k, o) for k, o in zip(kept, outs))
+    assert all(np.array_equal(k, o) for k, o in zip(kept, outs, strict=True))
 
 
 def test_run_accepts_tensors_and_noncontiguous_inputs(rt):

@@ -13,6 +13,7 @@ import importlib
 import json
 import math
 import re
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -121,7 +122,7 @@ def test_pass_profile_covers_the_pipeline_in_order(results):
     for model in results["pass_profile"]["models"].values():
         passes = model["passes"]
         assert [p["name"] for p in passes] == [*DEFAULT_PIPELINE, *LOWERING_PIPELINE]
-        for before, after in zip(passes, passes[1:]):
+        for before, after in pairwise(passes):
             assert after["ops_before"] == before["ops_after"]  # each pass sees what the previous left
         assert sum(p["removed"] for p in passes if p["stage"] == "optimization") > 0
         assert _positive(p["ms"] for p in passes)

@@ -104,7 +104,10 @@ NUMBERS = [
     "9223372036854775808",
     "-9223372036854775809",
 ]
-VALUES = ['"str"', "[]", "[1, [2]]", "true", "unit", "{a = 1}", "f32", "@sym", "dense<1.0> : tensor<2xf32>", "#builtin.int<3>", "-1", "1.5"]
+VALUES = [
+    '"str"', "[]", "[1, [2]]", "true", "unit", "{a = 1}", "f32", "@sym",
+    "dense<1.0> : tensor<2xf32>", "#builtin.int<3>", "-1", "1.5",
+]
 OP_NAMES = ["aten.no_such_op", "npuir.bogus", "buffer.nope", "foo.bar", "func.nope", "aten", "aten."]
 
 TYPE_RE = re.compile(r"(?:tensor|memref|vector)<[^<>]*(?:<[^<>]*>[^<>]*)*>|\b[if]\d+\b|\bindex\b")
@@ -219,7 +222,8 @@ def mutate(rng: random.Random, text: str) -> tuple[str, str]:
         i = rng.randrange(len(text))
         return kind, text[:i] + text[i + 1 :]
     # binary (or a mutation that found nothing to change): non-UTF-8 / control bytes
-    return "binary", text[: len(text) // 2] + rng.choice(["\x00", "\udcff", "\x1b[0m", "\u202e"]) + text[len(text) // 2 :]
+    half = len(text) // 2
+    return "binary", text[:half] + rng.choice(["\x00", "\udcff", "\x1b[0m", "\u202e"]) + text[half:]
 
 
 def cases() -> Iterator[tuple[str, list[str], str, bool]]:

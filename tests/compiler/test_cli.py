@@ -20,7 +20,10 @@ def test_compile_prints_the_report_and_writes_json(tmp_path, capsys):
     assert data["ops_optimized"] < data["ops_imported"]
 
 
-@pytest.mark.parametrize("stage, marker", [("aten", "aten.scaled_dot_product_attention"), ("npuir", "npuir.sdpa"), ("buffer", "buffer.exec")])
+@pytest.mark.parametrize(
+    "stage, marker",
+    [("aten", "aten.scaled_dot_product_attention"), ("npuir", "npuir.sdpa"), ("buffer", "buffer.exec")],
+)
 def test_emit_writes_the_ir_of_a_stage(tmp_path, stage, marker):
     out = tmp_path / f"m.{stage}.mlir"
     assert main(["compile", "llama", "--small", "--seq-len", "8", "--emit", stage, "-o", str(out), "--quiet"]) == 0

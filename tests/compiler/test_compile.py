@@ -45,7 +45,9 @@ def test_report_has_every_stage_and_metric():
     compiled = forge_compile(model, inputs, check=True)
     report = compiled.report
     assert REPORT_KEYS <= set(report)
-    assert [p["name"] for p in report["passes"]] == ["dce", "cse", "fold", "fuse-attention", "fuse-ops", "layout", "dce", "cse"]
+    assert [p["name"] for p in report["passes"]] == [
+        "dce", "cse", "fold", "fuse-attention", "fuse-ops", "layout", "dce", "cse"
+    ]
     assert report["ops_optimized"] < report["ops_imported"]
     assert report["fused_attention"] == 2
     assert report["buffers"] < report["vregs"]

@@ -168,7 +168,8 @@ def test_parse_error_points_at_the_property():
         (X, '%y = "aten.add.Scalar"(%x) <{other = 1 : i32}> : (tensor<4xf32>) -> tensor<4xf32>',
          r"aten.add.Scalar: property 'other' has invalid value 1 : i32"),
         ("%x: tensor<4x5xf32>, %i: tensor<2xi64>",
-         '%y = "aten.index.Tensor"(%x, %i) <{present = array<i64: 0, 0>}> : (tensor<4x5xf32>, tensor<2xi64>) -> tensor<2xf32>',
+         '%y = "aten.index.Tensor"(%x, %i) <{present = array<i64: 0, 0>}> '
+         ': (tensor<4x5xf32>, tensor<2xi64>) -> tensor<2xf32>',
          r"aten.index.Tensor: 'present' mask does not match the operand count"),
         ("", '%c = "aten.constant"() <{value = dense<1> : tensor<2xi64>}> : () -> tensor<2xi32>',
          r"aten.constant: value type tensor<2xi64> does not match result type tensor<2xi32>"),

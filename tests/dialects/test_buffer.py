@@ -31,10 +31,13 @@ func.func @f() -> tensor<1x4x8xf32> {
   %wte = buffer.weight "wte" : tensor<16x8xf32>
   %w = buffer.weight "fc" : tensor<32x8xf32>
   %c = buffer.constant dense<0.5> : tensor<32xf32>
-  %emb = buffer.exec cpu gather(%wte, %ids) into %b0 {axis = 0} : (tensor<16x8xf32>, tensor<1x4xi64>) -> tensor<1x4x8xf32> in !buffer.buf<0, cpu, 128>
+  %emb = buffer.exec cpu gather(%wte, %ids) into %b0 {axis = 0} : (tensor<16x8xf32>, tensor<1x4xi64>) \
+-> tensor<1x4x8xf32> in !buffer.buf<0, cpu, 128>
   %x = buffer.transfer %emb into %b2 : tensor<1x4x8xf32> in !buffer.buf<2, npu, 128>
-  %h = buffer.exec npu linear(%x, %w, %c) into %b1 {activation = silu} : (tensor<1x4x8xf32>, tensor<32x8xf32>, tensor<32xf32>) -> tensor<1x4x32xf32> in !buffer.buf<1, npu, 512>
-  %s = buffer.exec npu slice(%h) into %b2 {starts = [0, 0, 0], ends = [1, 4, 32], steps = [1, 1, 4]} : (tensor<1x4x32xf32>) -> tensor<1x4x8xf32> in !buffer.buf<2, npu, 128>
+  %h = buffer.exec npu linear(%x, %w, %c) into %b1 {activation = silu} \
+: (tensor<1x4x8xf32>, tensor<32x8xf32>, tensor<32xf32>) -> tensor<1x4x32xf32> in !buffer.buf<1, npu, 512>
+  %s = buffer.exec npu slice(%h) into %b2 {starts = [0, 0, 0], ends = [1, 4, 32], steps = [1, 1, 4]} \
+: (tensor<1x4x32xf32>) -> tensor<1x4x8xf32> in !buffer.buf<2, npu, 128>
   %out = buffer.transfer %s into %b0 : tensor<1x4x8xf32> in !buffer.buf<0, cpu, 128>
   func.return %out : tensor<1x4x8xf32>
 }
@@ -158,7 +161,8 @@ def test_unknown_kind_keeps_its_params_readable():
     generic = """
     %b = "buffer.alloc"() : () -> !buffer.buf<0, npu, 16>
     %x = "buffer.input"() <{index = 0 : i64}> : () -> tensor<4xf32>
-    %y = "buffer.exec"(%x, %b) <{device = #npuir<device npu>, kind = "conv2d", params = {stride = 2 : i64}}> : (tensor<4xf32>, !buffer.buf<0, npu, 16>) -> tensor<4xf32>
+    %y = "buffer.exec"(%x, %b) <{device = #npuir<device npu>, kind = "conv2d", params = {stride = 2 : i64}}> \
+: (tensor<4xf32>, !buffer.buf<0, npu, 16>) -> tensor<4xf32>
     """
     module = parse(generic)
     text = show(module)

@@ -45,8 +45,10 @@ func.func @f(%x: tensor<1x4x8xf32>, %w: tensor<16x8xf32>, %q: tensor<1x4x6x2xf32
   %0 = npuir.input cpu {index = 0, vreg = 0} : tensor<1x4xi64>
   %1 = npuir.weight npu {name = "wte", vreg = 1} : tensor<10x8xf32>
   %2 = npuir.gather npu %1, %0 {axis = 0, vreg = 2} : (tensor<10x8xf32>, tensor<1x4xi64>) -> tensor<1x4x8xf32>
-  %3 = npuir.linear npu %2, %w {activation = gelu_tanh, vreg = 3} : (tensor<1x4x8xf32>, tensor<16x8xf32>) -> tensor<1x4x16xf32>
-  %4 = npuir.sdpa npu %q, %kv, %kv {scale = 0.5, is_causal = true, vreg = 4} : (tensor<1x4x6x2xf32>, tensor<1x2x6x2xf32>, tensor<1x2x6x2xf32>) -> tensor<1x4x6x2xf32>
+  %3 = npuir.linear npu %2, %w {activation = gelu_tanh, vreg = 3} : (tensor<1x4x8xf32>, tensor<16x8xf32>) \
+-> tensor<1x4x16xf32>
+  %4 = npuir.sdpa npu %q, %kv, %kv {scale = 0.5, is_causal = true, vreg = 4} \
+: (tensor<1x4x6x2xf32>, tensor<1x2x6x2xf32>, tensor<1x2x6x2xf32>) -> tensor<1x4x6x2xf32>
   %5 = npuir.reduce cpu %x {kind = mean, axes = [0, 2], vreg = 5, tag = "mean_1"} : (tensor<1x4x8xf32>) -> tensor<4xf32>
   func.return %3 : tensor<1x4x16xf32>
 }
@@ -241,9 +243,12 @@ def test_invalid_property_values_still_round_trip():
     diagnostic dump in custom syntax reads back to the same IR."""
     generic = """
     %x = "test.op"() : () -> tensor<4xf32>
-    %0 = "npuir.softmax"(%x) <{axis = "last", device = #npuir<device npu>, vreg = 0 : i64}> : (tensor<4xf32>) -> tensor<4xf32>
-    %1 = "npuir.binary"(%x, %x) <{kind = #npuir<unary_kind neg>, device = #npuir<device npu>, vreg = 3 : i32}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %2 = "npuir.transpose"(%x) <{perm = array<i32: 0>, device = #npuir<device npu>, vreg = 2 : i64}> : (tensor<4xf32>) -> tensor<4xf32>
+    %0 = "npuir.softmax"(%x) <{axis = "last", device = #npuir<device npu>, vreg = 0 : i64}> \
+: (tensor<4xf32>) -> tensor<4xf32>
+    %1 = "npuir.binary"(%x, %x) <{kind = #npuir<unary_kind neg>, device = #npuir<device npu>, vreg = 3 : i32}> \
+: (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %2 = "npuir.transpose"(%x) <{perm = array<i32: 0>, device = #npuir<device npu>, vreg = 2 : i64}> \
+: (tensor<4xf32>) -> tensor<4xf32>
     """
     ctx = make_context(allow_unregistered=True)
     module = Parser(ctx, generic).parse_module()

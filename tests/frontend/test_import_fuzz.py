@@ -134,7 +134,7 @@ def _unsupported_in(graph: torch.fx.Graph) -> Counter[str]:
 def test_the_pools_are_what_they_claim() -> None:
     """UNSUPPORTED ops are exported as themselves and cannot be decomposed; SUPPORTED are supported."""
     x = torch.randn(4, 8)
-    for name, block in UNSUPPORTED.items():
+    for name, _block in UNSUPPORTED.items():
         graph = torch.export.export(Chain([name], 0), (x,)).graph
         targets = [n.target for n in graph.nodes if n.op == "call_function" and n.target not in aten.OPS_BY_TARGET]
         assert targets and not any(t in DECOMPOSITIONS for t in targets if t is not operator.getitem), name

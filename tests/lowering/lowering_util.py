@@ -80,10 +80,14 @@ def lower_all(module: ModuleOp, policy: AffinityPolicy | None = None) -> Stages:
 
 def assert_close(got: Sequence[torch.Tensor], want: Sequence[torch.Tensor], what: str) -> None:
     assert len(got) == len(want), f"{what}: {len(got)} outputs, expected {len(want)}"
-    for i, (g, w) in enumerate(zip(got, want)):
-        assert g.shape == w.shape and g.dtype == w.dtype, f"{what}: output {i} {g.dtype}{list(g.shape)} != {w.dtype}{list(w.shape)}"
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        assert g.shape == w.shape and g.dtype == w.dtype, (
+            f"{what}: output {i} {g.dtype}{list(g.shape)} != {w.dtype}{list(w.shape)}"
+        )
         if w.dtype.is_floating_point:
-            torch.testing.assert_close(g, w, rtol=ATOL, atol=ATOL, equal_nan=True, msg=lambda m: f"{what}: output {i}: {m}")
+            torch.testing.assert_close(
+                g, w, rtol=ATOL, atol=ATOL, equal_nan=True, msg=lambda m, i=i: f"{what}: output {i}: {m}"
+            )
         else:
             assert torch.equal(g, w), f"{what}: output {i} differs"
 

@@ -12,16 +12,18 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import torch
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from dialects import buffer as B
-from forge.analysis.liveness import LIVE_OUT, Interval
 from forge.interpreter import interpret
 from forge.testing.strategies import ALL_MOTIFS, aten_graphs
 from lowering.affinity import AffinityPolicy
 from lowering.check_allocation import AllocationError, check_allocation
+from lowering.liveness import LIVE_OUT, Interval
 from lowering.npuir_to_buffer import linear_scan
 from tests.lowering.lowering_util import (
     assert_close,
@@ -79,7 +81,7 @@ def test_linear_scan_never_shares_a_buffer_between_overlapping_values(intervals)
         by_buffer.setdefault(iv.buffer, []).append(iv)
     for ivs in by_buffer.values():
         ivs.sort(key=lambda iv: iv.start)
-        for a, b in zip(ivs, ivs[1:]):
+        for a, b in pairwise(ivs):
             assert a.end < b.start, (a, b)
         if any(iv.live_out for iv in ivs):
             assert len(ivs) == 1

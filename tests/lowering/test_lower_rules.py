@@ -52,7 +52,10 @@ CASES: dict[str, tuple[Callable[[GraphBuilder], object], set[str]]] = {
         lambda b: b.op(A.BaddbmmOp, x(b, 2, 3, 5), x(b, 2, 3, 4), x(b, 2, 4, 5), beta=2, alpha=0.5),
         {"matmul", "binary"},
     ),
-    "matmul_vec": (lambda b: (b.op(A.MatmulOp, x(b, 2, 3, 4), x(b, 4)), b.op(A.MatmulOp, x(b, 4), x(b, 4, 5))), {"matmul", "reshape"}),
+    "matmul_vec": (
+        lambda b: (b.op(A.MatmulOp, x(b, 2, 3, 4), x(b, 4)), b.op(A.MatmulOp, x(b, 4), x(b, 4, 5))),
+        {"matmul", "reshape"},
+    ),
     "matmul_dot": (lambda b: b.op(A.MatmulOp, x(b, 4), x(b, 4)), {"matmul"}),
     "bmm_broadcast": (lambda b: b.op(A.MatmulOp, x(b, 2, 1, 3, 4), x(b, 5, 4, 2)), {"matmul"}),
     "linear_nobias": (lambda b: b.op(A.LinearOp, x(b, 2, 3, 4), b.weight((5, 4)), None), {"linear"}),
@@ -74,7 +77,11 @@ CASES: dict[str, tuple[Callable[[GraphBuilder], object], set[str]]] = {
     ),
     "slice_step": (lambda b: b.op(A.SliceTensorOp, x(b, 5, 7), 1, -6, None, 2), {"slice"}),
     "permute_t_expand": (
-        lambda b: (b.op(A.PermuteOp, x(b, 2, 3, 4), [-1, 0, 1]), b.op(A.TOp, x(b, 2, 3)), b.op(A.ExpandOp, x(b, 3, 1), [2, -1, 4])),
+        lambda b: (
+            b.op(A.PermuteOp, x(b, 2, 3, 4), [-1, 0, 1]),
+            b.op(A.TOp, x(b, 2, 3)),
+            b.op(A.ExpandOp, x(b, 3, 1), [2, -1, 4]),
+        ),
         {"transpose", "broadcast"},
     ),
     "flatten_squeeze": (
@@ -113,7 +120,15 @@ CASES: dict[str, tuple[Callable[[GraphBuilder], object], set[str]]] = {
         {"convert", "binary"},
     ),
     "unary": (
-        lambda b: (lambda v: tuple(b.op(c, v) for c in (A.NegOp, A.AbsOp, A.ExpOp, A.SinOp, A.CosOp, A.ErfOp, A.TanhOp, A.SigmoidOp, A.ReluOp, A.SiluOp)) + (b.op(A.GeluOp, v, approximate="tanh"), b.op(A.RsqrtOp, b.op(A.AbsOp, v))))(x(b, 2, 3)),
+        lambda b: (
+            lambda v: tuple(
+                b.op(c, v)
+                for c in (
+                    A.NegOp, A.AbsOp, A.ExpOp, A.SinOp, A.CosOp, A.ErfOp, A.TanhOp, A.SigmoidOp, A.ReluOp, A.SiluOp
+                )
+            )
+            + (b.op(A.GeluOp, v, approximate="tanh"), b.op(A.RsqrtOp, b.op(A.AbsOp, v)))
+        )(x(b, 2, 3)),
         {"unary"},
     ),
     "compare_bool": (
@@ -150,11 +165,15 @@ CASES: dict[str, tuple[Callable[[GraphBuilder], object], set[str]]] = {
         {"reduce"},
     ),
     "softmax_family": (
-        lambda b: (lambda v: (b.op(A.SoftmaxIntOp, v, -1), b.op(A.SoftmaxOp, v, 0, False), b.op(A.LogSoftmaxIntOp, v, 1)))(x(b, 2, 3)),
+        lambda b: (
+            lambda v: (b.op(A.SoftmaxIntOp, v, -1), b.op(A.SoftmaxOp, v, 0, False), b.op(A.LogSoftmaxIntOp, v, 1))
+        )(x(b, 2, 3)),
         {"softmax", "reduce", "unary"},
     ),
     "cumsum_diff": (
-        lambda b: (lambda i, v: (b.op(A.CumsumOp, i, -1), b.op(A.DiffOp, v, 1, 0, None, x(b, 1, 4)), b.op(A.DiffOp, i)))(b.input((2, 4), torch.int64), x(b, 3, 4)),
+        lambda b: (
+            lambda i, v: (b.op(A.CumsumOp, i, -1), b.op(A.DiffOp, v, 1, 0, None, x(b, 1, 4)), b.op(A.DiffOp, i))
+        )(b.input((2, 4), torch.int64), x(b, 3, 4)),
         {"cumsum", "concat", "slice", "binary"},
     ),
     "norms": (
@@ -170,13 +189,22 @@ CASES: dict[str, tuple[Callable[[GraphBuilder], object], set[str]]] = {
     "sdpa": (
         lambda b: (lambda q, k, v: (
             b.op(A.ScaledDotProductAttentionOp, q, k, v, is_causal=True),
-            b.op(A.ScaledDotProductAttentionOp, q, k, v, b.input((4, 4), torch.bool, value=torch.tril(torch.ones(4, 4, dtype=torch.bool))), scale=0.3),
+            b.op(
+                A.ScaledDotProductAttentionOp,
+                q,
+                k,
+                v,
+                b.input((4, 4), torch.bool, value=torch.tril(torch.ones(4, 4, dtype=torch.bool))),
+                scale=0.3,
+            ),
             b.op(A.ScaledDotProductAttentionOp, q, k, v, x(b, 1, 1, 4, 4)),
         ))(x(b, 1, 2, 4, 8), x(b, 1, 2, 4, 8), x(b, 1, 2, 4, 8)),
         {"sdpa"},
     ),
     "sdpa_gqa": (
-        lambda b: b.op(A.ScaledDotProductAttentionOp, x(b, 1, 4, 3, 8), x(b, 1, 2, 3, 8), x(b, 1, 2, 3, 8), enable_gqa=True),
+        lambda b: b.op(
+            A.ScaledDotProductAttentionOp, x(b, 1, 4, 3, 8), x(b, 1, 2, 3, 8), x(b, 1, 2, 3, 8), enable_gqa=True
+        ),
         {"sdpa"},
     ),
     "factories": (
@@ -189,7 +217,13 @@ CASES: dict[str, tuple[Callable[[GraphBuilder], object], set[str]]] = {
         {"constant", "binary"},
     ),
     "identities": (
-        lambda b: (lambda v: b.op(A.AddTensorOp, b.op(A.CloneOp, b.op(A.ContiguousOp, b.op(A.AliasOp, v))), b.op(A.DropoutOp, b.op(A.ToDtypeOp, v, torch.float32), 0.1, False)))(x(b, 2, 3)),
+        lambda b: (
+            lambda v: b.op(
+                A.AddTensorOp,
+                b.op(A.CloneOp, b.op(A.ContiguousOp, b.op(A.AliasOp, v))),
+                b.op(A.DropoutOp, b.op(A.ToDtypeOp, v, torch.float32), 0.1, False),
+            )
+        )(x(b, 2, 3)),
         {"binary"},
     ),
     "to_dtype": (lambda b: b.op(A.ToDtypeOp, x(b, 2, 3), torch.float16), {"convert"}),
@@ -197,11 +231,21 @@ CASES: dict[str, tuple[Callable[[GraphBuilder], object], set[str]]] = {
 
 FALLBACK_CASES: dict[str, tuple[Callable[[GraphBuilder], object], str]] = {
     "index_two_tensors": (
-        lambda b: b.op(A.IndexTensorOp, x(b, 3, 5), [b.input((2,), torch.int64, value=torch.tensor([2, -1])), b.input((2,), torch.int64, value=torch.tensor([4, 0]))]),
+        lambda b: b.op(
+            A.IndexTensorOp,
+            x(b, 3, 5),
+            [
+                b.input((2,), torch.int64, value=torch.tensor([2, -1])),
+                b.input((2,), torch.int64, value=torch.tensor([4, 0])),
+            ],
+        ),
         "aten.index.Tensor",
     ),
     "gather": (lambda b: b.op(A.GatherOp, x(b, 3, 4), 1, b.input((3, 2), torch.int64)), "aten.gather"),
-    "floor_div": (lambda b: b.op(A.DivTensorModeOp, x(b, 2, 3), x(b, 2, 3), rounding_mode="floor"), "aten.div.Tensor_mode"),
+    "floor_div": (
+        lambda b: b.op(A.DivTensorModeOp, x(b, 2, 3), x(b, 2, 3), rounding_mode="floor"),
+        "aten.div.Tensor_mode",
+    ),
     "diff_n2": (lambda b: b.op(A.DiffOp, x(b, 2, 5), 2), "aten.diff"),
     "native_layer_norm_stats": (
         lambda b: b.op(A.NativeLayerNormOp, x(b, 2, 4), [4], None, None, 1e-5),
@@ -234,7 +278,9 @@ def test_fallback_keeps_aten_semantics(name: str) -> None:
 
 def test_cpu_only_policy_runs_everything_on_the_host() -> None:
     case = build(CASES["sdpa"][0])
-    stages = assert_lowering_preserves(case.module, case.weights, case.inputs, case.expected, AffinityPolicy.of("cpu-only"))
+    stages = assert_lowering_preserves(
+        case.module, case.weights, case.inputs, case.expected, AffinityPolicy.of("cpu-only")
+    )
     devices = {op.properties["device"].data.value for op in stages.buffer.walk() if op.name == "buffer.exec"}
     assert devices == {"cpu"}
     assert stages.plan.transfers == 0

@@ -35,7 +35,7 @@ def _check_case(case: GraphCase) -> tuple:
             assert all(1 <= d <= 4096 for d in t.get_shape()) and len(t.get_shape()) <= 5, t
     outputs = interpret(case.module, case.weights, *case.inputs)
     assert len(outputs) == len(case.expected) >= 1
-    for got, want in zip(outputs, case.expected):
+    for got, want in zip(outputs, case.expected, strict=True):
         torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
     return outputs
 

@@ -133,7 +133,7 @@ def test_crowded_bucket_falls_back_to_full_keys():
     def build(block: Block):
         x = block.args[0]
         results = []
-        for repeat in range(2):
+        for _repeat in range(2):
             for start in range(12):
                 props = {"start": IntegerAttr(start, 64), "end": IntegerAttr(start + 1, 64)}
                 op = aten.SliceTensorOp.build_op([[x]], props, [row_type])

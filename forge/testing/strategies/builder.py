@@ -191,7 +191,8 @@ class GraphBuilder:
         positional = [s for s in sig.args if not s.kwarg_only]
         if len(args) > len(positional):
             raise TypeError(f"{cls.name}: too many positional arguments")
-        bound = {s.name: a for s, a in zip(positional, args)}
+        # Fewer args than positional parameters is fine: the rest come as kwargs or defaults.
+        bound = {s.name: a for s, a in zip(positional, args, strict=False)}
         for key, value in kwargs.items():
             if key in bound:
                 raise TypeError(f"{cls.name}: argument {key!r} given twice")
@@ -232,7 +233,7 @@ class GraphBuilder:
         op = cls.build_op(groups, properties, [tensor_type(tuple(t.shape), t.dtype) for t in outputs])
         self.block.add_op(op)
         self.op_count += 1
-        for result, tensor in zip(op.results, outputs):
+        for result, tensor in zip(op.results, outputs, strict=True):
             self.val[result] = tensor
             result.name_hint = name or cls.name.removeprefix("aten.").split(".")[0]
         if not op.results:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from xdsl.parser import Parser
 
-from forge.analysis.liveness import LIVE_OUT, buffer_liveness, live_ranges, npuir_liveness
 from forge.context import make_context
+from lowering.liveness import LIVE_OUT, buffer_liveness, live_ranges, npuir_liveness
 from lowering.npuir_to_buffer import lower_module
 
 DIAMOND = """
