@@ -60,10 +60,6 @@ def collect_pattern_stats(stats: PatternStats | None = None) -> Iterator[Pattern
         _CURRENT.reset(token)
 
 
-def current_pattern_stats() -> PatternStats | None:
-    return _CURRENT.get()
-
-
 def count_fired(name: str, n: int = 1) -> None:
     """Add `n` to the `fired` counter `name` of the running pass (no-op when nobody collects).
 
