@@ -162,8 +162,11 @@ def parse_signature(target: Any, reserved: set[str]) -> Signature:
         kind, optional = _kind_of(str(a.real_type))
         name = field_name(a.name, taken, reserved)
         taken.add(name)
-        has_default = a.has_default_value()
-        args.append(ArgSpec(a.name, name, kind, optional, has_default, a.default_value, a.kwarg_only))
+        # An optional non-tensor argument without a default (`float[]? scale_factors`) may be None:
+        # absent means None, as for a `= None` default.
+        has_default = a.has_default_value() or (optional and not kind.is_tensor)
+        default = a.default_value if a.has_default_value() else None
+        args.append(ArgSpec(a.name, name, kind, optional, has_default, default, a.kwarg_only))
     returns = [str(r.type) for r in schema.returns]
     if returns == ["List[Tensor]"]:
         return Signature(target, tuple(args), ("results_",), True)

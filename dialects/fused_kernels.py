@@ -68,6 +68,30 @@ def add_layer_norm(
     return F.layer_norm(input + residual, normalized_shape, weight, bias, eps)
 
 
+def fused_conv(
+    input: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    stride: list[int],
+    padding: list[int],
+    dilation: list[int],
+    groups: int,
+    activation: str,
+) -> torch.Tensor:
+    """activation(conv(input, weight) + bias): a (non-transposed) convolution with its activation."""
+    return apply_activation(_conv(input, weight, bias, stride, padding, dilation, groups), activation)
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups):
+    n = input.dim() - 2
+    return torch.ops.aten.convolution(input, weight, bias, stride, padding, dilation, False, [0] * n, groups)
+
+
+def _fused_conv_meta(input, weight, bias, stride, padding, dilation, groups, activation):
+    _check_activation(activation)
+    return _conv(input, weight, bias, stride, padding, dilation, groups)
+
+
 def _fused_linear_meta(input, weight, bias, activation):
     _check_activation(activation)
     return F.linear(input, weight, bias)
@@ -116,6 +140,14 @@ FUSED_OPS: tuple[FusedOp, ...] = (
         "matmul_transposed(Tensor input, Tensor other, bool transpose_input, bool transpose_other) -> Tensor",
         matmul_transposed,
         matmul_transposed,
+    ),
+    FusedOp(
+        "fused_conv",
+        "FusedConvOp",
+        "fused_conv(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, "
+        "int groups, str activation) -> Tensor",
+        fused_conv,
+        _fused_conv_meta,
     ),
     FusedOp(
         "add_layer_norm",

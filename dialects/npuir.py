@@ -28,7 +28,7 @@ Helpers for the lowering and backends: `npuir_kinds()`, `op_class()`, `op_params
 (builds an op from plain Python values with `Operation.create`).
 """
 
-# Why one module of ~1,300 lines: one dialect per file (docs/architecture.md). Its op classes are the
+# Why one module of ~1,500 lines: one dialect per file (docs/architecture.md). Its op classes are the
 # verifiers of the npuir kinds and share the parameter and syntax machinery above them; what a kind
 # computes, costs and becomes on a device lives in the kind table (forge/kinds), not here.
 
@@ -1175,6 +1175,124 @@ class GatherOp(DataMovementOp):
         _expect_result(out, expected, data.element_type)
 
 
+def _conv_out_dim(
+    size: int, k: int, stride: int, begin: int, end: int, dilation: int, out_pad: int, transposed: bool
+) -> int:
+    """One spatial output dim of a (transposed) convolution (DYNAMIC_INDEX stays dynamic)."""
+    if DYNAMIC_INDEX in (size, k):
+        return DYNAMIC_INDEX
+    span = dilation * (k - 1)
+    if transposed:
+        return (size - 1) * stride - begin - end + span + out_pad + 1
+    return (size + begin + end - span - 1) // stride + 1
+
+
+def _check_conv_params(p: Params, n: int) -> None:
+    for key, low in (("stride", 1), ("dilation", 1), ("pads_begin", 0), ("pads_end", 0)):
+        values = p.get_ints(key)
+        if len(values) != n:
+            raise VerifyException(f"{key} has {len(values)} entries for {n} spatial dims")
+        if any(v < low for v in values):
+            raise VerifyException(f"{key} {list(values)} has an entry below {low}")
+    out_pad = p.get_ints("output_padding")
+    if out_pad and not p.get_flag("transposed"):
+        raise VerifyException("output_padding needs transposed")
+    if out_pad and len(out_pad) != n:
+        raise VerifyException(f"output_padding has {len(out_pad)} entries for {n} spatial dims")
+    for o, s, d in zip(out_pad, p.get_ints("stride"), p.get_ints("dilation"), strict=False):
+        if not 0 <= o < max(s, d):
+            raise VerifyException(f"output_padding {list(out_pad)} is not below the stride or the dilation")
+    if p.get_int("groups") < 1:
+        raise VerifyException(f"groups {p.get_int('groups')} is below 1")
+
+
+@irdl_op_definition
+class ConvOp(ComputeOp):
+    """N-d convolution (1 or 2 spatial dims) of x [N, C, *spatial] with w and an optional bias [O].
+
+    w is [O, C/groups, *k] (torch's Conv layout), or [C, O/groups, *k] when `transposed`
+    (ConvTranspose: the gradient of a convolution, with `output_padding` extra trailing
+    elements). `pads_begin`/`pads_end` pad (or, transposed, crop) each spatial dim; a depthwise
+    convolution is groups == C. `activation` is applied last (an epilogue, like a linear's)."""
+
+    name = "npuir.conv"
+    x = operand_def(TensorType)
+    w = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    stride = prop_def(DenseArrayBase[I64])
+    pads_begin = prop_def(DenseArrayBase[I64])
+    pads_end = prop_def(DenseArrayBase[I64])
+    dilation = prop_def(DenseArrayBase[I64])
+    groups = prop_def(IntegerAttr[I64], default_value=IntegerAttr(1, i64))
+    transposed = prop_def(BoolAttr, default_value=FALSE)
+    output_padding = prop_def(DenseArrayBase[I64], default_value=DenseArrayBase.from_list(i64, []))
+    activation = prop_def(ActivationAttr, default_value=ActivationAttr(Activation.NONE))
+
+    @classmethod
+    def check(cls, ins: Sequence[TensorType], out: TensorType, p: Params) -> None:
+        x, w, *bias = ins
+        _check_rank("x", x, 3, 4)
+        if w.get_num_dims() != x.get_num_dims():
+            raise VerifyException(f"w rank {w.get_num_dims()} differs from x rank {x.get_num_dims()}")
+        _same_element("element types", {"x": x, "w": w, **({"bias": bias[0]} if bias else {})})
+        if not _is_float(x.element_type):
+            raise VerifyException(f"expects float tensors, got {x.element_type}")
+        n = x.get_num_dims() - 2
+        _check_conv_params(p, n)
+        groups, transposed = p.get_int("groups"), p.get_flag("transposed")
+        xs, ws = x.get_shape(), w.get_shape()
+        channels = ws[0] if transposed else ws[1] * groups
+        out_channels = ws[1] * groups if transposed else ws[0]
+        if DYNAMIC_INDEX not in (xs[1], channels) and xs[1] != channels:
+            raise VerifyException(
+                f"x has {xs[1]} channels but w {fmt_shape(ws)} with groups {groups} expects {channels}"
+            )
+        for what, count in (("input", channels), ("output", out_channels)):
+            if count != DYNAMIC_INDEX and count % groups:
+                raise VerifyException(f"{what} channels {count} are not divisible by groups {groups}")
+        for b in bias:
+            if not _shapes_agree(b.get_shape(), (out_channels,)):
+                raise VerifyException(f"bias shape {fmt_shape(b.get_shape())} is not [{out_channels}]")
+        out_pad = p.get_ints("output_padding") or (0,) * n
+        spatial = [
+            _conv_out_dim(*dims, transposed)
+            for dims in zip(
+                xs[2:], ws[2:], p.get_ints("stride"), p.get_ints("pads_begin"), p.get_ints("pads_end"),
+                p.get_ints("dilation"), out_pad, strict=True,
+            )
+        ]
+        if any(d != DYNAMIC_INDEX and d < 1 for d in spatial):
+            raise VerifyException(f"output spatial dims {spatial} are not positive")
+        _expect_result(out, (xs[0], out_channels, *spatial), x.element_type)
+
+
+@irdl_op_definition
+class PadOp(_MoveOneOp):
+    """Constant padding: `pads_begin[i]` / `pads_end[i]` elements of `value` before / after
+    axis i (a negative pad crops, as in torch's constant_pad_nd)."""
+
+    name = "npuir.pad"
+    pads_begin = prop_def(DenseArrayBase[I64])
+    pads_end = prop_def(DenseArrayBase[I64])
+    value = prop_def(FloatAttr[Float64Type], default_value=FloatAttr(0.0, f64))
+
+    @classmethod
+    def check(cls, ins: Sequence[TensorType], out: TensorType, p: Params) -> None:
+        (x,) = ins
+        shape = x.get_shape()
+        begin, end = p.get_ints("pads_begin"), p.get_ints("pads_end")
+        if not len(begin) == len(end) == len(shape):
+            raise VerifyException(
+                f"pads_begin/pads_end have {len(begin)}/{len(end)} entries for rank {len(shape)}"
+            )
+        expected = [
+            DYNAMIC_INDEX if d == DYNAMIC_INDEX else d + b + e for d, b, e in zip(shape, begin, end, strict=True)
+        ]
+        if any(d != DYNAMIC_INDEX and d < 0 for d in expected):
+            raise VerifyException(f"pads {list(begin)}/{list(end)} crop {fmt_shape(shape)} below zero")
+        _expect_result(out, expected, x.element_type)
+
+
 @irdl_op_definition
 class ConvertOp(_MoveOneOp):
     """Change the element type (taken from the result type); the shape stays."""
@@ -1188,6 +1306,108 @@ class ConvertOp(_MoveOneOp):
             raise VerifyException(
                 f"shape changes from {fmt_shape(x.get_shape())} to {fmt_shape(out.get_shape())}"
             )
+
+
+def pool_out_size(size: int, k: int, s: int, pb: int, pe: int, d: int, ceil: bool) -> int:
+    """torch's pooled length of one spatial dim (a ceil window must start inside the input or
+    the begin padding)."""
+    span = size + pb + pe - (d * (k - 1) + 1)
+    out = (span + (s - 1 if ceil else 0)) // s + 1
+    if ceil and (out - 1) * s >= size + pb:
+        out -= 1
+    return out
+
+
+_POOL_KINDS = ("max", "avg")
+
+
+@irdl_op_definition
+class PoolOp(ComputeOp):
+    """`kind` (max | avg) pooling over the last len(kernel) (1 or 2) dims of x, torch semantics:
+    padding begin/end per dim (max pads with -inf, at most half the dilated kernel), `dilations`
+    (max only; absent means 1), `ceil_mode`, and for avg `count_include_pad`."""
+
+    name = "npuir.pool"
+    x = operand_def(TensorType)
+    kind = prop_def(StringAttr)
+    kernel = prop_def(DenseArrayBase[I64])
+    strides = prop_def(DenseArrayBase[I64])
+    pads_begin = prop_def(DenseArrayBase[I64])
+    pads_end = prop_def(DenseArrayBase[I64])
+    dilations = opt_prop_def(DenseArrayBase[I64])
+    ceil_mode = prop_def(BoolAttr, default_value=FALSE)
+    count_include_pad = prop_def(BoolAttr, default_value=TRUE)
+
+    @classmethod
+    def check(cls, ins: Sequence[TensorType], out: TensorType, p: Params) -> None:
+        (x,) = ins
+        kind = p.get_str("kind")
+        if kind not in _POOL_KINDS:
+            raise VerifyException(f"kind '{kind}' is not one of {', '.join(_POOL_KINDS)}")
+        if not _is_float(x.element_type):
+            raise VerifyException(f"expects a float tensor, got {x.element_type}")
+        kernel = p.get_ints("kernel")
+        n = len(kernel)
+        if n not in (1, 2):
+            raise VerifyException(f"kernel {list(kernel)} has {n} dims, expected 1 or 2")
+        _check_rank("x", x, n + 1, n + 2)
+        dil = p.get_ints("dilations") if p.attr("dilations") is not None else (1,) * n
+        lists = {"strides": p.get_ints("strides"), "pads_begin": p.get_ints("pads_begin"),
+                 "pads_end": p.get_ints("pads_end"), "dilations": dil}
+        for what, values in lists.items():
+            if len(values) != n:
+                raise VerifyException(f"{what} {list(values)} has {len(values)} entries for a {n}-d kernel")
+        if kind == "avg" and any(d != 1 for d in dil):
+            raise VerifyException(f"avg pooling takes no dilations, got {list(dil)}")
+        shape = x.get_shape()
+        expected = list(shape[:-n])
+        for i, (size, k, s, pb, pe, d) in enumerate(
+            zip(shape[-n:], kernel, *lists.values(), strict=True)
+        ):
+            if k < 1 or s < 1 or d < 1 or pb < 0 or pe < 0:
+                raise VerifyException(f"dim {i}: kernel {k}, stride {s}, dilation {d}, pads {pb}/{pe} are invalid")
+            if max(pb, pe) > (d * (k - 1) + 1) // 2:
+                raise VerifyException(f"dim {i}: pads {pb}/{pe} exceed half the kernel extent {d * (k - 1) + 1}")
+            if size == DYNAMIC_INDEX:
+                expected.append(DYNAMIC_INDEX)
+                continue
+            o = pool_out_size(size, k, s, pb, pe, d, p.get_flag("ceil_mode"))
+            if o < 1:
+                raise VerifyException(f"dim {i}: input size {size} is smaller than the kernel extent")
+            expected.append(o)
+        _expect_result(out, expected, x.element_type)
+
+
+_RESIZE_RANK = {"nearest": (3, 4), "linear": (3,), "bilinear": (4,)}
+
+
+@irdl_op_definition
+class ResizeOp(ComputeOp):
+    """Upsampling (or downsampling) of the spatial dims of an [N, C, *spatial] tensor to the result's
+    sizes, torch's `upsample_*` with output sizes (scale = input / output): `nearest` (1-D or 2-D,
+    source index floor(dst * scale)), `linear` (1-D) or `bilinear` (2-D), with `align_corners`."""
+
+    name = "npuir.resize"
+    x = operand_def(TensorType)
+    mode = prop_def(StringAttr)
+    align_corners = prop_def(BoolAttr, default_value=FALSE)
+
+    @classmethod
+    def check(cls, ins: Sequence[TensorType], out: TensorType, p: Params) -> None:
+        (x,) = ins
+        mode = p.get_str("mode")
+        if mode not in _RESIZE_RANK:
+            raise VerifyException(f"mode '{mode}' is not one of {', '.join(_RESIZE_RANK)}")
+        if x.get_num_dims() not in _RESIZE_RANK[mode]:
+            want = " or ".join(str(r) for r in _RESIZE_RANK[mode])
+            raise VerifyException(f"{mode} resizes a rank-{want} [N, C, *spatial] tensor, got rank {x.get_num_dims()}")
+        if mode == "nearest" and p.get_flag("align_corners"):
+            raise VerifyException("align_corners applies to linear modes only")
+        if not _is_float(x.element_type):
+            raise VerifyException(f"expects a float tensor, got {x.element_type}")
+        if out.get_num_dims() != x.get_num_dims() or any(d == 0 for d in out.get_shape()[2:]):
+            raise VerifyException(f"result type {out} is not a non-empty resize of {x}")
+        _expect_result(out, (*x.get_shape()[:2], *out.get_shape()[2:]), x.element_type)
 
 
 # ============================================================================ aten fallback
@@ -1283,8 +1503,12 @@ _OPS: list[type[NpuirOp]] = [
     SliceOp,
     ConcatOp,
     GatherOp,
+    ConvOp,
+    PadOp,
     ConvertOp,
     AtenCallOp,
+    PoolOp,
+    ResizeOp,
 ]
 
 _KINDS: dict[str, type[NpuirOp]] = {op.mnemonic(): op for op in _OPS}

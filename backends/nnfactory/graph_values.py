@@ -164,3 +164,90 @@ def norm_axes(axes: int | Sequence[int] | None, rank: int) -> list[int]:
     if len(out) != len(axes):
         raise ValueError(f"duplicate axes {list(axes)}")
     return out
+
+
+# --------------------------------------------------------------------------- pooling windows
+
+
+@dataclass(frozen=True)
+class PoolWindows:
+    """torch's pooling windows as floor-mode windows over an explicitly padded input: `pads_end`
+    includes what `ceil_mode` adds; `divisors` is torch's avg divisor per output position (None
+    when every window counts the whole kernel)."""
+
+    kernel: list[int]
+    strides: list[int]
+    pads_begin: list[int]
+    pads_end: list[int]
+    dilations: list[int]
+    out: list[int]
+    divisors: np.ndarray | None
+
+
+def pool_windows(
+    sizes: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int] | None,
+    pads_begin: Sequence[int] | None,
+    pads_end: Sequence[int] | None,
+    dilations: Sequence[int] | None,
+    ceil_mode: bool,
+    count_include_pad: bool = True,
+) -> PoolWindows:
+    """Normalize torch pooling parameters over spatial `sizes` (see `PoolWindows`)."""
+    n = len(kernel)
+    k = [int(v) for v in kernel]
+    s = list(k) if strides is None else [int(v) for v in strides]
+    pb = [0] * n if pads_begin is None else [int(v) for v in pads_begin]
+    pe = list(pb) if pads_end is None else [int(v) for v in pads_end]
+    d = [1] * n if dilations is None else [int(v) for v in dilations]
+    if not len(s) == len(pb) == len(pe) == len(d) == len(sizes) == n:
+        raise ValueError(f"pooling parameters for {n} spatial dims do not match input dims {list(sizes)}")
+    out, ends, divs = [], [], []
+    for size, ki, si, b, e, di in zip(sizes, k, s, pb, pe, d, strict=True):
+        extent = di * (ki - 1) + 1
+        o = (size + b + e - extent + (si - 1 if ceil_mode else 0)) // si + 1
+        if ceil_mode and (o - 1) * si >= size + b:
+            o -= 1
+        if o < 1:
+            raise ValueError(f"input size {size} is smaller than the kernel extent {extent}")
+        out.append(o)
+        ends.append(max(e, (o - 1) * si + extent - size - b))
+        starts = [i * si for i in range(o)]
+        if count_include_pad:
+            divs.append([min(a + ki, size + b + e) - a for a in starts])
+        else:
+            divs.append([min(a + ki, b + size) - max(a, b) for a in starts])
+    grid = np.ones(out, dtype=np.float64)
+    for i, di in enumerate(divs):
+        grid = grid * np.asarray(di, dtype=np.float64).reshape([-1 if j == i else 1 for j in range(n)])
+    full = float(np.prod(k))
+    return PoolWindows(k, s, pb, ends, d, out, None if np.all(grid == full) else grid)
+
+
+# --------------------------------------------------------------------------- resampling
+
+
+def nearest_indices(size: int, out: int) -> np.ndarray:
+    """torch's `nearest` source index of each output position (scale = size / out, in f32)."""
+    scale = np.float32(size) / np.float32(out)
+    idx = np.floor(np.arange(out, dtype=np.float32) * scale).astype(np.int64)
+    return np.minimum(idx, size - 1)
+
+
+def linear_weights(size: int, out: int, align_corners: bool) -> np.ndarray:
+    """torch's (bi)linear interpolation along one axis as an [out, size] f32 matrix."""
+    dst = np.arange(out, dtype=np.float32)
+    if align_corners:
+        scale = np.float32((size - 1) / (out - 1)) if out > 1 else np.float32(0)
+        src = scale * dst
+    else:
+        scale = np.float32(size) / np.float32(out)
+        src = np.maximum(scale * (dst + np.float32(0.5)) - np.float32(0.5), np.float32(0))
+    i0 = np.minimum(np.floor(src).astype(np.int64), size - 1)
+    i1 = np.where(i0 < size - 1, i0 + 1, i0)
+    l1 = src - i0.astype(np.float32)
+    w = np.zeros((out, size), dtype=np.float32)
+    np.add.at(w, (np.arange(out), i0), np.float32(1) - l1)
+    np.add.at(w, (np.arange(out), i1), l1)
+    return w

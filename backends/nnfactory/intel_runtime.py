@@ -14,6 +14,11 @@ composition from :mod:`.runtime` (eltwise_sub = add(negative), comparisons via s
 the difference, select via a batched gather, broadcast via concat doubling,
 maximum/minimum via select, layer_norm/rms_norm via reductions, linear via matmul+add).
 An SDPA ``scale`` is folded into q (the native op has none).
+Convolution is native (unequal pads pad the input first); a transposed convolution is a
+stride-1 convolution of the zero-interleaved input, and ``pad`` concatenates constant blocks.
+Pooling is native (MaxPool-1/AvgPool-1 through the C entry points, which take unequal pads);
+a dilated max pool is the maximum of strided slices; ``interpolate`` is constant-index gathers
+(nearest) or constant interpolation-matrix matmuls (linear) on both runtimes.
 
 How the library is used safely:
 
@@ -344,6 +349,38 @@ class IntelNNFactoryGraphBuilder(GraphBuilder):
             return self._f.gather(data.handle.native, indices.handle.native, axis_node, batch_dims)
 
         return self._emit("gather", (data, indices), (axis, batch_dims), native)
+
+    def _op_convolution(self, x, w, strides, pads_begin, pads_end, dilations, groups):
+        # NNFactory.convolution pads both ends of a dim alike: unequal pads pad the input first.
+        # No bias (GraphBuilder.convolution adds it); grouped weights arrive in the grouped layout.
+        if pads_begin != pads_end:
+            x = self.pad(x, [0, 0, *pads_begin], [0, 0, *pads_end], 0.0)
+            pads_begin = pads_end = [0] * len(strides)
+        n = len(strides)
+
+        def native():
+            return self._f.convolution(
+                x.handle.native, w.handle.native, None, strides, pads_begin, dilations, groups, x.dtype, n
+            )
+
+        args = (strides, pads_begin, pads_end, dilations, groups)
+        return self._emit("convolution", (x, w), args, native)
+
+    def _pool_native(self, op: str, x: Node, kernel, strides, pads_begin, pads_end, *flags: Any):
+        # The C entry point directly: the Python wrapper pads both ends alike.
+        arrays = [np.asarray(v, dtype=np.uint32) for v in (strides, pads_begin, pads_end, kernel)]
+        sized = [item for a in arrays for item in (a.size, a)]
+        return lambda: self._f._call_backend_op(op, x.handle.native, *sized, *flags, 0, 0)  # floor, explicit
+
+    def _op_max_pool(self, x, kernel, strides, pads_begin, pads_end, dilations):
+        if any(d != 1 for d in dilations):  # NNFactory's MaxPool-1 has no dilations
+            return GraphBuilder._op_max_pool(self, x, kernel, strides, pads_begin, pads_end, dilations)
+        native = self._pool_native("max_pooling", x, kernel, strides, pads_begin, pads_end)
+        return self._emit("max_pool", (x,), (kernel, strides, pads_begin, pads_end, dilations), native)
+
+    def _op_avg_pool(self, x, kernel, strides, pads_begin, pads_end):
+        native = self._pool_native("avg_pooling", x, kernel, strides, pads_begin, pads_end, False)  # exclude_pad
+        return self._emit("avg_pool", (x,), (kernel, strides, pads_begin, pads_end), native)
 
     def _op_convert(self, x, dtype):
         return self._emit("convert", (x,), (dtype,), lambda: self._f.to(x.handle.native, dtype))

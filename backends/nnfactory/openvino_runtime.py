@@ -246,6 +246,30 @@ class OpenVINOGraphBuilder(GraphBuilder):
     def _op_gather(self, data, indices, axis, batch_dims):
         return opset8.gather(data.handle, indices.handle, _i64(axis), batch_dims).output(0)
 
+    def _op_convolution(self, x, w, strides, pads_begin, pads_end, dilations, groups):
+        conv = ops.group_convolution if groups > 1 else ops.convolution
+        return conv(x.handle, w.handle, strides, pads_begin, pads_end, dilations).output(0)
+
+    def _op_convolution_transpose(self, x, w, strides, pads_begin, pads_end, dilations, groups, output_padding):
+        args = {"pads_begin": pads_begin, "pads_end": pads_end, "dilations": dilations}
+        args["output_padding"] = output_padding
+        if groups == 1:
+            return ops.convolution_backprop_data(x.handle, w.handle, strides, **args).output(0)
+        c, o, *k = w.shape  # torch's [C, O/groups, *k] -> [groups, C/groups, O/groups, *k]
+        grouped = ops.reshape(w.handle, _i64([groups, c // groups, o, *k]), special_zero=False)
+        return ops.group_convolution_backprop_data(x.handle, grouped, strides, **args).output(0)
+
+    def _op_pad(self, x, begin, end, value):
+        fill = ops.constant(np.asarray(value, dtype=x.dtype))
+        return ops.pad(x.handle, _i64(begin), _i64(end), "constant", fill).output(0)
+
+    def _op_max_pool(self, x, kernel, strides, pads_begin, pads_end, dilations):
+        return opset8.max_pool(x.handle, strides, dilations, pads_begin, pads_end, kernel).output(0)
+
+    def _op_avg_pool(self, x, kernel, strides, pads_begin, pads_end):
+        # AvgPool-1, as NNFactory builds it (AvgPool-14 crashes the CPU plugin with some pads)
+        return opset1.avg_pool(x.handle, strides, pads_begin, pads_end, kernel, exclude_pad=False).output(0)
+
     def _op_convert(self, x, dtype):
         return ops.convert(x.handle, _NP_TO_OV[dtype]).output(0)
 

@@ -2,7 +2,8 @@
 
 An npuir op class (`dialects/npuir.py`) says what an op of a kind looks like: operands, properties,
 verifier, syntax. Everything else about the kind lives in its `KindSpec` here, one class per kind,
-grouped by family (`linear_algebra`, `normalization`, `elementwise`, `movement`, `fallback`):
+grouped by family (`linear_algebra`, `normalization`, `elementwise`, `movement`, `convolution`,
+`pooling`, `fallback`):
 
 - `reference(p, ins, out_type)`: its semantics on torch tensors (`evaluate` adds the cast to the
   result's element type); the interpreter runs npuir and `buffer.exec` with it;
@@ -222,11 +223,11 @@ class KindSpec:
 
 
 # The families subclass KindSpec above, so they are imported after it.
-from forge.kinds import elementwise, fallback, linear_algebra, movement, normalization  # noqa: E402
+from forge.kinds import convolution, elementwise, fallback, linear_algebra, movement, normalization, pooling  # noqa: E402
 
 KINDS: dict[str, KindSpec] = {
     spec.name: spec
-    for family in (linear_algebra, normalization, elementwise, movement, fallback)
+    for family in (linear_algebra, normalization, elementwise, movement, convolution, fallback, pooling)
     for spec in family.SPECS
 }
 """Every npuir compute kind's spec, by kind name."""

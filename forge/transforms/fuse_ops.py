@@ -16,6 +16,9 @@ meets every producer before its consumers and the motifs compose in one sweep:
   takes the bias in.
 * `FuseActivation` -- relu, gelu (erf or tanh), silu, sigmoid of a linear (through single-use
   reshapes) becomes the linear's `activation`.
+* `FuseConvActivation` -- relu, gelu, silu, sigmoid of a (non-transposed) conv1d / conv2d /
+  convolution used only by it becomes `aten.fused_conv` with that activation (the bias is
+  already the convolution's).
 * `GeluPolynomial` -- GPT-2's written-out `0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x**3)))` and
   BERT's `x*0.5*(1+erf(x/sqrt(2)))` (constants checked with a relative tolerance, every
   intermediate used only inside the motif) become gelu(tanh) / gelu: fused into the producing
@@ -47,6 +50,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dialects import aten
+from dialects.aten_schema import to_attribute
 from dialects.shapes import static_shape
 from forge.patterns import ForgePattern, PatternTable, apply_patterns
 from forge.transforms.ir_queries import (
@@ -183,6 +187,46 @@ class FuseActivation(ForgePattern):
         reason = fuse_activation(rewriter, op, op.operands[0], activation, (op,))
         if reason is not None:
             return self.fail(op, reason)
+
+
+# --- convolutions ----------------------------------------------------------------------------------
+
+_ConvRoot = aten.Conv1dOp | aten.Conv2dOp | aten.ConvolutionOp
+_FUSED_CONV_ARGS = ("stride", "padding", "dilation", "groups")
+
+
+class FuseConvActivation(ForgePattern):
+    """relu / gelu / silu / sigmoid (conv1d / conv2d / convolution) → `aten.fused_conv` with that
+    activation. The bias needs no pattern: torch's convolutions carry it."""
+
+    ROOTS = get_args(_ActivationRoot)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: _ActivationRoot, rewriter: PatternRewriter) -> None:
+        activation = activation_of(op)
+        if activation is None:
+            return self.fail(op, f"unsupported gelu approximation {op.arg('approximate')!r}")
+        conv = producer(op.operands[0])
+        if not isinstance(conv, get_args(_ConvRoot)):
+            return self.fail(op, "the input is not a convolution")
+        if isinstance(conv, aten.ConvolutionOp) and conv.arg("transposed"):
+            return self.fail(op, "the convolution is transposed")
+        if not single_use(conv.results[0]):
+            return self.fail(op, f"{value_name(conv.results[0])} has users besides the activation")
+        rewriter.replace(op, _fused_conv(conv, activation, op.results[0].type))
+        erase_dead(rewriter, [conv])
+
+
+def _fused_conv(conv: Operation, activation: str, result_type: Attribute) -> Operation:
+    assert isinstance(conv, aten.AtenOp)
+    signature = aten.FusedConvOp.SIGNATURE
+    props = {name: to_attribute(signature.arg(name).kind, conv.arg(name)) for name in _FUSED_CONV_ARGS}
+    props["activation"] = StringAttr(activation)
+    bias = conv.tensor_arg("bias")
+    operands = [[conv.tensor_arg("input")], [conv.tensor_arg("weight")], [bias] if bias is not None else []]
+    fused = aten.FusedConvOp.build_op(operands, props, [result_type], location=conv.location)
+    fused.results[0].name_hint = conv.results[0].name_hint  # named after the convolution
+    return fused
 
 
 # --- written-out GELUs (GPT-2's tanh form, BERT's erf form) ---------------------------------------
@@ -598,7 +642,8 @@ def aggressiveness_threshold(module: ModuleOp, roots: Iterable[type[Operation]],
 
 
 PATTERN_ORDER: tuple[type[ForgePattern], ...] = (
-    LinearToFusedLinear, FuseBiasAdd, FuseActivation, GatedMlp, RmsNormFusion, GeluPolynomial, AddLayerNorm,
+    LinearToFusedLinear, FuseBiasAdd, FuseActivation, FuseConvActivation, GatedMlp, RmsNormFusion, GeluPolynomial,
+    AddLayerNorm,
 )
 """The order the enabled patterns are tried in on an op that roots several of them."""
 
@@ -624,8 +669,9 @@ class FuseOpsPass(ModulePass):
     canonicalize_linear: bool = _family(LinearToFusedLinear)
     """Also turn linear layers without activation into `fused_linear activation="none"`."""
 
-    epilogues: bool = _family(FuseBiasAdd, FuseActivation)
-    """Fuse a bias add and an activation into the linear that produces them."""
+    epilogues: bool = _family(FuseBiasAdd, FuseActivation, FuseConvActivation)
+    """Fuse a bias add and an activation into the linear that produces them, an activation into
+    the convolution that produces it."""
 
     gelu: bool = _family(GeluPolynomial, searched=True)
     """Recognise written-out GELU polynomials (fused into their linear when legal)."""

@@ -227,6 +227,63 @@ CASES: dict[str, tuple[Callable[[GraphBuilder], object], set[str]]] = {
         {"binary"},
     ),
     "to_dtype": (lambda b: b.op(A.ToDtypeOp, x(b, 2, 3), torch.float16), {"convert"}),
+    "conv1d": (lambda b: b.op(A.Conv1dOp, x(b, 2, 3, 9), b.weight((4, 3, 3)), b.weight((4,), kind="bias")), {"conv"}),
+    "conv2d_strided_grouped": (
+        lambda b: b.op(A.Conv2dOp, x(b, 1, 4, 7, 6), b.weight((6, 2, 3, 3)), None, [2, 1], [1, 0], [2, 1], 2),
+        {"conv"},
+    ),
+    "conv_transpose2d": (
+        lambda b: b.op(
+            A.ConvTranspose2dInputOp, x(b, 1, 4, 3, 5), b.weight((4, 3, 3, 2)), None, [2, 2], [1, 0], [1, 1]
+        ),
+        {"conv"},
+    ),
+    "convolution_transposed": (
+        lambda b: b.op(
+            A.ConvolutionOp, x(b, 1, 4, 6), b.weight((4, 1, 3)), b.weight((2,), kind="bias"),
+            [2], [1], [1], True, [1], 2,
+        ),
+        {"conv"},
+    ),
+    "conv2d_same": (
+        lambda b: b.op(A.Conv2dPaddingOp, x(b, 1, 2, 5, 6), b.weight((3, 2, 2, 3)), None, [1, 1], "same", [1, 2]),
+        {"conv"},
+    ),
+    "fused_conv": (
+        lambda b: b.op(
+            A.FusedConvOp, x(b, 1, 4, 6), b.weight((4, 2, 3)), b.weight((4,), kind="bias"), [2], [1], [1], 2, "gelu"
+        ),
+        {"conv"},
+    ),
+    "constant_pad_nd": (lambda b: b.op(A.ConstantPadNdOp, x(b, 2, 3, 4), [1, -1, 2, 0], 0.25), {"pad"}),
+    "pad_constant": (lambda b: b.op(A.PadOp, x(b, 2, 3), [0, 2], "constant", 1.5), {"pad"}),
+    "max_pool2d_ceil": (
+        lambda b: b.op(A.MaxPool2dOp, x(b, 1, 3, 9, 8), [3, 3], [2, 2], [1, 1], [1, 1], True),
+        {"pool"},
+    ),
+    "max_pool1d_dilated": (lambda b: b.op(A.MaxPool1dOp, x(b, 2, 3, 9), [2], [1], [1], [2]), {"pool"}),
+    "avg_pool2d_exclude_pad": (
+        lambda b: b.op(A.AvgPool2dOp, x(b, 1, 2, 7, 6), [3, 3], [2, 2], [1, 1], True, False),
+        {"pool"},
+    ),
+    "avg_pool1d": (lambda b: b.op(A.AvgPool1dOp, x(b, 2, 3, 8), [2]), {"pool"}),
+    "adaptive_avg_pool2d": (lambda b: b.op(A.AdaptiveAvgPool2dOp, x(b, 1, 4, 6, 9), [2, 3]), {"pool"}),
+    "batch_norm_eval": (
+        lambda b: b.op(
+            A.BatchNormOp, x(b, 2, 3, 4, 5), b.weight((3,), kind="norm"), b.weight((3,), kind="bias"),
+            b.weight((3,), kind="bias"), b.weight((3,), kind="positive"), False, 0.1, 1e-5, False,
+        ),
+        {"binary", "unary", "reshape"},
+    ),
+    "upsample_nearest2d_scale": (
+        lambda b: b.op(A.UpsampleNearest2dVecOp, x(b, 1, 2, 3, 4), None, [2.0, 3.0]),
+        {"resize"},
+    ),
+    "upsample_bilinear2d_corners": (
+        lambda b: b.op(A.UpsampleBilinear2dVecOp, x(b, 1, 2, 3, 4), [5, 7], True, None),
+        {"resize"},
+    ),
+    "upsample_linear1d": (lambda b: b.op(A.UpsampleLinear1dVecOp, x(b, 2, 3, 5), [9], False, None), {"resize"}),
 }
 
 FALLBACK_CASES: dict[str, tuple[Callable[[GraphBuilder], object], str]] = {
@@ -252,6 +309,15 @@ FALLBACK_CASES: dict[str, tuple[Callable[[GraphBuilder], object], str]] = {
         "aten.native_layer_norm",
     ),
     "big_arange": (lambda b: b.op(A.ArangeOp, 5000, dtype=torch.int64), "aten.arange"),
+    "pad_reflect": (lambda b: b.op(A.PadOp, x(b, 1, 2, 5), [2, 1], "reflect"), "aten.pad"),
+    "adaptive_avg_pool2d_uneven": (
+        lambda b: b.op(A.AdaptiveAvgPool2dOp, x(b, 1, 2, 7, 8), [3, 3]),
+        "aten.adaptive_avg_pool2d",
+    ),
+    "upsample_fractional_scale": (
+        lambda b: b.op(A.UpsampleNearest1dVecOp, x(b, 1, 2, 4), None, [1.5]),
+        "aten.upsample_nearest1d.vec",
+    ),
 }
 
 

@@ -58,10 +58,10 @@ func.func @case5() {
 
 // -----
 
-// CHECK: buffer.exec: unknown npuir kind 'conv'
+// CHECK: buffer.exec: unknown npuir kind 'fft'
 func.func @case6(%x: tensor<4xf32>) {
   %b0 = buffer.alloc : !buffer.buf<0, npu, 16>
-  %0 = buffer.exec npu conv(%x) into %b0 : (tensor<4xf32>) -> tensor<4xf32> in !buffer.buf<0, npu, 16>
+  %0 = buffer.exec npu fft(%x) into %b0 : (tensor<4xf32>) -> tensor<4xf32> in !buffer.buf<0, npu, 16>
   func.return
 }
 

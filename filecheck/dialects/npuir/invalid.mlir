@@ -471,3 +471,115 @@ func.func @case58(%x: tensor<4xi64>) {
   %0 = npuir.aten cpu %x {op = "aten.cumsum", attrs = {dim = 0 : i64}, result_index = 1, vreg = 0} : (tensor<4xi64>) -> tensor<4xi64>
   func.return
 }
+
+// -----
+
+// CHECK: npuir.conv: x has 5 channels but w [6, 2, 3, 3] with groups 2 expects 4
+func.func @conv_channels(%x: tensor<1x5x7x6xf32>, %w: tensor<6x2x3x3xf32>) {
+  %0 = npuir.conv npu %x, %w {stride = [1, 1], pads_begin = [0, 0], pads_end = [0, 0], dilation = [1, 1], groups = 2, vreg = 0} : (tensor<1x5x7x6xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x5x4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: npuir.conv: stride has 2 entries for 1 spatial dims
+func.func @conv_stride_rank(%x: tensor<1x4x7xf32>, %w: tensor<6x4x3xf32>) {
+  %0 = npuir.conv npu %x, %w {stride = [1, 1], pads_begin = [0], pads_end = [0], dilation = [1], vreg = 0} : (tensor<1x4x7xf32>, tensor<6x4x3xf32>) -> tensor<1x6x5xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: npuir.conv: output_padding needs transposed
+func.func @conv_output_padding(%x: tensor<1x4x7xf32>, %w: tensor<6x4x3xf32>) {
+  %0 = npuir.conv npu %x, %w {stride = [2], pads_begin = [0], pads_end = [0], dilation = [1], output_padding = [1], vreg = 0} : (tensor<1x4x7xf32>, tensor<6x4x3xf32>) -> tensor<1x6x3xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: npuir.conv: result type tensor<1x3x10xf32> does not match expected tensor<1x3x9xf32>
+func.func @conv_transposed_result(%x: tensor<1x4x5xf32>, %w: tensor<4x3x3xf32>) {
+  %0 = npuir.conv npu %x, %w {stride = [2], pads_begin = [1], pads_end = [1], dilation = [1], transposed = true, vreg = 0} : (tensor<1x4x5xf32>, tensor<4x3x3xf32>) -> tensor<1x3x10xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: npuir.conv: bias shape [4] is not [6]
+func.func @conv_bias(%x: tensor<1x4x7xf32>, %w: tensor<6x4x3xf32>, %b: tensor<4xf32>) {
+  %0 = npuir.conv npu %x, %w, %b {stride = [1], pads_begin = [0], pads_end = [0], dilation = [1], vreg = 0} : (tensor<1x4x7xf32>, tensor<6x4x3xf32>, tensor<4xf32>) -> tensor<1x6x5xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: npuir.pad: pads_begin/pads_end have 1/1 entries for rank 2
+func.func @pad_rank(%x: tensor<2x3xf32>) {
+  %0 = npuir.pad npu %x {pads_begin = [1], pads_end = [1], vreg = 0} : (tensor<2x3xf32>) -> tensor<4x3xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: npuir.pad: pads [0, -2]/[0, -2] crop [2, 3] below zero
+func.func @pad_crop(%x: tensor<2x3xf32>) {
+  %0 = npuir.pad npu %x {pads_begin = [0, -2], pads_end = [0, -2], vreg = 0} : (tensor<2x3xf32>) -> tensor<2x0xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: npuir.pool: kind 'min' is not one of max, avg
+func.func @pool_kind(%x: tensor<1x2x4x4xf32>) {
+  %0 = npuir.pool npu %x {kind = "min", kernel = [2, 2], strides = [2, 2], pads_begin = [0, 0], pads_end = [0, 0], vreg = 0} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: npuir.pool: dim 0: pads 2/2 exceed half the kernel extent 3
+func.func @pool_pads(%x: tensor<1x2x4x4xf32>) {
+  %0 = npuir.pool npu %x {kind = "max", kernel = [3, 3], strides = [1, 1], pads_begin = [2, 0], pads_end = [2, 0], vreg = 0} : (tensor<1x2x4x4xf32>) -> tensor<1x2x6x2xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: npuir.pool: avg pooling takes no dilations, got [2, 2]
+func.func @pool_avg_dilated(%x: tensor<1x2x4x4xf32>) {
+  %0 = npuir.pool npu %x {kind = "avg", kernel = [2, 2], strides = [1, 1], pads_begin = [0, 0], pads_end = [0, 0], dilations = [2, 2], vreg = 0} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: npuir.pool: result type tensor<1x2x3x3xf32> does not match expected tensor<1x2x2x2xf32>
+func.func @pool_result(%x: tensor<1x2x4x4xf32>) {
+  %0 = npuir.pool npu %x {kind = "max", kernel = [2, 2], strides = [2, 2], pads_begin = [0, 0], pads_end = [0, 0], vreg = 0} : (tensor<1x2x4x4xf32>) -> tensor<1x2x3x3xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: npuir.resize: bilinear resizes a rank-4 [N, C, *spatial] tensor, got rank 3
+func.func @resize_rank(%x: tensor<1x3x4xf32>) {
+  %0 = npuir.resize npu %x {mode = "bilinear", vreg = 0} : (tensor<1x3x4xf32>) -> tensor<1x3x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: npuir.resize: align_corners applies to linear modes only
+func.func @resize_corners(%x: tensor<1x3x4xf32>) {
+  %0 = npuir.resize npu %x {mode = "nearest", align_corners = true, vreg = 0} : (tensor<1x3x4xf32>) -> tensor<1x3x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: npuir.resize: result type tensor<1x2x8xf32> does not match expected tensor<1x3x8xf32>
+func.func @resize_channels(%x: tensor<1x3x4xf32>) {
+  %0 = npuir.resize npu %x {mode = "nearest", vreg = 0} : (tensor<1x3x4xf32>) -> tensor<1x2x8xf32>
+  func.return
+}

@@ -85,3 +85,44 @@ func.func @data_movement(%x: tensor<1x128x768xf32>, %wte: tensor<50257x768xf32>,
   %cs = npuir.aten cpu %ids {op = "aten.cumsum", attrs = {dim = -1 : i64}, vreg = 38} : (tensor<1x128xi64>) -> tensor<1x128xi64>
   func.return
 }
+
+// Convolutions (grouped, depthwise, transposed with output_padding) and constant padding.
+// CHECK-LABEL: func.func @convolution
+func.func @convolution(%x: tensor<1x4x7x6xf32>, %w: tensor<6x2x3x2xf32>, %b: tensor<6xf32>, %s: tensor<1x4x5xf32>,
+                       %wt: tensor<4x1x3xf32>, %dw: tensor<4x1x3x3xf32>) {
+  // CHECK-NEXT: %c = npuir.conv npu %x, %w, %b {stride = [2, 2], pads_begin = [1, 0], pads_end = [1, 1], dilation = [1, 2], groups = 2, vreg = 0} : (tensor<1x4x7x6xf32>, tensor<6x2x3x2xf32>, tensor<6xf32>) -> tensor<1x6x4x3xf32>
+  %c = npuir.conv npu %x, %w, %b {stride = [2, 2], pads_begin = [1, 0], pads_end = [1, 1], dilation = [1, 2], groups = 2, vreg = 0} : (tensor<1x4x7x6xf32>, tensor<6x2x3x2xf32>, tensor<6xf32>) -> tensor<1x6x4x3xf32>
+  // CHECK-NEXT: %d = npuir.conv npu %x, %dw {stride = [1, 1], pads_begin = [1, 1], pads_end = [1, 1], dilation = [1, 1], groups = 4, vreg = 1} : (tensor<1x4x7x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x7x6xf32>
+  %d = npuir.conv npu %x, %dw {stride = [1, 1], pads_begin = [1, 1], pads_end = [1, 1], dilation = [1, 1], groups = 4, vreg = 1} : (tensor<1x4x7x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x7x6xf32>
+  // CHECK-NEXT: %t = npuir.conv cpu %s, %wt {stride = [2], pads_begin = [1], pads_end = [1], dilation = [1], groups = 2, transposed = true, output_padding = [1], vreg = 2} : (tensor<1x4x5xf32>, tensor<4x1x3xf32>) -> tensor<1x2x10xf32>
+  %t = npuir.conv cpu %s, %wt {stride = [2], pads_begin = [1], pads_end = [1], dilation = [1], groups = 2, transposed = true, output_padding = [1], vreg = 2} : (tensor<1x4x5xf32>, tensor<4x1x3xf32>) -> tensor<1x2x10xf32>
+  // CHECK-NEXT: %p = npuir.pad npu %x {pads_begin = [0, 0, 1, -1], pads_end = [0, 1, 0, 2], value = 5.000000e-01, vreg = 3} : (tensor<1x4x7x6xf32>) -> tensor<1x5x8x7xf32>
+  %p = npuir.pad npu %x {pads_begin = [0, 0, 1, -1], pads_end = [0, 1, 0, 2], value = 5.000000e-01, vreg = 3} : (tensor<1x4x7x6xf32>) -> tensor<1x5x8x7xf32>
+  // CHECK-NEXT: %z = npuir.pad cpu %s {pads_begin = [0, 0, 2], pads_end = [0, 0, 0], vreg = 4} : (tensor<1x4x5xf32>) -> tensor<1x4x7xf32>
+  %z = npuir.pad cpu %s {pads_begin = [0, 0, 2], pads_end = [0, 0, 0], vreg = 4} : (tensor<1x4x5xf32>) -> tensor<1x4x7xf32>
+  func.return
+}
+
+// Max and average pooling (ceil mode, dilation, asymmetric pads, 1-D unbatched).
+// CHECK-LABEL: func.func @pool
+func.func @pool(%x: tensor<1x3x7x6xf32>, %s: tensor<3x9xf32>) {
+  // CHECK-NEXT: %m = npuir.pool npu %x {kind = "max", kernel = [3, 2], strides = [2, 2], pads_begin = [1, 0], pads_end = [1, 0], ceil_mode = true, vreg = 0} : (tensor<1x3x7x6xf32>) -> tensor<1x3x4x3xf32>
+  %m = npuir.pool npu %x {kind = "max", kernel = [3, 2], strides = [2, 2], pads_begin = [1, 0], pads_end = [1, 0], ceil_mode = true, vreg = 0} : (tensor<1x3x7x6xf32>) -> tensor<1x3x4x3xf32>
+  // CHECK-NEXT: %d = npuir.pool npu %s {kind = "max", kernel = [2], strides = [1], pads_begin = [0], pads_end = [1], dilations = [2], vreg = 1} : (tensor<3x9xf32>) -> tensor<3x8xf32>
+  %d = npuir.pool npu %s {kind = "max", kernel = [2], strides = [1], pads_begin = [0], pads_end = [1], dilations = [2], vreg = 1} : (tensor<3x9xf32>) -> tensor<3x8xf32>
+  // CHECK-NEXT: %a = npuir.pool cpu %x {kind = "avg", kernel = [3, 3], strides = [2, 2], pads_begin = [1, 1], pads_end = [1, 1], count_include_pad = false, vreg = 2} : (tensor<1x3x7x6xf32>) -> tensor<1x3x4x3xf32>
+  %a = npuir.pool cpu %x {kind = "avg", kernel = [3, 3], strides = [2, 2], pads_begin = [1, 1], pads_end = [1, 1], count_include_pad = false, vreg = 2} : (tensor<1x3x7x6xf32>) -> tensor<1x3x4x3xf32>
+  func.return
+}
+
+// Resampling: nearest (2-D), bilinear with align_corners, linear (1-D).
+// CHECK-LABEL: func.func @resize
+func.func @resize(%x: tensor<1x3x4x5xf32>, %s: tensor<2x3x5xf32>) {
+  // CHECK-NEXT: %n = npuir.resize npu %x {mode = "nearest", vreg = 0} : (tensor<1x3x4x5xf32>) -> tensor<1x3x8x10xf32>
+  %n = npuir.resize npu %x {mode = "nearest", vreg = 0} : (tensor<1x3x4x5xf32>) -> tensor<1x3x8x10xf32>
+  // CHECK-NEXT: %b = npuir.resize npu %x {mode = "bilinear", align_corners = true, vreg = 1} : (tensor<1x3x4x5xf32>) -> tensor<1x3x7x9xf32>
+  %b = npuir.resize npu %x {mode = "bilinear", align_corners = true, vreg = 1} : (tensor<1x3x4x5xf32>) -> tensor<1x3x7x9xf32>
+  // CHECK-NEXT: %l = npuir.resize cpu %s {mode = "linear", vreg = 2} : (tensor<2x3x5xf32>) -> tensor<2x3x11xf32>
+  %l = npuir.resize cpu %s {mode = "linear", vreg = 2} : (tensor<2x3x5xf32>) -> tensor<2x3x11xf32>
+  func.return
+}
