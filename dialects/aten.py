@@ -17,7 +17,7 @@ generated from the table in `dialects/fused_kernels.py` (`FUSED_OPS`).
 `aten.weight` names a WeightStore entry (no data in the IR); `aten.constant` holds a small dense value.
 """
 
-# Why one module of ~800 lines: one dialect per file (docs/architecture.md). Most of it is the op
+# Why one module of ~850 lines: one dialect per file (docs/architecture.md). Most of it is the op
 # table at the bottom, one line per ATen overload; the generic machinery above it serves every row.
 
 from __future__ import annotations

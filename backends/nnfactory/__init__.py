@@ -8,7 +8,8 @@
     emit_python(buffer_module, weights, "model.py")   # standalone program + model.safetensors
 
 Modules: `runtime` (the runtime interface: `Runtime`, `CompiledGraph`, `get_runtime`,
-`available_runtimes`), `graph_builder` (`GraphBuilder`, the NNFactory-shaped graph API) and
+`available_runtimes`), `graph_builder` (`GraphBuilder`, the NNFactory-shaped graph API; its spatial
+ops in `spatial_ops`) and
 `graph_values` (its nodes, dtypes and build errors), `openvino_runtime` / `intel_runtime` (the two
 implementations),
 `program` (the data model: `Program`, `ValueRef`, steps, `EmitError`), `analysis` (segments,
