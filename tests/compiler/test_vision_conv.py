@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from forge.compiler import compile as forge_compile
+from tests.compiler.standalone import run_standalone
 
 REL_TOL = 1e-4  # max |diff| relative to the output's scale
 
@@ -154,25 +155,10 @@ class EncoderDecoder(nn.Module):
 @pytest.mark.parametrize("runtime", runtimes())
 def test_standalone_program_builds_the_same_graph(runtime: str, tmp_path) -> None:
     """`--emit nnfactory-py` records the new graph ops (on nnfactory: Intel's own calls)."""
-    import subprocess
-    import sys
-
-    import numpy as np
-
-    from backends.nnfactory.pyemit import emit_python
-
     torch.manual_seed(2)
     model, x = EncoderDecoder().eval(), torch.randn(1, 2, 7, 7)
     compiled = forge_compile(model, (x,), runtime=runtime)
-    path = emit_python(compiled.buffer_module, compiled.weights, tmp_path / "prog.py", runtime=runtime)
-    np.savez(tmp_path / "x.npz", x.numpy())
-    proc = subprocess.run(
-        [sys.executable, str(path), "--inputs", str(tmp_path / "x.npz"), "--out", str(tmp_path / "y.npz")],
-        capture_output=True, text=True, cwd=tmp_path, timeout=600,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    with np.load(tmp_path / "y.npz") as out:
-        got = torch.from_numpy(out["output_0"])
+    got = run_standalone(compiled, x, tmp_path, runtime)
     torch.testing.assert_close(got, compiled(x), atol=1e-6, rtol=1e-6)
 
 

@@ -10,6 +10,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from forge.compiler import compile as forge_compile
+from tests.compiler.standalone import run_standalone
 
 
 def runtimes() -> list[str]:
@@ -144,25 +145,10 @@ class Pyramid(nn.Module):
 @pytest.mark.parametrize("runtime", runtimes())
 def test_standalone_program_builds_the_same_graph(runtime: str, tmp_path) -> None:
     """`--emit nnfactory-py` records the pooling and interpolate graph ops."""
-    import subprocess
-    import sys
-
-    import numpy as np
-
-    from backends.nnfactory.pyemit import emit_python
-
     torch.manual_seed(3)
     model, x = Pyramid().eval(), torch.randn(1, 3, 9, 8)
     compiled = forge_compile(model, (x,), runtime=runtime)
     torch.testing.assert_close(compiled(x), model(x), atol=1e-4, rtol=1e-4)
-    path = emit_python(compiled.buffer_module, compiled.weights, tmp_path / "prog.py", runtime=runtime)
-    np.savez(tmp_path / "x.npz", x.numpy())
-    proc = subprocess.run(
-        [sys.executable, str(path), "--inputs", str(tmp_path / "x.npz"), "--out", str(tmp_path / "y.npz")],
-        capture_output=True, text=True, cwd=tmp_path, timeout=600,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    with np.load(tmp_path / "y.npz") as out:
-        got = torch.from_numpy(out["output_0"])
+    got = run_standalone(compiled, x, tmp_path, runtime)
     torch.testing.assert_close(got, compiled(x), atol=1e-6, rtol=1e-6)
 
