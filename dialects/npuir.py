@@ -85,6 +85,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from dialects.shapes import broadcast_shapes, fmt_shape
+from dialects.windows import pool_out_size
 
 # ===================================================================================== enums
 
@@ -1306,16 +1307,6 @@ class ConvertOp(_MoveOneOp):
             raise VerifyException(
                 f"shape changes from {fmt_shape(x.get_shape())} to {fmt_shape(out.get_shape())}"
             )
-
-
-def pool_out_size(size: int, k: int, s: int, pb: int, pe: int, d: int, ceil: bool) -> int:
-    """torch's pooled length of one spatial dim (a ceil window must start inside the input or
-    the begin padding)."""
-    span = size + pb + pe - (d * (k - 1) + 1)
-    out = (span + (s - 1 if ceil else 0)) // s + 1
-    if ceil and (out - 1) * s >= size + pb:
-        out -= 1
-    return out
 
 
 _POOL_KINDS = ("max", "avg")

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
+from dialects.windows import pool_out_size
+
 if TYPE_CHECKING:
     from .graph_builder import GraphBuilder
 
@@ -206,9 +208,7 @@ def pool_windows(
     out, ends, divs = [], [], []
     for size, ki, si, b, e, di in zip(sizes, k, s, pb, pe, d, strict=True):
         extent = di * (ki - 1) + 1
-        o = (size + b + e - extent + (si - 1 if ceil_mode else 0)) // si + 1
-        if ceil_mode and (o - 1) * si >= size + b:
-            o -= 1
+        o = pool_out_size(size, ki, si, b, e, di, ceil_mode)
         if o < 1:
             raise ValueError(f"input size {size} is smaller than the kernel extent {extent}")
         out.append(o)

@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import TensorType
 
 from dialects import npuir as N
 from dialects.torch_types import shape_of
+from dialects.windows import pool_out_size
 from forge.kinds import Example, KindSpec, SegmentHelpers
 
 
@@ -60,7 +61,7 @@ def _padded_extra(shape: Sequence[int], q: dict[str, Any]) -> list[int]:
     for size, k, s, pb, pe, d in zip(
         shape[-n:], q["kernel"], q["strides"], q["pads_begin"], q["pads_end"], q["dilations"], strict=True
     ):
-        o = N.pool_out_size(size, k, s, pb, pe, d, q["ceil_mode"])
+        o = pool_out_size(size, k, s, pb, pe, d, q["ceil_mode"])
         extra.append(max(0, (o - 1) * s + d * (k - 1) + 1 - (size + pb + pe)))
     return extra
 
@@ -88,7 +89,7 @@ def _divisor_grid(shape: Sequence[int], q: dict[str, Any]) -> torch.Tensor:
     n = len(q["kernel"])
     k, s, pb, pe = q["kernel"], q["strides"], q["pads_begin"], q["pads_end"]
     sizes = shape[-n:]
-    out = [N.pool_out_size(sizes[i], k[i], s[i], pb[i], pe[i], 1, q["ceil_mode"]) for i in range(n)]
+    out = [pool_out_size(sizes[i], k[i], s[i], pb[i], pe[i], 1, q["ceil_mode"]) for i in range(n)]
     grid = torch.ones(out, dtype=torch.float64)
     for i in range(n):
         d = _divisor(sizes[i], k[i], s[i], pb[i], pe[i], out[i], q["count_include_pad"])
