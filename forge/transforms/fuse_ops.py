@@ -174,8 +174,8 @@ def _dominates(value: SSAValue, op: Operation) -> bool:
 _ActivationRoot = aten.ReluOp | aten.GeluOp | aten.SiluOp | aten.SigmoidOp
 
 
-class FuseActivation(ForgePattern):
-    """relu / gelu / silu / sigmoid (linear) → fused_linear with that activation."""
+class _ActivationEpilogue(ForgePattern):
+    """An activation op folded into the op that produces its input: subclasses say how (`fuse`)."""
 
     ROOTS = get_args(_ActivationRoot)
 
@@ -184,6 +184,16 @@ class FuseActivation(ForgePattern):
         activation = activation_of(op)
         if activation is None:
             return self.fail(op, f"unsupported gelu approximation {op.arg('approximate')!r}")
+        return self.fuse(op, activation, rewriter)
+
+    def fuse(self, op: Operation, activation: str, rewriter: PatternRewriter) -> None:
+        raise NotImplementedError
+
+
+class FuseActivation(_ActivationEpilogue):
+    """relu / gelu / silu / sigmoid (linear) → fused_linear with that activation."""
+
+    def fuse(self, op: Operation, activation: str, rewriter: PatternRewriter) -> None:
         reason = fuse_activation(rewriter, op, op.operands[0], activation, (op,))
         if reason is not None:
             return self.fail(op, reason)
@@ -195,17 +205,11 @@ _ConvRoot = aten.Conv1dOp | aten.Conv2dOp | aten.ConvolutionOp
 _FUSED_CONV_ARGS = ("stride", "padding", "dilation", "groups")
 
 
-class FuseConvActivation(ForgePattern):
+class FuseConvActivation(_ActivationEpilogue):
     """relu / gelu / silu / sigmoid (conv1d / conv2d / convolution) → `aten.fused_conv` with that
     activation. The bias needs no pattern: torch's convolutions carry it."""
 
-    ROOTS = get_args(_ActivationRoot)
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: _ActivationRoot, rewriter: PatternRewriter) -> None:
-        activation = activation_of(op)
-        if activation is None:
-            return self.fail(op, f"unsupported gelu approximation {op.arg('approximate')!r}")
+    def fuse(self, op: Operation, activation: str, rewriter: PatternRewriter) -> None:
         conv = producer(op.operands[0])
         if not isinstance(conv, get_args(_ConvRoot)):
             return self.fail(op, "the input is not a convolution")
