@@ -205,3 +205,21 @@ def test_the_cost_model_gives_a_cost(kind):
         assert cm.op_cost(op, device).total > 0
     assert cm.estimate(module).total_us > 0
 
+
+
+CHECKS = [
+    test_every_kind_has_an_entry,
+    test_the_interpreter_runs_the_example,
+    test_the_cpu_kernel_writes_the_reference_into_a_preallocated_output,
+    test_the_torch_source_computes_the_reference,
+    test_affinity_gives_a_device,
+    test_the_cost_model_gives_a_cost,
+]
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda f: f.__name__.removeprefix("test_"))
+def test_a_kind_deleted_from_the_table_fails_every_check_by_name(check, monkeypatch):
+    """What a contributor sees after adding an op class but no table entry (here: cumsum removed)."""
+    monkeypatch.delitem(KINDS, "cumsum")
+    with pytest.raises(pytest.fail.Exception, match="npuir kind 'cumsum' has no entry in the kind table"):
+        check("cumsum")
