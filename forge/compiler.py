@@ -194,6 +194,25 @@ def compile(
         )
 
 
+def compile_imported(
+    model: torch.nn.Module,
+    example_args: Sequence[torch.Tensor],
+    imported: ImportedProgram,
+    *,
+    device: str = "CPU",
+    runtime: str = "openvino",
+    name: str | None = None,
+) -> CompiledModel:
+    """`compile` of a program already exported and imported (its module is consumed: the passes
+    rewrite it in place). For callers that also run the imported IR, e.g. the coverage harness."""
+    times = StageTimes(export_ms=imported.export_ms, import_ms=imported.import_ms)
+    with _gc_paused():
+        return _compile_imported(
+            model.eval(), tuple(example_args), imported, times, pipeline=None, disable=(), device=device,
+            runtime=runtime, check=False, name=name, keep_stages=False, progress=None,
+        )
+
+
 def _compile_imported(
     model, example_args, imported, times, *, pipeline, disable, device, runtime, check, name, keep_stages, progress,
     lowering=None,
@@ -288,6 +307,7 @@ def _report(model_name, imported, records, times, module, executor, **fields) ->
         "ops_optimized": fields["ops_optimized"],
         "fused_attention": fields["fused_attention"],
         **_plan_metrics(module),
+        **cpu_steps(module),
         "segments": len(program.segments),
         "weights": len(imported.weights),
         "weight_bytes": imported.weights.nbytes,
@@ -305,6 +325,25 @@ def _plan_metrics(module: ModuleOp) -> dict[str, int]:
         "transitions_before": summary["schedule"]["transitions_before"],
         "transitions_after": summary["schedule"]["transitions_after"],
     }
+
+
+def cpu_steps(module: ModuleOp) -> dict[str, Any]:
+    """What runs on the CPU after lowering, read off the buffer IR's `buffer.exec` steps.
+
+    `cpu_fallback`: {aten op name: count} of the `aten` kind (an op with no NPU lowering, run
+    unchanged on the host); `cpu_ops`: every compute step on the CPU, fallback or not (a kind
+    the affinity scheduler kept on the host counts here too).
+    """
+    fallback: dict[str, int] = {}
+    cpu_ops = 0
+    for op in module.walk():
+        if op.name != "buffer.exec" or op.device.data.value != "cpu":
+            continue
+        cpu_ops += 1
+        if op.kind.data == "aten":
+            name = op.params.data["op"].data
+            fallback[name] = fallback.get(name, 0) + 1
+    return {"cpu_fallback": dict(sorted(fallback.items())), "cpu_ops": cpu_ops}
 
 
 # --- parity ----------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ MAX_KL = 8.4e-9
 REPORT_KEYS = {
     "model", "export_ms", "import_ms", "passes", "lower_ms", "emit_ms", "device_compile_ms",
     "ops_imported", "ops_optimized", "fused_attention", "vregs", "buffers", "peak_bytes_naive",
-    "peak_bytes_planned", "transitions_before", "transitions_after", "segments",
+    "peak_bytes_planned", "transitions_before", "transitions_after", "cpu_fallback", "cpu_ops", "segments",
 }
 
 
@@ -38,6 +38,25 @@ def test_zoo_model_compiles_and_matches_eager(zoo_case, runtime):
     assert got.shape == expected.shape
     assert measured["max_abs"] <= MAX_ABS, measured
     assert measured["kl"] <= MAX_KL, measured
+    assert compiled.report["cpu_fallback"] == {}  # every op of the zoo has an NPU lowering
+    assert compiled.report["cpu_ops"] == 0
+
+
+class _GatherAfterRelu(torch.nn.Module):
+    """relu has an NPU rule; gather has none, so it runs as the `aten` kind on the CPU."""
+
+    def forward(self, x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        return torch.gather(x.relu(), 1, index) * 2 + torch.gather(x, 1, index)
+
+
+def test_report_counts_cpu_fallback_ops_by_aten_name():
+    x = torch.randn(2, 5, generator=torch.Generator().manual_seed(0))
+    index = torch.tensor([[0, 1, 4], [2, 2, 3]])
+    compiled = forge_compile(_GatherAfterRelu(), (x, index))
+    assert compiled.report["cpu_fallback"] == {"aten.gather": 2}
+    assert compiled.report["cpu_ops"] >= 2
+    assert compiled.report["transitions_after"] <= compiled.report["transitions_before"]
+    torch.testing.assert_close(compiled(x, index), _GatherAfterRelu()(x, index))
 
 
 def test_report_has_every_stage_and_metric():
