@@ -324,6 +324,8 @@ class IntelNNFactoryGraphBuilder(GraphBuilder):
         return self._reduce_native("reduce_prod", x, axes, keep_dims)
 
     def _op_reshape(self, x, shape):
+        if not shape:  # to 0-d: Reshape to [] after a MatMul crashes the CPU plugin; a one-element sum does not
+            return self._reduce_native("reduce_sum", x, list(range(len(x.shape))), False)
         return self._emit("reshape", (x,), (shape,), lambda: self._f.reshape(x.handle.native, list(shape)))
 
     def _op_transpose(self, x, order):

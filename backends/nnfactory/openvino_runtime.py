@@ -225,6 +225,8 @@ class OpenVINOGraphBuilder(GraphBuilder):
         return ops.reduce_prod(x.handle, _i64(axes), keep_dims).output(0)
 
     def _op_reshape(self, x, shape):
+        if not shape:  # to 0-d: Reshape to [] after a MatMul crashes the CPU plugin's compile; Squeeze does not
+            return ops.squeeze(x.handle, _i64(list(range(len(x.shape))))).output(0)
         return ops.reshape(x.handle, _i64(shape), special_zero=False).output(0)
 
     def _op_transpose(self, x, order):

@@ -115,3 +115,21 @@ def test_torch_compile_backend_matches_eager():
         got = compiled(*inputs)
     measured = parity(expected, got)
     assert measured["max_abs"] <= MAX_ABS and measured["kl"] <= MAX_KL
+
+
+class _VectorDot(torch.nn.Module):
+    """matmul of two vectors: a 0-d result, reshaped from the 1x1 matmul on the NPU."""
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(a, b)
+
+
+@pytest.mark.parametrize("runtime", runtimes())
+def test_zero_dim_result_of_a_matmul(runtime):
+    # Reshape to [] after a MatMul crashed OpenVINO's CPU plugin (segfault) before the runtimes
+    # built 0-d results another way (found by the OpInfo coverage harness: matmul, dot, vdot, inner).
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.randn(5, generator=gen), torch.randn(5, generator=gen)
+    got = forge_compile(_VectorDot(), (a, b), runtime=runtime)(a, b)
+    assert got.shape == ()
+    torch.testing.assert_close(got, torch.matmul(a, b))
