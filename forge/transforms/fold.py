@@ -38,6 +38,10 @@ the graph, or the model would compile differently once trained),
 `-(-x)`, view/reshape to the same shape, a view of a view (one view), transposes/permutes that
 compose to the identity, `expand`/`slice` to the same shape, `to` the same dtype. `x+0 -> x`
 ignores the sign of zero (`-0.0 + 0.0` is `+0.0`).
+
+**Batch norm into convolution** (with a WeightStore only, after folding, before the identities):
+an inference batch norm of a convolution used by nothing else becomes that convolution with a
+rescaled weight and a new bias, both new store entries (`forge.transforms.batch_norm_folding`).
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ from dialects import aten_schema as schema
 from dialects.aten_schema import ArgKind
 from dialects.torch_types import dtype_of, shape_of, tensor_type
 from forge.patterns import ForgePattern, apply_patterns, count_fired
+from forge.transforms.batch_norm_folding import FoldBatchNormIntoConv
 from forge.transforms.dce import ForwardSameTypeConversion, erase_dead_operands
 from forge.transforms.ir_queries import is_identity_permutation, permutation
 from forge.weights import WeightStore, weights_of
@@ -603,7 +608,8 @@ class FoldPass(ModulePass):
     splats `aten.full`, other large ones new WeightStore entries; a large re-layout of a constant
     (transpose, expand, view...) is left to run (no duplicated weight memory). Then x+0, x*1, x/1,
     x**1, -(-x), same-shape views, view of view, cancelling transposes, same-shape expand/slice and
-    same-type `to` are removed.
+    same-type `to` are removed. With a WeightStore, an inference batch norm of a convolution used
+    only by it is first folded into that convolution's weight and bias (`batch_norm_folding`).
     """
 
     name = "fold"
@@ -618,4 +624,6 @@ class FoldPass(ModulePass):
         count_fired("InlineConstant", stats.inlined)
         count_fired("NewFoldedWeight", stats.new_weights)
         count_fired("SplatAsFull", stats.splats)
+        if store is not None:
+            apply_patterns(op, [FoldBatchNormIntoConv(store)])
         apply_identities(op)
