@@ -22,7 +22,7 @@ import torch
 
 from forge.compiler import _count_body_ops, run_passes
 from forge.frontend.fx_importer import import_module
-from forge.models import ATTN_IMPLS, ZOO, build_model, example_inputs
+from forge.models import ATTN_IMPLS, CORE_ZOO, ZOO, build_model, example_inputs
 from forge.pipelines import CLEANUP, LOWER_ATEN, LOWERING_PIPELINE, OPTIMIZATION_PASSES, PLAN_MEMORY, SCHEDULE_DEVICES
 from forge.weights import attach_weights
 
@@ -95,7 +95,7 @@ def _pinned_plan(optimized_text: str, weights) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--models", nargs="*", default=list(ZOO), choices=ZOO)
+    parser.add_argument("--models", nargs="*", default=list(CORE_ZOO), choices=ZOO)
     parser.add_argument("--attn", nargs="*", default=list(ATTN_IMPLS), choices=ATTN_IMPLS)
     parser.add_argument("--layers", type=int)
     parser.add_argument("--seq-len", type=int, default=128)

@@ -2,7 +2,8 @@
 
     forge compile gpt2 --layers 2 --attn eager --report r.json --check
     forge run llama --small --iterations 20
-    forge models
+    forge compile resnet --small --check      # every zoo family: text, vision, audio
+    forge models                              # name, kind, attention implementations, inputs
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ EMIT_STAGES = ("aten", "npuir", "buffer", "nnfactory-py")
 
 
 def _parser() -> argparse.ArgumentParser:
-    from forge.models import ATTN_IMPLS, ZOO  # lazy: start-up cost, here and below: `forge --help` stays fast
+    # lazy imports, here and below: start-up cost; `forge --help` stays fast
+    from forge.models import ATTN_IMPLS, NO_ATTENTION, ZOO  # lazy: start-up cost
     from forge.pipelines import DEFAULT_PIPELINE  # lazy: start-up cost
 
     parser = argparse.ArgumentParser(prog="forge", description=__doc__.split("\n")[0])
@@ -31,8 +33,14 @@ def _parser() -> argparse.ArgumentParser:
         p = sub.add_parser(command, help=help_text)
         p.add_argument("model", choices=ZOO, help="zoo model")
         p.add_argument("--layers", type=int, help="number of layers (default: the zoo default)")
-        p.add_argument("--attn", choices=ATTN_IMPLS, default="eager", help="attention implementation")
-        p.add_argument("--seq-len", type=int, default=128, help="sequence length (static)")
+        p.add_argument(
+            "--attn", choices=(*ATTN_IMPLS, NO_ATTENTION),
+            help="attention implementation (default: eager where the model offers it; see `forge models`)",
+        )
+        p.add_argument(
+            "--seq-len", type=int, default=128,
+            help="sequence length (static; token inputs only: image size and audio length are fixed per variant)",
+        )
         p.add_argument("--small", action="store_true", help="the small test-size variant")
         p.add_argument("--seed", type=int, default=0, help="seed for weights and inputs")
         p.add_argument("--device", default="CPU", help="OpenVINO device string (CPU, NPU, ...)")
@@ -79,8 +87,10 @@ def _progress(quiet: bool):
 
 
 def _build(args: argparse.Namespace):
-    from forge.models import build_model, example_inputs  # lazy: start-up cost
+    from forge.models import build_model, default_attn, example_inputs  # lazy: start-up cost
 
+    if args.attn is None:
+        args.attn = default_attn(args.model, "eager")
     model = build_model(args.model, layers=args.layers, attn=args.attn, small=args.small, seed=args.seed)
     inputs = example_inputs(args.model, seq_len=args.seq_len, small=args.small, seed=args.seed)
     return model, inputs
@@ -158,7 +168,33 @@ def format_report(report: dict[str, Any]) -> str:
     if "parity" in report:
         parity = report["parity"]
         lines.append(f"parity vs eager: max |diff| {parity['max_abs']:.3e}, mean KL {parity['kl']:.3e}")
+    if "cpu_fallback" in report:
+        lines.append(format_cpu_fallback(report["cpu_fallback"]))
     return "\n".join(lines)
+
+
+def format_cpu_fallback(fallback: dict[str, int]) -> str:
+    """``CPU fallback: 3 ops (aten.roll x2, aten.topk x1)`` or ``CPU fallback: none``: the ATen ops
+    with no NPU lowering, which run as `npuir.aten` steps on the CPU (most frequent first)."""
+    if not fallback:
+        return "CPU fallback: none"
+    total = sum(fallback.values())
+    ranked = sorted(fallback.items(), key=lambda kv: (-kv[1], kv[0]))
+    return f"CPU fallback: {total} op{'s' if total != 1 else ''} (" + ", ".join(f"{k} x{v}" for k, v in ranked) + ")"
+
+
+def format_models() -> str:
+    """`forge models`: one line per zoo model: name, kind, attention implementations, inputs."""
+    from forge.models import ZOO, family  # lazy: start-up cost
+
+    rows = [("model", "kind", "attention", "inputs", "output")]
+    for name in ZOO:
+        f = family(name)
+        rows.append((name, f.kind, ",".join(f.attn_impls), ",".join(f.inputs), f.output))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[-1] for row in rows
+    )
 
 
 def _emit_stage(args: argparse.Namespace, compiled) -> None:
@@ -260,9 +296,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "models":
-        from forge.models import ZOO  # lazy: start-up cost
-
-        print("\n".join(ZOO))
+        print(format_models())
         return 0
     from forge.compiler import CompileError  # lazy: start-up cost (torch)
     from forge.frontend.fx_importer import ImportError_  # lazy: start-up cost (torch)
