@@ -198,6 +198,8 @@ class KindSpec:
         """Why the NPU cannot run an op of this kind on these types (None when it can)."""
         if not self.npu:
             return f"NNFactory has no '{self.name}' op"
+        if any(isinstance(t, TensorType) and 0 in t.get_shape() for t in (*in_types, out_type)):
+            return "a zero-size tensor has no static NNFactory shape"
         for i, t in enumerate(in_types):
             if i in self.index_operands:
                 continue

@@ -133,3 +133,24 @@ def test_zero_dim_result_of_a_matmul(runtime):
     got = forge_compile(_VectorDot(), (a, b), runtime=runtime)(a, b)
     assert got.shape == ()
     torch.testing.assert_close(got, torch.matmul(a, b))
+
+
+class _EmptySliceThenCat(torch.nn.Module):
+    """Phi-3's full rotary: `q[..., rotary_dim:]` is an empty slice, concatenated back; and the
+    sum of an empty product (a 0-d zero)."""
+
+    def forward(self, q: torch.Tensor, e: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        rot, rest = q[..., :4].relu(), q[..., 4:]
+        return torch.cat([rot * 2, rest], dim=-1), (e * e).sum()
+
+
+@pytest.mark.parametrize("runtime", runtimes())
+def test_zero_size_tensors_run_on_the_cpu(runtime):
+    # An NNFactory graph cannot have a zero-size tensor: ops on them go to the CPU (found by the
+    # OpInfo harness: linalg.vecdot and svd of empty inputs, unfold to an empty result).
+    q, e = torch.randn(1, 2, 3, 4, generator=torch.Generator().manual_seed(0)), torch.randn(0)
+    compiled = forge_compile(_EmptySliceThenCat(), (q, e), runtime=runtime)
+    got, want = compiled(q, e), _EmptySliceThenCat()(q, e)
+    torch.testing.assert_close(got[0], want[0])
+    torch.testing.assert_close(got[1], want[1])
+    assert compiled.report["cpu_ops"] >= 2  # the empty slice and the empty product's ops
