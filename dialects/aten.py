@@ -69,6 +69,8 @@ _INFERRED_TYPES: dict[tuple, list[Attribute]] = {}
 _RESERVED_FIELDS = set(dir(IRDLOperation)) | {"name", "traits", "irdl_options", "signature"}
 
 
+_NO_META_KERNEL = "attempted to run this operator with Meta tensors"
+
 # Ops whose `dim` may name the position just past the last dim (a new one).
 _DIM_PAST_LAST = {torch.ops.aten.unsqueeze.default: 1}
 
@@ -140,7 +142,21 @@ class AtenOp(IRDLOperation):
         """
         args, kwargs = self.call_arguments(values)
         target = VALUE_SEMANTICS.get(self.SIGNATURE.target, self.SIGNATURE.target)
-        return target(*args, **kwargs)
+        out = target(*args, **kwargs)
+        if self.SIGNATURE.target in AUX_RESULTS:
+            out = self._declared_aux_shapes(out)
+        return out
+
+    def _declared_aux_shapes(self, out: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
+        """The CPU kernel's results, with each AUX_RESULTS entry whose shape differs from the declared
+        (meta) type replaced by zeros of the declared type, so memory planned from the IR fits."""
+        aux = AUX_RESULTS[self.SIGNATURE.target]
+        fixed = []
+        for i, (value, ty) in enumerate(zip(out, self.result_types, strict=True)):
+            if i in aux and tuple(value.shape) != shape_of(ty):
+                value = torch.zeros(shape_of(ty), dtype=dtype_of(ty))
+            fixed.append(value)
+        return tuple(fixed)
 
     # --- verification: shapes and dtypes inferred by running the overload on meta tensors ----
 
@@ -160,7 +176,7 @@ class AtenOp(IRDLOperation):
                 raise VerifyException(f"{self.name}: unsupported element type {operand.type.element_type}")
         inferred = self.infer_result_types()
         self._verify_dim_in_range()
-        if list(inferred) != list(self.result_types):
+        if not _same_result_types(self.SIGNATURE.target, inferred, self.result_types):
             got = ", ".join(map(str, self.result_types))
             want = ", ".join(map(str, inferred))
             raise VerifyException(f"{self.name}: result type {got} does not match inferred type {want}")
@@ -207,11 +223,24 @@ class AtenOp(IRDLOperation):
         metas = [meta_tensor(v.type) for v in self.operands]
         args, kwargs = self.call_arguments(metas, device=torch.device("meta"))
         try:
-            out = self.SIGNATURE.target(*args, **kwargs)
+            try:
+                out = self.SIGNATURE.target(*args, **kwargs)
+            except NotImplementedError as err:
+                if _NO_META_KERNEL not in str(err):
+                    raise
+                out = self._run_on_zeros()
         except Exception as err:  # torch reports invalid operands as assorted exception types
             first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             raise VerifyException(f"{self.name}: {first_line}") from None
         return [tensor_type(tuple(t.shape), t.dtype) for t in _flatten_outputs(out)]
+
+    def _run_on_zeros(self) -> Any:
+        """Ops with no meta kernel (geqrf, histogram, ...): run the CPU kernel on zero-filled operands,
+        as torch's fake tensors do; only ops whose result shape does not depend on values get here
+        (the importer refuses the others)."""
+        zeros = [torch.zeros(shape_of(v.type), dtype=dtype_of(v.type)) for v in self.operands]
+        args, kwargs = self.call_arguments(zeros, device=torch.device("cpu"))
+        return self.SIGNATURE.target(*args, **kwargs)
 
     # --- custom syntax -----------------------------------------------------------------------
 
@@ -299,6 +328,20 @@ class AtenOp(IRDLOperation):
             first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             raise VerifyException(f"{self.name}: {first_line}") from None
         return [tensor_type(shape, out.dtype)]
+
+
+def _same_result_types(target: Any, inferred: Sequence[Attribute], declared: Sequence[Attribute]) -> bool:
+    """Whether the declared result types are the inferred ones (AUX_RESULTS: dtype and rank only)."""
+    if len(inferred) != len(declared):
+        return False
+    aux = AUX_RESULTS.get(target, frozenset())
+    for i, (want, got) in enumerate(zip(inferred, declared, strict=True)):
+        if i in aux and isinstance(want, TensorType) and isinstance(got, TensorType):
+            if want.element_type != got.element_type or len(want.get_shape()) != len(got.get_shape()):
+                return False
+        elif want != got:
+            return False
+    return True
 
 
 def _operand_printer(op: AtenOp, spec: ArgSpec, operands, printer: Printer) -> Callable[[], None]:
@@ -480,9 +523,13 @@ def _mnemonic(target: Any) -> str:
     return packet if overload == "default" else f"{packet}.{overload}"
 
 
-def _class_name(mnemonic: str) -> str:
+def _class_name(mnemonic: str, *, keep_underscore: bool = False) -> str:
+    """`max_pool2d.with_indices` -> `MaxPool2dWithIndicesOp`; with `keep_underscore` (the generated
+    table) a leading `_` stays (`_log_softmax` -> `_LogSoftmaxOp`): it cannot collide with the
+    public op's class."""
     words = [w for part in mnemonic.split(".") for w in part.split("_") if w]
-    return "".join(w[0].upper() + w[1:] for w in words) + "Op"
+    prefix = "_" * (len(mnemonic) - len(mnemonic.lstrip("_"))) if keep_underscore else ""
+    return prefix + "".join(w[0].upper() + w[1:] for w in words) + "Op"
 
 
 def _operand_constructs(sig: Signature) -> tuple[dict[str, Any], bool]:
@@ -517,8 +564,19 @@ def _result_constructs(sig: Signature) -> dict[str, Any]:
     return {f: result_def(TensorType) for f in sig.result_fields}
 
 
-def aten_op(target: Any, *, mnemonic: str | None = None, pure: bool = True) -> type[AtenOp]:
-    """Define the IRDL op mirroring `target` (a torch OpOverload) from its schema."""
+def aten_op(target: Any, *, mnemonic: str | None = None, pure: bool = True, generated: bool = False) -> type[AtenOp]:
+    """Define the IRDL op mirroring `target` (a torch OpOverload) from its schema.
+
+    Forge IR has value semantics, so a schema that mutates or aliases an argument (`add_`, `.out`,
+    `resize_`) is refused (SchemaError): the importer rewrites in-place ops to their functional
+    overloads first. Random ops (torch.Tag.nondeterministic_seeded) are never Pure: two calls
+    differ, so CSE and dead-code elimination must not merge or move them. `generated`: a class of
+    the generated table (its class name keeps a leading underscore).
+    """
+    if target._schema.is_mutable:
+        raise schema.SchemaError(f"{target}: mutates an argument (Forge ops are functional)")
+    if torch.Tag.nondeterministic_seeded in target.tags:
+        pure = False
     sig = schema.parse_signature(target, _RESERVED_FIELDS)
     op_name = f"aten.{mnemonic or _mnemonic(target)}"
     operands, needs_segments = _operand_constructs(sig)
@@ -533,7 +591,8 @@ def aten_op(target: Any, *, mnemonic: str | None = None, pure: bool = True) -> t
     }
     if needs_segments:
         namespace["irdl_options"] = (AttrSizedOperandSegments(as_property=True),)
-    cls = irdl_op_definition(type(_class_name(op_name.removeprefix("aten.")), (AtenOp,), namespace))
+    class_name = _class_name(op_name.removeprefix("aten."), keep_underscore=generated)
+    cls = irdl_op_definition(type(class_name, (AtenOp,), namespace))
     # Class constants are set after definition: IRDL only accepts IR constructs in the namespace.
     cls.SIGNATURE = sig
     cls.NEEDS_SEGMENT_SIZES = needs_segments
@@ -547,16 +606,26 @@ VALUE_SEMANTICS: dict[Any, Any] = {
 """Overloads whose result depends on input strides, and the stride-free overload that computes
 the same values; `AtenOp.call` uses the latter (shape inference is unaffected)."""
 
-ELEMENTWISE_PACKETS = frozenset(
-    """add sub rsub mul div pow maximum minimum clamp neg abs reciprocal sqrt rsqrt exp log sin cos
-    erf tanh sigmoid relu gelu silu eq ne lt le gt ge bitwise_and bitwise_or bitwise_not __and__
-    __or__ logical_not logical_and where""".split()
-)
-"""ATen ops whose result shape is the broadcast of their operands' (masked_fill is not: its
-result has the shape of `self`)."""
+NOT_BROADCASTING = frozenset({"masked_fill", "masked_scatter"})
+"""Pointwise-tagged ATen ops whose result has the shape of `self` rather than the broadcast of
+every operand (a mask may broadcast to `self`, not the other way round)."""
+
+UNTAGGED_POINTWISE = frozenset({"where", "__and__", "__or__"})
+"""Broadcasting elementwise packets some of whose overloads torch does not tag `pointwise`."""
 
 ELEMENTWISE_TARGETS: set[Any] = set()
-"""The overloads of ELEMENTWISE_PACKETS that the dialect has (filled as ops are defined)."""
+"""The dialect's elementwise overloads: those torch tags `pointwise` (minus NOT_BROADCASTING),
+plus UNTAGGED_POINTWISE: their result shape is the broadcast of their operands' (filled as ops
+are defined)."""
+
+AUX_RESULTS: dict[Any, frozenset[int]] = {
+    torch.ops.aten._native_batch_norm_legit_no_training.default: frozenset({1, 2}),
+    torch.ops.aten._embedding_bag.default: frozenset({1, 2, 3}),
+    torch.ops.aten._embedding_bag_forward_only.default: frozenset({1, 2, 3}),
+}
+"""Results whose shape the CPU and meta kernels disagree on (saved statistics, offsets only
+backward passes read): the verifier checks only their dtype and rank, and `call` gives zeros of
+the declared (meta) shape where the CPU kernel's shape differs; consumers must not rely on them."""
 
 OPS_BY_TARGET: dict[Any, type[AtenOp]] = {}
 """The aten op class of each torch overload (what the importer looks up)."""
@@ -566,7 +635,9 @@ def _register(*classes: type[AtenOp]) -> list[type[AtenOp]]:
     for cls in classes:
         target = cls.SIGNATURE.target
         OPS_BY_TARGET[target] = cls
-        if target.namespace == "aten" and target._schema.name.split("::")[1] in ELEMENTWISE_PACKETS:
+        packet = target._schema.name.split("::")[1]
+        pointwise = torch.Tag.pointwise in target.tags or packet in UNTAGGED_POINTWISE
+        if pointwise and packet not in NOT_BROADCASTING and len(cls.SIGNATURE.result_fields) == 1:
             ELEMENTWISE_TARGETS.add(target)
     return list(classes)
 
@@ -669,6 +740,7 @@ _a = torch.ops.aten
 _f = torch.ops.forge
 
 # Importing registers the torch custom ops behind the fused ops below.
+from dialects.aten_table import GENERATED  # noqa: E402
 from dialects.fused_kernels import FUSED_OPS  # noqa: E402
 
 # Shape and data movement
@@ -827,6 +899,17 @@ ScalarTensorOp = aten_op(_a.scalar_tensor.default)
 # Forge's fused ops (created by fuse-ops and layout; see dialects/fused_kernels.py)
 for _fused in FUSED_OPS:  # one class per table entry: FusedLinearOp, MatmulTransposedOp, AddLayerNormOp, ...
     globals()[_fused.class_name] = aten_op(getattr(_f, _fused.name).default, mnemonic=_fused.name)
+
+
+# Every other core overload, and what torch.export leaves in graphs in practice: generated from the
+# name table in dialects/aten_table.py (scripts/gen_aten_ops.py), one class each (`_LogSoftmaxOp`,
+# `MaxDimOp`, `TopkOp`, ...), defined after the hand-named ops above so each overload is defined once.
+for _name in GENERATED:
+    _packet, _, _overload = _name.rpartition(".")
+    _cls = aten_op(getattr(getattr(_a, _packet), _overload), generated=True)
+    assert _cls.__name__ not in globals(), f"{_name}: class name {_cls.__name__} is taken"
+    globals()[_cls.__name__] = _cls
+del _name, _packet, _overload, _cls
 
 SCHEMA_OPS: list[type[AtenOp]] = _register(
     *(v for v in list(globals().values()) if isinstance(v, type) and issubclass(v, AtenOp) and v is not AtenOp)

@@ -8,8 +8,10 @@ Policy (learned from torch-mlir's importer, kept small):
   the op's location, so diagnostics and CHECK lines read like the model;
 - parameters, buffers and lifted constants go to a WeightStore, referenced by `aten.weight`;
   tied weights (one storage) are stored once;
-- ops with no `aten` op are decomposed with torch's own table when a decomposition exists, and
-  whatever remains is reported all at once, by name, with counts and first locations.
+- in-place ops are functionalized (functionalize.py), ops with no `aten` op are decomposed with
+  torch's own tables to a fixpoint (decompose.py), static SymInt plumbing becomes numbers and
+  data-dependent shapes are refused with one clear error (symbolic.py); whatever remains is
+  reported all at once, by name, with counts and first locations.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from __future__ import annotations
 import operator
 import re
 import time
-import warnings
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,22 +34,28 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from dialects import aten
 from dialects.aten_schema import ArgKind, equals_default, to_attribute
 from dialects.torch_types import UnsupportedTypeError, tensor_type
+from forge.frontend import symbolic
+from forge.frontend.decompose import decompose_missing
+from forge.frontend.errors import DataDependentShapeError, ImportError_, InputMutationError, UnsupportedOpsError
+from forge.frontend.functionalize import (
+    functional_overload,
+    inplace_rewrites,
+    is_inplace,
+    mutated_chain,
+    torch_functionalize,
+)
 from forge.weights import WeightStore
 
-
-class ImportError_(Exception):
-    """Base of the importer's user-facing errors."""
-
-
-class UnsupportedOpsError(ImportError_):
-    """The graph uses ATen ops that the `aten` dialect does not have (all of them are listed)."""
-
-    def __init__(self, unsupported: dict[str, tuple[int, str]]):
-        self.unsupported = unsupported
-        lines = [f"  {name}  x{count}  (first at {where})" for name, (count, where) in sorted(unsupported.items())]
-        super().__init__(
-            f"{len(unsupported)} unsupported ATen op(s) in the exported graph:\n" + "\n".join(lines)
-        )
+__all__ = [
+    "DataDependentShapeError",
+    "ImportError_",
+    "ImportedProgram",
+    "InputMutationError",
+    "InputSpec",
+    "UnsupportedOpsError",
+    "import_module",
+    "import_program",
+]
 
 
 @dataclass(frozen=True)
@@ -90,60 +97,75 @@ def import_module(
 
 
 def import_program(program: ExportedProgram, *, func_name: str = "forward") -> ImportedProgram:
-    """Import an ExportedProgram into an `aten` module plus its WeightStore."""
+    """Import an ExportedProgram into an `aten` module plus its WeightStore.
+
+    Stages: refuse data-dependent shapes; functionalize (torch's pass only when a mutation goes
+    through an alias); decompose the ops the dialect lacks, to a fixpoint; report what is still
+    unsupported, all at once; build the IR (in-place ops on private values as their functional
+    overloads, static SymInt plumbing as numbers).
+    """
     start = time.perf_counter()
-    program = _decompose_unsupported(program)
+    symbolic.analyze(program.graph, _location_text, _target_name)  # data-dependent shapes: fail early
+    if inplace_rewrites(program, _location_text) is None:
+        program = torch_functionalize(program, _location_text)
+    program, rounds = decompose_missing(program, _missing_targets)
     decompose_ms = (time.perf_counter() - start) * 1e3
-    _raise_on_unsupported(program)
+    rewrites = inplace_rewrites(program, _location_text)
+    if rewrites is None:  # a decomposition introduced an aliased mutation
+        program = torch_functionalize(program, _location_text)
+        rewrites = {}
+    facts = symbolic.analyze(program.graph, _location_text, _target_name)
+    _raise_on_unsupported(program, rewrites, facts)
     start = time.perf_counter()
-    builder = _GraphBuilder(program, func_name)
+    builder = _GraphBuilder(program, func_name, rewrites, facts)
     imported = builder.build()
     imported.import_ms = (time.perf_counter() - start) * 1e3
     imported.decompose_ms = decompose_ms
+    imported.stats["decompose_rounds"] = rounds
     return imported
 
 
-# --- decomposition: keep what `aten` has, decompose the rest to core ATen -----------------------
+# --- what the dialect lacks -----------------------------------------------------------------------
 
 
-def _unsupported_targets(program: ExportedProgram) -> set[Any]:
-    return {
-        node.target
-        for node in program.graph.nodes
-        if node.op == "call_function" and node.target is not operator.getitem and node.target not in aten.OPS_BY_TARGET
-    }
+def _effective_target(node: torch.fx.Node) -> Any:
+    """The overload the node imports as: an in-place op as its functional twin."""
+    if is_inplace(node.target):
+        return functional_overload(node.target) or node.target
+    return node.target
 
 
-def _decompose_unsupported(program: ExportedProgram) -> ExportedProgram:
-    """Run torch's decompositions for exactly the ops we lack (none: no re-trace, no cost)."""
-    missing = _unsupported_targets(program)
-    if not missing:
-        return program
-    table = torch.export.default_decompositions()
-    ours = {op: fn for op, fn in table.items() if op in missing}
-    if not ours:
-        return program
-    with warnings.catch_warnings():
-        # torch 2.13's run_decompositions deep-copies a pytree LeafSpec and warns about its own
-        # deprecated API; the user can do nothing about it, so it is not shown to them.
-        warnings.filterwarnings("ignore", r"`isinstance\(treespec, LeafSpec\)` is deprecated", FutureWarning)
-        return program.run_decompositions(ours)
+def _is_plumbing(node: torch.fx.Node) -> bool:
+    target = node.target
+    return target is operator.getitem or target in symbolic.SCALAR_TARGETS or target in symbolic.ASSERTIONS
 
 
-def _raise_on_unsupported(program: ExportedProgram) -> None:
-    unsupported: dict[str, tuple[int, str]] = {}
+def _missing_targets(program: ExportedProgram) -> set[Any]:
+    """The overloads of the graph the dialect lacks (what decomposition should remove)."""
+    missing = set()
+    for node in program.graph.nodes:
+        if node.op == "call_function" and not _is_plumbing(node):
+            target = _effective_target(node)
+            if target not in aten.OPS_BY_TARGET:
+                missing.add(target)
+    return missing
+
+
+def _raise_on_unsupported(program: ExportedProgram, rewrites: dict, facts: symbolic.SymbolicFacts) -> None:
     counts: Counter[str] = Counter()
     first: dict[str, str] = {}
     for node in program.graph.nodes:
-        if node.op != "call_function" or node.target is operator.getitem or node.target in aten.OPS_BY_TARGET:
+        if node.op != "call_function" or node.target is operator.getitem or facts.handled(node):
+            continue
+        if rewrites.get(node, node.target) in aten.OPS_BY_TARGET:
             continue
         name = _target_name(node.target)
+        if name == "with_effects" and len(node.args) > 1:
+            name = f"with_effects({_target_name(node.args[1])})"
         counts[name] += 1
         first.setdefault(name, _location_text(node))
-    for name, count in counts.items():
-        unsupported[name] = (count, first[name])
-    if unsupported:
-        raise UnsupportedOpsError(unsupported)
+    if counts:
+        raise UnsupportedOpsError({name: (count, first[name]) for name, count in counts.items()})
 
 
 def _target_name(target: Any) -> str:
@@ -190,9 +212,17 @@ def _location(node: torch.fx.Node) -> Attribute:
 class _GraphBuilder:
     """Walks the FX graph once, creating one op per node in program order."""
 
-    def __init__(self, program: ExportedProgram, func_name: str):
+    def __init__(
+        self,
+        program: ExportedProgram,
+        func_name: str,
+        rewrites: dict[torch.fx.Node, Any] | None = None,
+        facts: symbolic.SymbolicFacts | None = None,
+    ):
         self.program = program
         self.func_name = func_name
+        self.rewrites = rewrites or {}
+        self.facts = facts or symbolic.SymbolicFacts()
         self.weights = WeightStore()
         self.values: dict[torch.fx.Node, Any] = {}  # node -> SSAValue or list of SSAValues
         self.weight_values: dict[str, SSAValue] = {}
@@ -241,7 +271,13 @@ class _GraphBuilder:
             source, index = node.args
             self.values[node] = self.values[source][index]
             return
-        cls = _scalar_overload(node) or aten.OPS_BY_TARGET[node.target]
+        if node in self.facts.static:
+            self.values[node] = self.facts.static[node]
+            return
+        if node in self.facts.dropped:
+            return
+        target = self.rewrites.get(node, node.target)
+        cls = _scalar_overload(node, target) or aten.OPS_BY_TARGET[target]
         groups, properties = self._bind(cls, node)
         try:
             result_types = _result_types(node)
@@ -260,18 +296,22 @@ class _GraphBuilder:
             for r in op.results:
                 r.name_hint = _ssa_name(node.name)
             self.values[node] = list(op.results)
+        if node in self.rewrites:  # the functional op's result is the mutated value from now on
+            for mutated in mutated_chain(node):
+                self.values[mutated] = self.values[node]
 
     def _bind(self, cls: type[aten.AtenOp], node: torch.fx.Node) -> tuple[list[list[SSAValue]], dict[str, Attribute]]:
         """Bind the node's arguments to the schema: positional, then by keyword, else default."""
         sig = cls.SIGNATURE
-        positional = list(node.args)
+        positional = self.facts.substitute(list(node.args))
+        kwargs = {k: self.facts.substitute(v) for k, v in node.kwargs.items()}
         groups: list[list[SSAValue]] = []
         properties: dict[str, Attribute] = {}
         for i, spec in enumerate(sig.args):
             if i < len(positional) and not spec.kwarg_only:
                 value, given = positional[i], True
-            elif spec.name in node.kwargs:
-                value, given = node.kwargs[spec.name], True
+            elif spec.name in kwargs:
+                value, given = kwargs[spec.name], True
             else:
                 value, given = spec.default, False
             if spec.kind.is_tensor:
@@ -322,16 +362,16 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (bool, int, float))
 
 
-def _scalar_overload(node: torch.fx.Node) -> type[aten.AtenOp] | None:
+def _scalar_overload(node: torch.fx.Node, target: Any) -> type[aten.AtenOp] | None:
     """`add.Tensor(x, 1.0)` means `add.Scalar(x, 1.0)`: the overload whose `other` is a Scalar."""
-    cls = aten.OPS_BY_TARGET[node.target]
+    cls = aten.OPS_BY_TARGET[target]
     tensor_names = [s.name for s in cls.SIGNATURE.tensor_args if s.kind is ArgKind.TENSOR]
     positional = {s.name: node.args[i] for i, s in enumerate(cls.SIGNATURE.args) if i < len(node.args)}
     bound = {**positional, **node.kwargs}
     numbers = [n for n in tensor_names if _is_number(bound.get(n))]
     if not numbers:
         return None
-    packet = getattr(torch.ops.aten, node.target._schema.name.split("::")[1], None)
+    packet = getattr(torch.ops.aten, target._schema.name.split("::")[1], None)
     candidate = getattr(packet, "Scalar", None) if packet is not None else None
     scalar_cls = aten.OPS_BY_TARGET.get(candidate)
     if scalar_cls is None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -13,8 +15,9 @@ from xdsl.dialects.builtin import TensorType, f32, i64
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from dialects import aten
+from dialects import aten, aten_schema, aten_table
 from dialects.aten import Aten, AtenOp
+from dialects.torch_types import dtype_of, meta_tensor, shape_of, tensor_type
 from tests.dialects.ir_util import parse, show
 
 FILECHECK_DIR = Path(__file__).resolve().parents[2] / "filecheck" / "dialects" / "aten"
@@ -78,9 +81,11 @@ def test_round_trip_files_print_stably(path: Path):
     assert show(parse(show(module, generic=True))) == custom
 
 
-def test_only_side_effecting_ops_are_not_pure():
+def test_only_side_effecting_and_random_ops_are_not_pure():
     impure = {c.name for c in aten.SCHEMA_OPS if not c.has_trait(Pure)}
-    assert impure == {"aten.dropout", "aten._assert_tensor_metadata"}
+    random = {c.name for c in aten.SCHEMA_OPS if torch.Tag.nondeterministic_seeded in c.SIGNATURE.target.tags}
+    assert {"aten.rand", "aten.randn", "aten.native_dropout", "aten.multinomial"} <= random
+    assert impure == {"aten.dropout", "aten._assert_tensor_metadata"} | random
     assert aten.WeightOp.has_trait(Pure) and aten.ConstantOp.has_trait(Pure)
 
 
@@ -347,3 +352,118 @@ def test_custom_syntax_prints_none_lists_and_only_stored_properties():
     op = one_op(text)
     assert "aten.index.Tensor %t, [none, %i] : (tensor<3x4xf32>, tensor<2xi64>)" in show(op)
     assert re.search(r"present = array<i64: 0, 1>", show(op, generic=True))
+
+
+# --- the generated table: torch's core opset; every op round-trips, verifies and runs ------------
+
+TABLE_FILE = FILECHECK_DIR / "table.mlir"
+
+
+def _torch_core_overloads() -> set[str]:
+    names = set()
+    for s in torch._C._jit_get_all_schemas():
+        if s.name.startswith("aten::"):
+            name = f"{s.name.removeprefix('aten::')}.{s.overload_name or 'default'}"
+            packet, _, overload = name.rpartition(".")
+            if torch.Tag.core in getattr(getattr(torch.ops.aten, packet), overload).tags:
+                names.add(name)
+    return names
+
+
+def _overload_name(cls: type[AtenOp]) -> str:
+    target = cls.SIGNATURE.target
+    return f"{target._schema.name.removeprefix('aten::')}.{target._overloadname}"
+
+
+def test_table_is_torch_core_opset():
+    """Fails, naming them, when torch adds or removes core overloads (run scripts/gen_aten_ops.py)."""
+    core = _torch_core_overloads()
+    dialect = {_overload_name(c) for c in aten.SCHEMA_OPS if c.SIGNATURE.target.namespace == "aten"}
+    skipped = set(aten_table.SKIPPED_CORE)
+    assert not sorted(core - dialect - skipped), "core overloads missing from the dialect (regenerate)"
+    assert not sorted(set(aten_table.CORE) - core), "table entries torch no longer tags core (regenerate)"
+    assert not sorted(skipped - core), "SKIPPED_CORE entries torch no longer tags core (regenerate)"
+    assert not sorted(skipped & dialect)
+    assert core & dialect == core - skipped and len(core & dialect) >= 175
+
+
+def test_mutating_schemas_are_refused():
+    for target in (torch.ops.aten.add_.Tensor, torch.ops.aten.atan2.out, torch.ops.aten.resize_.default):
+        with pytest.raises(aten_schema.SchemaError, match="mutates an argument"):
+            aten.aten_op(target)
+
+
+def test_generated_class_names_keep_leading_underscores():
+    assert aten._LogSoftmaxOp.SIGNATURE.target is torch.ops.aten._log_softmax.default
+    assert aten._AdaptiveAvgPool2dOp is not aten.AdaptiveAvgPool2dOp
+    assert aten.TopkOp.name == "aten.topk" and aten.MaxDimOp.name == "aten.max.dim"
+
+
+@functools.cache
+def _table_functions() -> dict[str, str]:
+    """Example function text per generated op (`aten.x.y` -> `func.func @x_y ...`)."""
+    module = parse(TABLE_FILE.read_text())
+    functions = {}
+    for func_op in module.body.block.ops:
+        op = func_op.body.block.first_op
+        while op is not None and not op.name.startswith("aten.") or op.name == "aten.constant":
+            op = op.next_op
+        functions[op.name] = show(func_op)
+    return functions
+
+
+@pytest.mark.parametrize("name", aten_table.GENERATED)
+def test_every_table_op_round_trips_verifies_and_runs(name: str):
+    cls = aten.OPS_BY_TARGET[aten_schema_overload(name)]
+    text = _table_functions().get(cls.name)
+    assert text is not None, f"{cls.name} has no example in {TABLE_FILE} (scripts/gen_aten_ops.py --examples)"
+    module = parse(text)
+    module.verify()  # result types are the meta kernel's (AUX_RESULTS: dtype and rank)
+    assert show(parse(show(module))) == show(module)
+    assert show(parse(show(module, generic=True))) == show(module)
+    op = next(o for o in module.walk() if isinstance(o, cls))
+    if cls.SIGNATURE.target in aten.ELEMENTWISE_TARGETS:  # the fast path agrees with the meta kernel
+        assert op._infer_elementwise() == _meta_result_types(op)
+    if op.has_trait(Pure) and all(dtype_of(v.type).is_floating_point for v in op.operands):
+        values = [_example_value(v.type) for v in op.operands]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # deprecated overloads (torch.cholesky) still run
+            try:
+                results = _flatten(op.call(values))
+            except torch._C._LinAlgError:  # random values outside a linalg op's domain (not SPD, ...)
+                return
+        assert [tensor_type(tuple(r.shape), r.dtype) for r in results] == list(op.result_types)
+
+
+def aten_schema_overload(name: str):
+    packet, _, overload = name.rpartition(".")
+    return getattr(getattr(torch.ops.aten, packet), overload)
+
+
+def _meta_result_types(op: AtenOp):
+    metas = [meta_tensor(v.type) for v in op.operands]
+    args, kwargs = op.call_arguments(metas, device=torch.device("meta"))
+    return [tensor_type(tuple(t.shape), t.dtype) for t in _flatten(op.SIGNATURE.target(*args, **kwargs))]
+
+
+def _example_value(ty) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(0)
+    return torch.rand(shape_of(ty), generator=gen, dtype=torch.float64).to(dtype_of(ty)) + 0.5
+
+
+def _flatten(out) -> list[torch.Tensor]:
+    return [out] if isinstance(out, torch.Tensor) else [t for t in out if isinstance(t, torch.Tensor)]
+
+
+def test_aux_results_take_the_declared_shape_on_cpu():
+    """CPU gives `_native_batch_norm_legit_no_training` empty saved statistics, meta gives [C]."""
+    op = one_op(func_text(
+        "%x: tensor<2x3x4xf32>, %c: tensor<3xf32>",
+        "%y:3 = aten._native_batch_norm_legit_no_training %x, %c, %c, %c, %c {momentum = 0.1, eps = 1.0e-05} : "
+        "(tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> "
+        "(tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)",
+    ))
+    x, c = torch.randn(2, 3, 4), torch.rand(3) + 0.5
+    out, mean, invstd = op.call([x, c, c, c, c])
+    assert mean.shape == invstd.shape == (3,)
+    assert torch.allclose(out, F.batch_norm(x, c, c, c, c, training=False, eps=1e-5), atol=1e-6)

@@ -4,11 +4,11 @@ Each model chains 1-4 blocks (every block maps a 4x8 float tensor to a 4x8 float
 from three pools:
 
 - SUPPORTED: ops the `aten` dialect has (plus a Linear layer, so weights are involved);
-- UNSUPPORTED: ops `aten` lacks and torch has no default decomposition for (sorting, scatter,
-  linalg norms, special functions, searching, histograms...): they reach the importer as they
-  are, so the set the importer must report is known from the exported graph;
-- DECOMPOSABLE: ops `aten` lacks but torch can decompose (FFT, linalg inv/det, roll, diag, ...):
-  the importer decomposes them; what is left must be reported, or the model must import.
+- UNSUPPORTED: ops `aten` lacks and torch has no decomposition for (complex numbers, a custom
+  op): they reach the importer as they are, so the set the importer must report is known from
+  the exported graph;
+- DECOMPOSABLE: ops torch can decompose (FFT, linalg det, argsort, diag, ...): the importer
+  decomposes those `aten` lacks; what is left must be reported, or the model must import.
 
 Every import must either succeed, with the reference interpreter matching eager PyTorch, or
 raise `UnsupportedOpsError` listing every unsupported op with its count, all at once. The
@@ -30,6 +30,7 @@ from torch import nn
 
 import forge
 from dialects import aten
+from forge.frontend.decompose import decomposition_for
 from forge.frontend.fx_importer import UnsupportedOpsError, import_program
 from forge.interpreter import interpret
 
@@ -54,9 +55,8 @@ SUPPORTED: dict[str, Block] = {
     "amax": lambda x: x - x.amax(-1, keepdim=True),
     "cat": lambda x: torch.cat([x[:, 4:], x[:, :4]], dim=1),
     "clamp": lambda x: x.clamp(-1, 1),
-}
-
-UNSUPPORTED: dict[str, Block] = {
+    # ops the generated part of the table brought in (CPU fallback): sorting, scatter, norms,
+    # special functions, searching, histograms
     "sort": lambda x: torch.sort(x, dim=-1).values,
     "topk": lambda x: torch.topk(x, 8, dim=-1).values,
     "vector_norm": lambda x: torch.linalg.vector_norm(x, dim=-1, keepdim=True) + x,
@@ -72,7 +72,23 @@ UNSUPPORTED: dict[str, Block] = {
     "logcumsumexp": lambda x: torch.logcumsumexp(x, dim=1),
     "histc": lambda x: torch.histc(x, bins=8).sum() + x,
     "nanmedian": lambda x: torch.nanmedian(x, dim=1, keepdim=True).values - x,
-    "polar": lambda x: torch.view_as_real(torch.polar(x.abs(), x)).sum(-1),
+}
+
+
+@torch.library.custom_op("forge_fuzz::opaque", mutates_args=())
+def opaque(x: torch.Tensor) -> torch.Tensor:
+    return x * 2 + 1
+
+
+@opaque.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+UNSUPPORTED: dict[str, Block] = {
+    "complex_view": lambda x: torch.view_as_real(torch.view_as_complex(x.reshape(4, 4, 2)) * 2).reshape(4, 8),
+    "angle": lambda x: torch.angle(x) + x,
+    "opaque": lambda x: torch.ops.forge_fuzz.opaque(x),
 }
 
 DECOMPOSABLE: dict[str, Block] = {
@@ -88,7 +104,15 @@ DECOMPOSABLE: dict[str, Block] = {
 
 N_MODELS = 60
 
-DECOMPOSITIONS = torch.export.default_decompositions()
+
+class _Decompositions:
+    """`op in DECOMPOSITIONS`: whether the importer can decompose `op` (its tables, not a copy)."""
+
+    def __contains__(self, op) -> bool:
+        return decomposition_for(op) is not None
+
+
+DECOMPOSITIONS = _Decompositions()
 
 
 class Chain(nn.Module):

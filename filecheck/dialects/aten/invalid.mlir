@@ -178,7 +178,7 @@ func.func @bad_string_value(%x: tensor<4xf32>) {
 
 // -----
 
-// CHECK: aten.fused_linear: unknown activation 'swish' (expected one of none, relu, gelu, gelu_tanh, silu, sigmoid)
+// CHECK: aten.fused_linear: unknown activation 'swish' (expected one of none, relu, gelu, gelu_tanh, silu, sigmoid
 func.func @fused_activation(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>) {
   %y = aten.fused_linear %x, %w, none {activation = "swish"} : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
   func.return
