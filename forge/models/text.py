@@ -34,7 +34,6 @@ SMALL: Mapping[str, Any] = {
     "max_positions": 128,
 }
 SMALL_GQA: Mapping[str, Any] = {**SMALL, "kv_heads": 2}
-NO_DROPOUT = {"attention_dropout": 0.0}
 
 
 def _sizes(vocab: int, hidden: int, layers: int, heads: int, kv_heads: int, intermediate: int,
