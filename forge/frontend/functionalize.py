@@ -24,7 +24,7 @@ import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 
-from forge.frontend.errors import InputMutationError
+from forge.frontend.errors import ImportError_, InputMutationError
 
 METADATA_ONLY = frozenset({torch.ops.aten.detach_.default})
 """In-place ops that change no values (`detach_` only drops autograd history): always imported as
@@ -107,9 +107,14 @@ def _check_no_input_mutation(program: ExportedProgram, where) -> None:
     signature = program.graph_signature
     mutated = {**signature.user_inputs_to_mutate, **signature.buffers_to_mutate}
     if mutated:
-        kinds = ", ".join(f"'{name}'" for name in mutated.values())
+        nodes = {n.name: n for n in program.graph.nodes}
+        output, name = next(iter(mutated.items()))
+        writer = nodes.get(output)
+        where_text = f"{where(writer)}: {writer.name}: {writer.target}" if writer is not None else "the program"
+        names = ", ".join(f"'{n}'" for n in mutated.values())
         raise InputMutationError(
-            f"the program mutates {kinds} in place; Forge functions cannot change the tensors they are given"
+            f"{where_text} writes into {names} (mutated in place by the model); Forge functions cannot "
+            "change the tensors they are given (clone them first)"
         )
 
 
@@ -138,7 +143,11 @@ def torch_functionalize(program: ExportedProgram, where=_node_name) -> ExportedP
     with warnings.catch_warnings():
         # torch 2.13's run_decompositions warns about its own deprecated pytree API.
         warnings.filterwarnings("ignore", r"`isinstance\(treespec, LeafSpec\)` is deprecated", FutureWarning)
-        functional = program.run_decompositions({})
+        try:
+            functional = program.run_decompositions({})
+        except Exception as err:  # torch's pass rejects some graphs (complex views, ...) with assorted errors
+            first_line = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
+            raise ImportError_(f"torch's functionalization failed on this program: {first_line}") from None
     _check_no_input_mutation(functional, where)
     return functional
 

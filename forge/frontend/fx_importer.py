@@ -105,6 +105,7 @@ def import_program(program: ExportedProgram, *, func_name: str = "forward") -> I
     overloads, static SymInt plumbing as numbers).
     """
     start = time.perf_counter()
+    _check_dtypes(program)
     symbolic.analyze(program.graph, _location_text, _target_name)  # data-dependent shapes: fail early
     if inplace_rewrites(program, _location_text) is None:
         program = torch_functionalize(program, _location_text)
@@ -123,6 +124,18 @@ def import_program(program: ExportedProgram, *, func_name: str = "forward") -> I
     imported.decompose_ms = decompose_ms
     imported.stats["decompose_rounds"] = rounds
     return imported
+
+
+def _check_dtypes(program: ExportedProgram) -> None:
+    """Every tensor of the graph has a dtype Forge represents (no complex, no float8), else one clear
+    error at the first node that makes one, before any torch pass trips over it."""
+    for node in program.graph.nodes:
+        for val in _flatten(node.meta.get("val")):
+            if isinstance(val, torch.Tensor):
+                try:
+                    tensor_type((), val.dtype)
+                except UnsupportedTypeError as err:
+                    raise ImportError_(f"{_location_text(node)}: {node.name}: {err}") from None
 
 
 # --- what the dialect lacks -----------------------------------------------------------------------

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from forge.frontend import functionalize
-from forge.frontend.fx_importer import InputMutationError, import_module
+from forge.frontend.fx_importer import ImportError_, InputMutationError, import_module
 from forge.interpreter import interpret
 
 
@@ -127,3 +127,28 @@ def test_inplace_and_functional_overloads():
     assert not functionalize.is_inplace(a.add.Tensor) and not functionalize.is_inplace(a.add.out)
     assert functionalize.functional_overload(a.add_.Tensor) is a.add.Tensor
     assert functionalize.functional_overload(a.index_put_.default) is a.index_put.default
+
+
+class TrainingBatchNorm(torch.nn.Module):
+    """Running statistics passed in and updated in place (OpInfo's `_native_batch_norm_legit`)."""
+
+    def forward(self, x, mean, var):
+        return torch.ops.aten._native_batch_norm_legit(x, None, None, mean, var, True, 0.1, 1e-5)[0]
+
+
+def test_mutation_found_by_torch_functionalization_names_the_writer_and_line():
+    with pytest.raises(InputMutationError) as info:
+        import_module(TrainingBatchNorm(), (torch.randn(2, 3), torch.zeros(3), torch.ones(3)))
+    message = str(info.value)
+    assert "'mean', 'var'" in message and "test_functionalize.py:" in message
+
+
+class Polar(torch.nn.Module):
+    def forward(self, a, b):
+        return torch.view_as_real(torch.polar(a, b))
+
+
+def test_complex_values_are_a_clear_dtype_error_before_any_torch_pass():
+    expected = r"test_functionalize.py:\d+: polar: unsupported torch dtype torch.complex64"
+    with pytest.raises(ImportError_, match=expected):
+        import_module(Polar(), (torch.rand(3), torch.rand(3)))

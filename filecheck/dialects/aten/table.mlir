@@ -838,6 +838,13 @@ func.func @alpha_dropout_default(%x: tensor<5x5xf32>) -> tensor<5x5xf32> {
   func.return %alpha_dropout : tensor<5x5xf32>
 }
 
+// CHECK-LABEL: func.func @angle_default(
+func.func @angle_default(%x: tensor<6xf32>) -> tensor<6xf32> {
+// CHECK-NEXT: %angle = aten.angle %x : (tensor<6xf32>) -> tensor<6xf32>
+  %angle = aten.angle %x : (tensor<6xf32>) -> tensor<6xf32>
+  func.return %angle : tensor<6xf32>
+}
+
 // CHECK-LABEL: func.func @as_strided_copy_default(
 func.func @as_strided_copy_default(%x: tensor<1xf32>) -> tensor<1xf32> {
 // CHECK-NEXT: %as_strided_copy = aten.as_strided_copy %x {size = [1], stride = [1], storage_offset = 0} : (tensor<1xf32>) -> tensor<1xf32>
@@ -1333,6 +1340,13 @@ func.func @linalg_solve_triangular_default(%x: tensor<3x3xf32>, %x_1: tensor<3x1
 // CHECK-NEXT: %linalg_solve_triangular = aten.linalg_solve_triangular %x, %x_1 {upper = true, unitriangular = true} : (tensor<3x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32>
   %linalg_solve_triangular = aten.linalg_solve_triangular %x, %x_1 {upper = true, unitriangular = true} : (tensor<3x3xf32>, tensor<3x1xf32>) -> tensor<3x1xf32>
   func.return %linalg_solve_triangular : tensor<3x1xf32>
+}
+
+// CHECK-LABEL: func.func @linalg_tensorinv_default(
+func.func @linalg_tensorinv_default(%x: tensor<4x2x2xf32>) -> tensor<2x2x4xf32> {
+// CHECK-NEXT: %linalg_tensorinv = aten.linalg_tensorinv %x {ind = 1} : (tensor<4x2x2xf32>) -> tensor<2x2x4xf32>
+  %linalg_tensorinv = aten.linalg_tensorinv %x {ind = 1} : (tensor<4x2x2xf32>) -> tensor<2x2x4xf32>
+  func.return %linalg_tensorinv : tensor<2x2x4xf32>
 }
 
 // CHECK-LABEL: func.func @linalg_vector_norm_default(
