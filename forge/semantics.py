@@ -346,7 +346,7 @@ class SemanticChecker(PipelineObserver):
         """Time spent interpreting and comparing (for --timing)."""
 
     def inputs_note(self) -> str:
-        note = f"inputs: forge.testing.random_inputs with seed {self.seed}"
+        note = f"inputs: forge.semantics.random_inputs with seed {self.seed}"
         if not self.has_weights:
             return note
         if self.generated:

@@ -15,7 +15,7 @@
 // CHECK-NEXT: note: reproduce with: FORGE_TEST_PASSES=1 forge-opt {{.*}}forge-opt-reproducer.mlir -p 'test-fail-on-op{op-name="arith.muli"}'
 
 // The reproducer holds the IR after test-arith-identities (x * 1 already folded away).
-// FILE:      // forge-opt crash reproducer: the IR given to pass #2 'test-fail-on-op{op-name="arith.muli"}', which raised:
+// FILE:      // forge-opt pass-failure reproducer: the IR given to pass #2 'test-fail-on-op{op-name="arith.muli"}', which raised:
 // FILE-NEXT: //   test-fail-on-op: found arith.muli
 // FILE-NEXT: // Reproduce with: FORGE_TEST_PASSES=1 forge-opt
 // FILE-NEXT: // The rest of the pipeline was: -p 'test-fail-on-op{op-name="arith.muli"},xdsl-cse'

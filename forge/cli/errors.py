@@ -1,9 +1,11 @@
 """forge-opt's errors and how they reach the user: exit codes, error types, and `report`.
 
 A user error (a parse error, IR that does not verify, a bad pipeline, a pass failing with a
-diagnostic, a pass that changed the results under --verify-semantics) is one mlir-opt style
-diagnostic with exit code 1, never a traceback; an internal error (a bug in a pass, in Forge or in
-xDSL) prints the traceback, then a diagnostic at the op it was about, and exits 70.
+diagnostic, a pass that changed the results under --verify-semantics, an exception raised by a
+plug-in's own code, a Python value where an op wants an attribute) is one mlir-opt style
+diagnostic with exit code 1, never a traceback (`--show-traceback` prints it; the reproducer file
+keeps it); an internal error (a bug in Forge's own code, see forge/cli/blame.py) prints the
+traceback, then a diagnostic at the op it was about, and exits 70.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import DiagnosticException
 
+from forge.cli.blame import UserFault, format_traceback, non_attribute_message, non_attribute_property, user_fault
 from forge.diagnostics import Diagnostic, SourceManager, attached_op, find_failing_op, one_line, op_diagnostic
 from forge.pipeline import PassFailure
 from forge.semantics import SemanticMismatch, SemanticsError
@@ -88,6 +91,7 @@ def report(
     module: ModuleOp | None,
     input_name: str,
     n_passes: int,
+    show_traceback: bool = False,
 ) -> int:
     """Print `error`, raised while forge-opt processed `module`, as a diagnostic; return the exit code."""
     diag = _semantics_diagnostic(error, n_passes, input_name)
@@ -97,12 +101,45 @@ def report(
     cause, op, notes = _cause(error, module, n_passes)
     if isinstance(cause, DiagnosticException):
         diag, code = op_diagnostic(str(cause), op, fallback=input_name), EXIT_ERROR
+    elif (user := _user_error(cause, op, module, error, input_name)) is not None:
+        if show_traceback:
+            print(format_traceback(cause), file=stderr, end="")
+        diag, code = user, EXIT_ERROR
+        if not show_traceback:
+            notes.append("rerun with --show-traceback to print the Python traceback" + (
+                " (the reproducer has it)" if isinstance(error, PassRunError) and error.reproducer else ""))
     else:  # an internal error: show where it happened
         traceback.print_exception(cause, file=stderr)
         diag, code = _internal_error(cause, op), EXIT_INTERNAL
     diag.notes += notes
     print(diag.format(sources), file=stderr)
     return code
+
+
+def _user_error(
+    cause: BaseException, op: Operation | None, module: ModuleOp | None, error: BaseException, input_name: str
+) -> Diagnostic | None:
+    """The diagnostic for an exception that is the user's fault (see forge/cli/blame.py), else None."""
+    if module is not None and (bad := non_attribute_property(module)) is not None:
+        bad_op, kind, name, value = bad
+        return op_diagnostic(non_attribute_message(bad_op, kind, name, value), bad_op, fallback=input_name)
+    fault = user_fault(cause)
+    if fault is None:
+        return None
+    op = op if op is not None else fault.op
+    diag = op_diagnostic(f"{_who(fault, error)} raised {type(cause).__name__}: {one_line(str(cause))}",
+                         op, fallback=input_name)
+    diag.notes.append(f"raised at {fault.where()} (in {fault.function})")
+    return diag
+
+
+def _who(fault: UserFault, error: BaseException) -> str:
+    """`pattern 'P' of pass 'p'` / `pass 'p'` / `plug-in code`."""
+    name = error.failure.name if isinstance(error, PassRunError) else None
+    pass_text = f"pass '{name}'" if name else ""
+    if fault.pattern:
+        return f"pattern '{fault.pattern}'" + (f" of {pass_text}" if pass_text else "")
+    return pass_text or "plug-in code"
 
 
 def _semantics_diagnostic(error: BaseException, n_passes: int, input_name: str) -> Diagnostic | None:

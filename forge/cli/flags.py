@@ -55,6 +55,11 @@ DEBUG_FLAGS: tuple[Flag, ...] = (
         "forge-opt-reproducer-*.mlir in the system temp directory)",
     ),
     _switch("--no-reproducer", "do not keep a copy of the IR before each pass, nor write reproducers"),
+    _switch(
+        "--show-traceback",
+        "print the Python traceback of an exception raised by a plug-in's pass or pattern (reported as one "
+        "diagnostic at the op otherwise; the reproducer file keeps the traceback)",
+    ),
     _switch("--debug-patterns", "print every ForgePattern rewrite: pattern, op and its location"),
     _value(
         "--explain-pattern",

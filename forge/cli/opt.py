@@ -12,7 +12,7 @@ Everything `xdsl-opt` accepts still works (`-p`, `--split-input-file`, `--verify
   `--print-ir-before-all`, `--print-ir-after=PASS`, `--print-ir-after-all`,
   `--print-ir-after-change`, `--ir-dump-dir DIR`, `--verify-each`, and for patterns
   `--debug-patterns` and `--explain-pattern NAME` (forge/cli/debug_output.py);
-- a crash reproducer: when a pass fails, the IR it was given is written to a file and the
+- a reproducer: when a pass fails, the IR it was given is written to a file and the
   exact `forge-opt FILE -p PASS` command that reproduces the failure is printed
   (forge/cli/reproducer.py);
 - `--verify-semantics`: interpret the IR on seeded random inputs before and after each pass
@@ -42,6 +42,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from forge.analysis.dominance import verify_module
+from forge.cli.blame import verifier_crash
 from forge.cli.companion_weights import attach_companion_weights, save_companion_weights
 from forge.cli.debug_output import DebugOutput, write_op_graph
 from forge.cli.errors import EXIT_ERROR, EXIT_INTERNAL, PROG, ForgeOptError, OutputVerifyError, report
@@ -212,7 +213,12 @@ class ForgeOptMain(xDSLOptMain):
     def verify(self, module: ModuleOp) -> None:
         if not self.args.disable_verify:
             start = time.perf_counter()
-            verify_module(module)
+            try:
+                verify_module(module)
+            except DiagnosticException:
+                raise
+            except Exception as e:  # a verifier that crashed on a malformed op: the op's error
+                raise verifier_crash(module, e) from e
             self.phase_ms.append(("verify", (time.perf_counter() - start) * 1e3))
 
     def apply_passes(self, prog: ModuleOp) -> None:
@@ -274,6 +280,7 @@ class ForgeOptMain(xDSLOptMain):
             module=self.module,
             input_name=self.get_input_name(),
             n_passes=len(self.pass_list),
+            show_traceback=getattr(self.args, "show_traceback", False),
         )
 
 

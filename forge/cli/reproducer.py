@@ -1,8 +1,10 @@
-"""Crash reproducers: when a pass fails, forge-opt writes the IR the pass was given to a file.
+"""Reproducers: when a pass fails, forge-opt writes the IR the pass was given to a file.
 
-The file's header names the failing pass, what went wrong, the exact `forge-opt FILE -p PASS`
-command that fails the same way (with the plug-ins and checking flags of this run) and the rest of
-the pipeline; the module's weights, if it has any, go beside it. The error forge-opt prints then
+The file's header says what failed (a crash, IR that does not verify, wrong results), names the
+failing pass, what went wrong, the exact `forge-opt FILE -p PASS` command that fails the same way
+(with the plug-ins and checking flags of this run, and relative paths in pass options made
+absolute, so it runs from any directory), the rest of the pipeline and, for an exception, the
+Python traceback; the module's weights, if it has any, go beside it. The error forge-opt prints then
 notes where the reproducer is and the command (`PassRunError.reproducer_notes`).
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import tempfile
 from collections.abc import Collection
@@ -18,7 +21,9 @@ from io import StringIO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import DiagnosticException
 
+from forge.cli.blame import format_traceback
 from forge.cli.companion_weights import save_companion_weights
 from forge.cli.errors import PROG, PassRunError
 from forge.cli.passes import TEST_PASSES_ENV
@@ -66,7 +71,7 @@ class Reproducer:
             flags.append("--verify-each")
         if failure.kind == "semantics":
             flags += self.semantics_flags
-        return " ".join([f"{env}{PROG}", shlex.quote(path), *flags, "-p", shlex.quote(failure.name)])
+        return " ".join([f"{env}{PROG}", shlex.quote(path), *flags, "-p", shlex.quote(absolute_paths(failure.name))])
 
     def write(self, failure: PassFailure, module: ModuleOp | None) -> PassRunError:
         """Write the IR the failing pass was given (and `module`'s weights); return the error to report."""
@@ -93,15 +98,47 @@ class Reproducer:
         return os.path.abspath(path)
 
 
+_TITLE = {
+    "raised": "crash reproducer",
+    "verify": "invalid-IR reproducer",
+    "semantics": "wrong-results reproducer",
+}
+"""What the header calls the file, by `PassFailure.kind`: say what failed."""
+
+
+_OPTION_VALUE = re.compile(r"(?<=[{ =,\[])([^\s{}=,\[\]\"']+)(?=[\s},\]])")
+
+
+def absolute_paths(spec: str) -> str:
+    """`pass{file=out/x.json}` with each option value that names an existing path made absolute, so
+    the reproduce command works from any directory."""
+    def fix(m: re.Match[str]) -> str:
+        value = m.group(1)
+        names_path = os.path.exists(value) and ("/" in value or "." in value.strip("."))
+        names_path = names_path or ("/" in value and os.path.isdir(os.path.dirname(value)))
+        if names_path and not os.path.isabs(value):
+            return os.path.abspath(value)
+        return value
+
+    return _OPTION_VALUE.sub(fix, spec) if "{" in spec else spec
+
+
 def _header(failure: PassFailure, command: str) -> list[str]:
     rest = ",".join(failure.remaining)
-    return [
-        f"// forge-opt crash reproducer: the IR given to pass #{failure.index + 1} '{failure.name}', "
+    title = _TITLE[failure.kind]
+    if failure.kind == "raised" and isinstance(failure.error, DiagnosticException):
+        title = "pass-failure reproducer"
+    lines = [
+        f"// forge-opt {title}: the IR given to pass #{failure.index + 1} '{failure.name}', "
         f"which {_WHAT_FAILED[failure.kind]}:",
         f"//   {one_line(str(failure.error))}",
         f"// Reproduce with: {command}",
         f"// The rest of the pipeline was: -p {shlex.quote(rest)}",
     ]
+    if failure.kind == "raised" and not isinstance(failure.error, DiagnosticException):
+        lines.append("// Python traceback of the exception:")
+        lines += [f"//   {line}".rstrip() for line in format_traceback(failure.error).splitlines()]
+    return lines
 
 
 def _generic_text(module: ModuleOp) -> str:
