@@ -17,6 +17,8 @@ from typing import Any
 import torch
 from torch.export import ExportedProgram
 
+from forge.frontend.errors import ImportError_
+
 MAX_ROUNDS = 8
 
 
@@ -52,6 +54,11 @@ def decompose_missing(
             # torch 2.13's run_decompositions deep-copies a pytree LeafSpec and warns about its own
             # deprecated API; the user can do nothing about it, so it is not shown to them.
             warnings.filterwarnings("ignore", r"`isinstance\(treespec, LeafSpec\)` is deprecated", FutureWarning)
-            program = program.run_decompositions(ours)
+            try:
+                program = program.run_decompositions(ours)
+            except Exception as err:  # a decomposition torch cannot trace here: report, never crash
+                names = ", ".join(sorted(str(op) for op in ours))
+                first_line = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
+                raise ImportError_(f"decomposing {names} failed: {first_line}") from None
         rounds += 1
     return program, rounds

@@ -105,14 +105,19 @@ def import_program(program: ExportedProgram, *, func_name: str = "forward") -> I
     overloads, static SymInt plumbing as numbers).
     """
     start = time.perf_counter()
-    _check_dtypes(program)
     symbolic.analyze(program.graph, _location_text, _target_name)  # data-dependent shapes: fail early
     if inplace_rewrites(program, _location_text) is None:
+        _check_dtypes(program)  # torch's pass trips over complex views with internal assertions
         program = torch_functionalize(program, _location_text)
-    program, rounds = decompose_missing(program, _missing_targets)
+    try:
+        program, rounds = decompose_missing(program, _missing_targets)
+    except ImportError_:
+        _check_dtypes(program)  # a complex intermediate is the likelier, clearer cause
+        raise
     decompose_ms = (time.perf_counter() - start) * 1e3
     rewrites = inplace_rewrites(program, _location_text)
     if rewrites is None:  # a decomposition introduced an aliased mutation
+        _check_dtypes(program)
         program = torch_functionalize(program, _location_text)
         rewrites = {}
     facts = symbolic.analyze(program.graph, _location_text, _target_name)
@@ -128,7 +133,8 @@ def import_program(program: ExportedProgram, *, func_name: str = "forward") -> I
 
 def _check_dtypes(program: ExportedProgram) -> None:
     """Every tensor of the graph has a dtype Forge represents (no complex, no float8), else one clear
-    error at the first node that makes one, before any torch pass trips over it."""
+    error at the first node that makes one (run before torch's functionalization, which fails on
+    complex views with internal assertions; otherwise the builder reports dtypes as it goes)."""
     for node in program.graph.nodes:
         for val in _flatten(node.meta.get("val")):
             if isinstance(val, torch.Tensor):

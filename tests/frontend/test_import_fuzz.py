@@ -4,9 +4,9 @@ Each model chains 1-4 blocks (every block maps a 4x8 float tensor to a 4x8 float
 from three pools:
 
 - SUPPORTED: ops the `aten` dialect has (plus a Linear layer, so weights are involved);
-- UNSUPPORTED: ops `aten` lacks and torch has no decomposition for (complex numbers, a custom
-  op): they reach the importer as they are, so the set the importer must report is known from
-  the exported graph;
+- UNSUPPORTED: ops `aten` lacks and torch has no decomposition for (custom ops: the dialect now
+  has every real-valued ATen op these blocks could use): they reach the importer as they are,
+  so the set the importer must report is known from the exported graph;
 - DECOMPOSABLE: ops torch can decompose (FFT, linalg det, argsort, diag, ...): the importer
   decomposes those `aten` lacks; what is left must be reported, or the model must import.
 
@@ -85,10 +85,19 @@ def _(x):
     return torch.empty_like(x)
 
 
+@torch.library.custom_op("forge_fuzz::murky", mutates_args=())
+def murky(x: torch.Tensor) -> torch.Tensor:
+    return x.flip(0)
+
+
+@murky.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
 UNSUPPORTED: dict[str, Block] = {
-    "complex_view": lambda x: torch.view_as_real(torch.view_as_complex(x.reshape(4, 4, 2)) * 2).reshape(4, 8),
-    "angle": lambda x: torch.angle(x) + x,
     "opaque": lambda x: torch.ops.forge_fuzz.opaque(x),
+    "murky": lambda x: torch.ops.forge_fuzz.murky(x) * 2,
 }
 
 DECOMPOSABLE: dict[str, Block] = {
