@@ -12,6 +12,9 @@ take seconds to a minute on a CPU.
 MoE families use transformers' ``experts_implementation="batched_mm"``: the eager default routes
 tokens with ``nonzero``/``where`` (data-dependent shapes, not exportable to a static graph);
 ``batched_mm`` gathers each token's top-k expert weights and runs batched matmuls, all static.
+The gathered weights are ``tokens x top_k x 2 * expert_intermediate x hidden`` floats per layer
+(0.8 GB for 128 tokens at the default MoE sizes), which is why those sizes are modest: Mixtral's
+published 14336-wide experts (hidden 4096) would need ~120 GB at 128 tokens.
 """
 
 from __future__ import annotations
@@ -275,8 +278,8 @@ FAMILIES: tuple[Family, ...] = (
             _sizes(50265, 768, 6, 12, 12, 3072, 1024), "BART-base (6 + 6 layers x 768)"),
     _family("mixtral", "moe", "MixtralForCausalLM", _mixtral_config,
             {**SMALL_GQA, "experts": 4, "top_k": 2},
-            {**_sizes(32000, 768, 8, 12, 4, 1536, 2048), "experts": 8, "top_k": 2},
-            "scaled-down Mixtral (8 x 768, 8 experts of 1536, top-2; small: 4 experts, top-2)"),
+            {**_sizes(32000, 512, 8, 8, 2, 768, 2048), "experts": 8, "top_k": 2},
+            "scaled-down Mixtral (8 x 512, 8 / 2 KV heads, 8 experts of 768, top-2; small: 4 experts, top-2)"),
     _family("qwen2-moe", "moe", "Qwen2MoeForCausalLM", _qwen2_moe_config,
             {**SMALL_GQA, "experts": 4, "top_k": 2, "moe_intermediate": 64},
             {**_sizes(32000, 768, 8, 12, 4, 2048, 2048), "experts": 8, "top_k": 2, "moe_intermediate": 512},
