@@ -143,14 +143,14 @@ class AtenOp(IRDLOperation):
         args, kwargs = self.call_arguments(values)
         target = VALUE_SEMANTICS.get(self.SIGNATURE.target, self.SIGNATURE.target)
         out = target(*args, **kwargs)
-        if self.SIGNATURE.target in AUX_RESULTS:
-            out = self._declared_aux_shapes(out)
+        if self.SIGNATURE.target in AUX_RESULTS and all(isinstance(t, TensorType) for t in self.result_types):
+            out = self.with_declared_aux_shapes(out)
         return out
 
-    def _declared_aux_shapes(self, out: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
+    def with_declared_aux_shapes(self, out: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
         """The CPU kernel's results, with each AUX_RESULTS entry whose shape differs from the declared
         (meta) type replaced by zeros of the declared type, so memory planned from the IR fits."""
-        aux = AUX_RESULTS[self.SIGNATURE.target]
+        aux = AUX_RESULTS.get(self.SIGNATURE.target, frozenset())
         fixed = []
         for i, (value, ty) in enumerate(zip(out, self.result_types, strict=True)):
             if i in aux and tuple(value.shape) != shape_of(ty):

@@ -228,9 +228,14 @@ class GraphBuilder:
         probe = cls.build_op(groups, properties, [_PLACEHOLDER] * n_results)
         try:
             outputs = _flatten(probe.call(concrete))
+            types = [tensor_type(tuple(t.shape), t.dtype) for t in outputs]
+            if sig.target in aten.AUX_RESULTS:  # CPU and meta disagree on these: the IR has meta's
+                types = probe.infer_result_types()
         finally:
             probe.drop_all_references()
-        op = cls.build_op(groups, properties, [tensor_type(tuple(t.shape), t.dtype) for t in outputs])
+        op = cls.build_op(groups, properties, types)
+        if sig.target in aten.AUX_RESULTS:
+            outputs = list(op.with_declared_aux_shapes(outputs))
         self.block.add_op(op)
         self.op_count += 1
         for result, tensor in zip(op.results, outputs, strict=True):
