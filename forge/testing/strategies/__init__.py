@@ -16,7 +16,8 @@ Two entry points:
 * `motif(name, **options)`: a graph holding just one motif (options pin its variants, e.g.
   ``motif("attention", negative=True)``).
 
-A motif is the shape of code a pass is written for (see `MOTIFS`): `dead_code`, `duplicates`,
+A motif is the shape of code a pass is written for (see `MOTIFS`; `register_motif(name, build)` adds
+one for a new pattern's tests): `dead_code`, `duplicates`,
 `constant_subgraph`, `identities`, `attention`, `linear_act`, `swiglu`, `rmsnorm`, `layout`.
 Variants that look like a motif but must NOT be rewritten like it are "negative" variants: the
 description says so and `GraphCase.tags` holds ``"<motif>:negative"`` (plus the reason), so a pass
@@ -32,7 +33,15 @@ table and the strategies).
 """
 
 from forge.testing.strategies.builder import GraphBuilder, GraphCase
-from forge.testing.strategies.graphs import ALL_MOTIFS, MOTIFS, PASS_MOTIFS, aten_graphs, build_motif, motif
+from forge.testing.strategies.graphs import (
+    ALL_MOTIFS,
+    MOTIFS,
+    PASS_MOTIFS,
+    aten_graphs,
+    build_motif,
+    motif,
+    register_motif,
+)
 
 __all__ = [
     "ALL_MOTIFS",
@@ -43,4 +52,5 @@ __all__ = [
     "aten_graphs",
     "build_motif",
     "motif",
+    "register_motif",
 ]

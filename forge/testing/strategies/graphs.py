@@ -41,6 +41,31 @@ PASS_MOTIFS: dict[str, tuple[str, ...]] = {
 the other motifs' code intact)."""
 
 
+class register_motif:
+    """Register motif `name`: `build(builder, **options)` splices it into a generated graph.
+
+    A pattern's tests register the motif the pattern is for (with a negative variant that looks
+    like it but must not be rewritten), then `check_pattern(pattern, motifs=[name])`. Registering
+    lasts until `unregister()`, or the end of a `with register_motif(...):` block; a name that is
+    taken (by another builder) is a ValueError.
+    """
+
+    def __init__(self, name: str, build: Callable[..., None]):
+        if MOTIFS.get(name, build) is not build:
+            raise ValueError(f"a motif named {name!r} is already registered")
+        self.name = name
+        MOTIFS[name] = build
+
+    def unregister(self) -> None:
+        MOTIFS.pop(self.name, None)
+
+    def __enter__(self) -> register_motif:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.unregister()
+
+
 def build_motif(b: GraphBuilder, name: str, **options: Any) -> None:
     """Splice motif `name` into the graph `b` is building."""
     try:
