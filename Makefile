@@ -12,7 +12,7 @@ DEMO_PIPELINE ?= $(shell $(BIN)/python -c 'from forge.pipelines import OPTIMIZAT
 export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install nnfactory lint test demo opt-demo docs bench clean-venv
+.PHONY: install nnfactory lint test demo opt-demo docs bench coverage clean-venv
 
 install: $(STAMP)
 
@@ -61,6 +61,11 @@ docs: $(STAMP)
 # smoke run, BENCH_ARGS='--only latency' for one section. Never part of `make test`.
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py $(BENCH_ARGS)
+
+# The OpInfo coverage harness and the model zoo (~6 min on 2 cores): writes docs/coverage.md.
+# tests/coverage runs the same harness in `make test`; this only renders the page.
+coverage: $(STAMP)
+	$(BIN)/python -m forge.coverage --quiet --write docs/coverage.md
 
 clean-venv:
 	rm -rf $(VENV)

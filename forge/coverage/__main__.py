@@ -1,0 +1,104 @@
+"""`python -m forge.coverage`: run the OpInfo harness (and the zoo), print each entry, write the
+page, the failure list or the suite's expectations (see forge/coverage/__init__.py)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+
+from forge.coverage import opinfo
+from forge.coverage.isolated import run_isolated, worker_main
+from forge.coverage.opinfo import PASS, OpResult, op_database, op_id, run_op, summary
+
+EXPECTED = "tests/coverage/expected_failures.txt"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m forge.coverage", description=__doc__.splitlines()[0])
+    parser.add_argument("--ops", help="comma-separated OpInfo names or ids (default: every entry)")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    parser.add_argument("--failures", metavar="FILE", help="write the failing entries, grouped by class")
+    parser.add_argument("--write", metavar="PAGE", help="write the coverage page (runs the zoo too)")
+    parser.add_argument("--update-expected", action="store_true",
+                        help=f"rewrite {EXPECTED} (with --ops: only those entries' lines)")
+    parser.add_argument("--in-process", action="store_true", help="no workers (a runtime crash ends the run)")
+    parser.add_argument("--debug", action="store_true", help="tracebacks of unexpected errors (with --in-process)")
+    parser.add_argument("--quiet", action="store_true", help="print only the totals")
+    parser.add_argument("--samples", type=int, default=1, metavar="N",
+                        help="run each entry's first N samples (bug hunting; ids `op#k`; not for the page)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        return worker_main()
+    if args.samples > 1 and (args.update_expected or args.write):
+        parser.error("--samples is for bug hunting: the page and the expectations use the first sample")
+    opinfo.DEBUG = args.debug
+    ops = op_database()
+    if args.ops:
+        wanted = set(args.ops.split(","))
+        ops = [o for o in ops if o.name in wanted or op_id(o) in wanted]
+    start = time.perf_counter()
+
+    def show(r: OpResult) -> None:
+        if not args.quiet:
+            print(r.line(), f"{r.seconds:.2f}s", flush=True)
+
+    if args.in_process:
+        results = []
+        for info in ops:
+            for k in range(args.samples):
+                results.append(run_op(info, sample_index=k))
+                show(results[-1])
+    else:
+        ids = [op_id(o) + (f"#{k}" if k else "") for o in ops for k in range(args.samples)]
+        results = run_isolated(ids, workers=args.jobs, progress=show)
+    seconds = time.perf_counter() - start
+    print(f"{summary(results)} in {seconds:.1f} s", flush=True)
+    return _write(args, results, seconds)
+
+
+def _write(args: argparse.Namespace, results: list[OpResult], seconds: float) -> int:
+    from forge.coverage import page  # the writers
+
+    if args.failures:
+        page.write_failures(args.failures, results)
+    if args.update_expected:
+        if args.ops:  # the other entries keep their expectation (absent: they pass)
+            results = _merged(page.read_expected(EXPECTED), results)
+        wrong = page.write_expected(EXPECTED, results)
+        for r in wrong:
+            print(f"WRONG VALUE (a bug, not written to {EXPECTED}): {r.line()}", file=sys.stderr)
+    if args.write:
+        _write_page(args.write, results, seconds)
+    return 0
+
+
+def _merged(expected: dict[str, OpResult], fresh: list[OpResult]) -> list[OpResult]:
+    """Every entry: the fresh result where there is one, else the expectation, else a pass."""
+    by_op = {r.op: r for r in fresh}
+    return [by_op.get(i) or expected.get(i) or OpResult(i, PASS, "run") for i in (op_id(o) for o in op_database())]
+
+
+def _write_page(path: str, results: list[OpResult], seconds: float) -> None:
+    import datetime
+
+    import torch
+
+    from forge.coverage import page, zoo
+
+    start = time.perf_counter()
+    rows = zoo.zoo_results(progress=lambda z: print(f"zoo {z.family}: {z.status} {z.reason}", flush=True))
+    meta = {
+        "when": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "seconds": seconds + time.perf_counter() - start,
+        "torch": torch.__version__,
+    }
+    with open(path, "w") as f:
+        f.write(page.render_page(results, rows, meta))
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
