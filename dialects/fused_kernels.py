@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-ACTIVATIONS = ("none", "relu", "gelu", "gelu_tanh", "silu", "sigmoid")
+ACTIVATIONS = ("none", "relu", "gelu", "gelu_tanh", "silu", "sigmoid", "relu6")
 
 
 def apply_activation(x: torch.Tensor, activation: str) -> torch.Tensor:
@@ -34,6 +34,8 @@ def apply_activation(x: torch.Tensor, activation: str) -> torch.Tensor:
         return F.silu(x)
     if activation == "sigmoid":
         return torch.sigmoid(x)
+    if activation == "relu6":  # hardtanh(x, 0, 6), MobileNet's ReLU6
+        return torch.clamp(x, 0.0, 6.0)
     return x
 
 

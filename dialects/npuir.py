@@ -102,6 +102,7 @@ class Activation(StrEnum):
     GELU_TANH = "gelu_tanh"
     SILU = "silu"
     SIGMOID = "sigmoid"
+    RELU6 = "relu6"
 
 
 class UnaryKind(StrEnum):

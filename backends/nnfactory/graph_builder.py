@@ -303,6 +303,11 @@ class GraphBuilder(SpatialOps):
             raise ValueError(f"min {min} > max {max}")
         return self._node(self._op_clamp(x, float(min), float(max)))
 
+    @graph_op
+    def relu6(self, x: Node) -> Node:
+        """``min(max(x, 0), 6)`` (torch's ReLU6, ``hardtanh(x, 0, 6)``)."""
+        return self.clamp(x, 0.0, 6.0)
+
     # ---- elementwise: binary (numpy broadcasting, same dtype) -----------------------
 
     def _binary(self, name: str, a: Operand, b: Operand) -> Node:

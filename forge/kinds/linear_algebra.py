@@ -52,6 +52,7 @@ ACTIVATIONS: dict[str, Activation] = {
     "gelu_tanh": Activation(_gelu_inplace("tanh"), 'F.gelu({}, approximate="tanh")', "gelu", 8.0),
     "silu": Activation(torch.ops.aten.silu_, "F.silu({})", "swish", 5.0),
     "sigmoid": Activation(torch.sigmoid_, "torch.sigmoid({})", "sigmoid", 4.0),
+    "relu6": Activation(lambda y: y.clamp_(0.0, 6.0), "torch.clamp({}, 0.0, 6.0)", "relu6", 2.0),
 }
 """The activations (`dialects.fused_kernels.apply_activation` is their reference semantics)."""
 

@@ -164,14 +164,7 @@ class FoldBatchNormIntoConv(ForgePattern):
         new_b = aten.WeightOp(bias, b_type)
         new_w.results[0].name_hint = _hint(conv.tensor_arg("weight"), "folded_weight")
         new_b.results[0].name_hint = _hint(conv.tensor_arg("weight"), "folded_bias", suffix="_bias")
-        replacements = {"weight": new_w.results[0], "bias": new_b.results[0]}
-        groups = []
-        for spec in conv.SIGNATURE.tensor_args:
-            value = replacements.get(spec.name, conv.tensor_arg(spec.name))
-            groups.append([] if value is None else [value])
-        props = {k: v for k, v in conv.properties.items() if k != "operandSegmentSizes"}
-        new = type(conv).build_op(groups, props, [conv.results[0].type], location=conv.location)
-        new.results[0].name_hint = conv.results[0].name_hint
+        new = rebuilt(conv, weight=new_w.results[0], bias=new_b.results[0])
         rewriter.insert([new_w, new_b, new], InsertPoint.before(conv))
         return new
 
@@ -179,3 +172,17 @@ class FoldBatchNormIntoConv(ForgePattern):
 def _hint(value: SSAValue, default: str, suffix: str = "") -> str:
     return f"{value.name_hint}_folded{suffix}" if value.name_hint else default
 
+
+
+def rebuilt(op: aten.AtenOp, **operands: SSAValue) -> aten.AtenOp:
+    """A copy of `op` (same class, arguments, result type, location and name) with the tensor
+    arguments named in `operands` bound to new values (an absent optional one becomes present)."""
+    groups = []
+    for spec in op.SIGNATURE.tensor_args:
+        value = operands.get(spec.name, op.tensor_arg(spec.name))
+        groups.append([] if value is None else [value])
+    props = {k: v for k, v in op.properties.items() if k != "operandSegmentSizes"}
+    new = type(op).build_op(groups, props, [r.type for r in op.results], location=op.location)
+    for old_result, new_result in zip(op.results, new.results, strict=True):
+        new_result.name_hint = old_result.name_hint
+    return new

@@ -16,9 +16,11 @@ meets every producer before its consumers and the motifs compose in one sweep:
   takes the bias in.
 * `FuseActivation` -- relu, gelu (erf or tanh), silu, sigmoid of a linear (through single-use
   reshapes) becomes the linear's `activation`.
-* `FuseConvActivation` -- relu, gelu, silu, sigmoid of a (non-transposed) conv1d / conv2d /
-  convolution used only by it becomes `aten.fused_conv` with that activation (the bias is
-  already the convolution's).
+* `FuseConvBias` -- `add(conv(x, W, none), b)` of a per-channel constant `b` ([C, 1, ...]) and a
+  (non-transposed) convolution used only by it takes `view(b, [C])` in as the convolution's bias.
+* `FuseConvActivation` -- relu, gelu, silu, sigmoid, relu6 (clamp / hardtanh to [0, 6]) of a
+  (non-transposed) conv1d / conv2d / convolution used only by it becomes `aten.fused_conv` with
+  that activation (its bias: torch's convolutions carry one, or `FuseConvBias` took it in).
 * `GeluPolynomial` -- GPT-2's written-out `0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x**3)))` and
   BERT's `x*0.5*(1+erf(x/sqrt(2)))` (constants checked with a relative tolerance, every
   intermediate used only inside the motif) become gelu(tanh) / gelu: fused into the producing
@@ -48,11 +50,13 @@ from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, ModuleOp, StringAtt
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
 
 from dialects import aten
-from dialects.aten_schema import to_attribute
+from dialects.aten_schema import ArgKind, to_attribute
 from dialects.shapes import static_shape
 from forge.patterns import ForgePattern, PatternTable, apply_patterns
+from forge.transforms.batch_norm_folding import rebuilt
 from forge.transforms.ir_queries import (
     close,
     element_of,
@@ -203,22 +207,97 @@ class FuseActivation(_ActivationEpilogue):
 
 _ConvRoot = aten.Conv1dOp | aten.Conv2dOp | aten.ConvolutionOp
 _FUSED_CONV_ARGS = ("stride", "padding", "dilation", "groups")
+_CLAMPS = tuple(c for c in (getattr(aten, "ClampOp", None), getattr(aten, "HardtanhOp", None)) if c is not None)
+"""clamp / hardtanh: ReLU6 when they clip to [0, 6] (MobileNetV2's `nn.ReLU6` is `hardtanh(x, 0, 6)`)."""
+
+
+def _conv_reason(conv: Operation | None, value: SSAValue, what: str) -> str | None:
+    """Why `conv` (the producer of `value`) cannot take `what` into its epilogue."""
+    if not isinstance(conv, get_args(_ConvRoot)):
+        return "the input is not a convolution"
+    if isinstance(conv, aten.ConvolutionOp) and conv.arg("transposed"):
+        return "the convolution is transposed"
+    if not single_use(value):
+        return f"{value_name(value)} has users besides the {what}"
+    return None
+
+
+def _is_relu6(op: Operation) -> bool:
+    assert isinstance(op, aten.AtenOp)
+    names = ("min", "max") if op.name == "aten.clamp" else ("min_val", "max_val")
+    lo, hi = (op.arg(n) for n in names)
+    return lo is not None and hi is not None and float(lo) == 0.0 and float(hi) == 6.0
 
 
 class FuseConvActivation(_ActivationEpilogue):
-    """relu / gelu / silu / sigmoid (conv1d / conv2d / convolution) → `aten.fused_conv` with that
-    activation. The bias needs no pattern: torch's convolutions carry it."""
+    """relu / gelu / silu / sigmoid / clamp or hardtanh to [0, 6] (relu6) of a conv1d / conv2d /
+    convolution used only by it → `aten.fused_conv` with that activation (the bias is already the
+    convolution's, or taken in by `FuseConvBias` before)."""
+
+    ROOTS = (*get_args(_ActivationRoot), *_CLAMPS)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: aten.AtenOp, rewriter: PatternRewriter) -> None:
+        if isinstance(op, _CLAMPS):
+            if not _is_relu6(op):
+                return self.fail(op, "the clamp is not to [0, 6] (relu6)")
+            return self.fuse(op, "relu6", rewriter)
+        return super().match_and_rewrite(op, rewriter)
 
     def fuse(self, op: Operation, activation: str, rewriter: PatternRewriter) -> None:
         conv = producer(op.operands[0])
-        if not isinstance(conv, get_args(_ConvRoot)):
-            return self.fail(op, "the input is not a convolution")
-        if isinstance(conv, aten.ConvolutionOp) and conv.arg("transposed"):
-            return self.fail(op, "the convolution is transposed")
-        if not single_use(conv.results[0]):
-            return self.fail(op, f"{value_name(conv.results[0])} has users besides the activation")
+        reason = _conv_reason(conv, op.operands[0], "activation")
+        if reason is not None:
+            return self.fail(op, reason)
+        assert conv is not None
         rewriter.replace(op, _fused_conv(conv, activation, op.results[0].type))
         erase_dead(rewriter, [conv])
+
+
+class FuseConvBias(ForgePattern):
+    """add(conv(x, W, none), b) with `b` a per-channel constant ([C, 1, ...] or [1, C, 1, ...],
+    broadcast along the channel dim only) → conv(x, W, view(b, [C])), the bias of the convolution."""
+
+    ROOTS = (aten.AddTensorOp,)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: aten.AddTensorOp, rewriter: PatternRewriter) -> None:
+        if not is_one(op.arg("alpha")):
+            return self.fail(op, "add with alpha != 1")
+        reasons: list[str] = []
+        for value, bias in ((op.input, op.other), (op.other, op.input)):
+            reason = self._try(op, value, bias, rewriter)
+            if reason is None:
+                return
+            reasons.append(reason)
+        return self.fail(op, _either(reasons))
+
+    def _try(self, op: aten.AddTensorOp, value: SSAValue, bias: SSAValue, rewriter: PatternRewriter) -> str | None:
+        conv = producer(value)
+        reason = _conv_reason(conv, value, "bias add")
+        if reason is not None:
+            return reason
+        assert isinstance(conv, aten.AtenOp)
+        if conv.tensor_arg("bias") is not None:
+            return "the convolution already has a bias"
+        out = static_shape(value)
+        c = out[1]
+        padded = (1,) * (len(out) - len(static_shape(bias))) + tuple(static_shape(bias))
+        if op.results[0].type != value.type or padded != (1, c) + (1,) * (len(out) - 2):
+            return f"the added {bias.type} is not a per-channel [{c}] bias"
+        if not is_constant(bias) or element_of(bias) != element_of(value):
+            return "the bias is not a constant of the convolution's element type"
+        if isinstance(producer(bias), Operation) and not _dominates(bias, conv):
+            return "the bias is computed after the convolution"
+        vector = TensorType(element_of(bias), [c])
+        view = aten.ViewOp.build_op([[bias]], {"size": to_attribute(ArgKind.INT_LIST, [c])}, [vector],
+                                    location=op.location)
+        view.results[0].name_hint = f"{bias.name_hint}_vec" if bias.name_hint else None
+        new = rebuilt(conv, bias=view.results[0])
+        rewriter.insert([view, new], InsertPoint.before(conv))
+        rewriter.replace(op, [], [new.results[0]])
+        erase_dead(rewriter, [conv])
+        return None
 
 
 def _fused_conv(conv: Operation, activation: str, result_type: Attribute) -> Operation:
@@ -646,8 +725,8 @@ def aggressiveness_threshold(module: ModuleOp, roots: Iterable[type[Operation]],
 
 
 PATTERN_ORDER: tuple[type[ForgePattern], ...] = (
-    LinearToFusedLinear, FuseBiasAdd, FuseActivation, FuseConvActivation, GatedMlp, RmsNormFusion, GeluPolynomial,
-    AddLayerNorm,
+    LinearToFusedLinear, FuseBiasAdd, FuseConvBias, FuseActivation, FuseConvActivation, GatedMlp, RmsNormFusion,
+    GeluPolynomial, AddLayerNorm,
 )
 """The order the enabled patterns are tried in on an op that roots several of them."""
 
@@ -673,9 +752,8 @@ class FuseOpsPass(ModulePass):
     canonicalize_linear: bool = _family(LinearToFusedLinear)
     """Also turn linear layers without activation into `fused_linear activation="none"`."""
 
-    epilogues: bool = _family(FuseBiasAdd, FuseActivation, FuseConvActivation)
-    """Fuse a bias add and an activation into the linear that produces them, an activation into
-    the convolution that produces it."""
+    epilogues: bool = _family(FuseBiasAdd, FuseActivation, FuseConvBias, FuseConvActivation)
+    """Fuse a bias add and an activation into the linear or convolution that produces them."""
 
     gelu: bool = _family(GeluPolynomial, searched=True)
     """Recognise written-out GELU polynomials (fused into their linear when legal)."""

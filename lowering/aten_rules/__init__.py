@@ -6,6 +6,6 @@ Each module registers its rules into `lowering.function_lowering.RULES` (with `@
 emission API a rule builds npuir with.
 """
 
-from lowering.aten_rules import convolution, elementwise, linalg, movement, pooling, reductions
+from lowering.aten_rules import convolution, elementwise, linalg, movement, normalization, pooling, reductions, vision
 
-__all__ = ["convolution", "elementwise", "linalg", "movement", "pooling", "reductions"]
+__all__ = ["convolution", "elementwise", "linalg", "movement", "normalization", "pooling", "reductions", "vision"]

@@ -1,6 +1,7 @@
 """Rules for convolutions and constant padding: conv1d/conv2d (int or "same"/"valid" padding),
-convolution, Forge's fused_conv (a convolution with its activation, from fuse-ops),
-conv_transpose1d/2d, pad (mode "constant") and constant_pad_nd.
+_convolution_mode (the string-padding overload decompositions produce), convolution, Forge's
+fused_conv (a convolution with its activation, from fuse-ops), conv_transpose1d/2d, pad (mode
+"constant") and constant_pad_nd.
 
 Every convolution becomes one `npuir.conv` (transposed ones carry `transposed` and
 `output_padding`); torch's symmetric `padding` is written as equal `pads_begin` / `pads_end`,
@@ -87,7 +88,7 @@ def _pads(padding: Any, n: int, dilation: list[int], kernel: Sequence[int]) -> t
     return pads, pads
 
 
-@rule("aten.conv1d", "aten.conv2d", "aten.conv1d.padding", "aten.conv2d.padding")
+@rule("aten.conv1d", "aten.conv2d", "aten.conv1d.padding", "aten.conv2d.padding", "aten._convolution_mode")
 def _aten_conv(L: FunctionLowering, op: aten.AtenOp) -> None:
     _conv(L, op, transposed=False)
 

@@ -1,9 +1,10 @@
 """Rules for pooling, inference batch norm and upsampling.
 
-`max_pool{1,2}d` and `avg_pool{1,2}d` map to `npuir.pool` (torch's one-entry lists are repeated
-per spatial dim, an empty stride means the kernel). `adaptive_avg_pool{1,2}d` is an average pool
-when every input size is a multiple of its output size (output 1 included: global average);
-otherwise its windows overlap unevenly and the op runs on the host (fallback). `avg_pool2d` with
+`max_pool{1,2}d` (and `max_pool2d_with_indices` whose indices are unused) and `avg_pool{1,2}d`
+map to `npuir.pool` (torch's one-entry lists are repeated per spatial dim, an empty stride means
+the kernel). `adaptive_avg_pool{1,2}d` (and `_adaptive_avg_pool2d`) is an average pool when every
+input size is a multiple of its output size (output 1 included: global average); otherwise its
+windows overlap unevenly and the op runs on the host (fallback). `avg_pool2d` with
 a `divisor_override` and max pooling of integers use the fallback too.
 
 `batch_norm` in inference mode (training false) lowers to elementwise kinds, no kind of its own:
@@ -104,6 +105,13 @@ def _avg_pool(n: int):
 
 rule("aten.max_pool1d")(_max_pool(1))
 rule("aten.max_pool2d")(_max_pool(2))
+
+
+@rule("aten.max_pool2d_with_indices")
+def _max_pool_with_indices(L: FunctionLowering, op: aten.AtenOp) -> None:
+    if L.used(op.results[1]):
+        raise Fallback  # the indices: the host computes both
+    _max_pool(2)(L, op)
 rule("aten.avg_pool1d")(_avg_pool(1))
 rule("aten.avg_pool2d")(_avg_pool(2))
 
@@ -123,17 +131,17 @@ def _adaptive_avg_pool(n: int):
 
 
 rule("aten.adaptive_avg_pool1d")(_adaptive_avg_pool(1))
-rule("aten.adaptive_avg_pool2d")(_adaptive_avg_pool(2))
+rule("aten.adaptive_avg_pool2d", "aten._adaptive_avg_pool2d")(_adaptive_avg_pool(2))
 
 
 @rule("aten.batch_norm")
 def _batch_norm(L: FunctionLowering, op: aten.AtenOp) -> None:
     if op.arg("training"):
         raise Fallback
-    _inference_batch_norm(L, op)
+    inference_batch_norm(L, op)
 
 
-def _inference_batch_norm(L: FunctionLowering, op: aten.AtenOp) -> None:
+def inference_batch_norm(L: FunctionLowering, op: aten.AtenOp) -> None:
     out = out_type(op)
     mean, var = L.arg(op, "running_mean"), L.arg(op, "running_var")
     if mean is None or var is None or not is_float(out.element_type):

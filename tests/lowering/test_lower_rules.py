@@ -284,6 +284,28 @@ CASES: dict[str, tuple[Callable[[GraphBuilder], object], set[str]]] = {
         {"resize"},
     ),
     "upsample_linear1d": (lambda b: b.op(A.UpsampleLinear1dVecOp, x(b, 2, 3, 5), [9], False, None), {"resize"}),
+    "group_norm": (
+        lambda b: b.op(A.GroupNormOp, x(b, 2, 6, 3, 4), 3, b.weight((6,), kind="norm"), b.weight((6,), kind="bias"),
+                       1e-5, False),
+        {"layer_norm", "reshape", "binary"},
+    ),
+    "native_group_norm_per_channel": (
+        lambda b: b.op(A.NativeGroupNormOp, x(b, 1, 4, 7), b.weight((4,), kind="norm"), None, 1, 4, 7, 4, 1e-5)[0],
+        {"layer_norm", "reshape", "binary"},
+    ),
+    "hardtanh_relu6": (lambda b: b.op(A.HardtanhOp, x(b, 2, 3), 0.0, 6.0), {"binary"}),
+    "roll_two_dims": (lambda b: b.op(A.RollOp, x(b, 1, 4, 5, 3), [-2, 7], [1, 2]), {"slice", "concat"}),
+    "roll_flat": (lambda b: b.op(A.RollOp, x(b, 2, 3), [4], []), {"slice", "concat", "reshape"}),
+    "convolution_mode_same": (
+        lambda b: b.op(A._ConvolutionModeOp, x(b, 1, 3, 6, 7), b.weight((4, 3, 3, 2)), None, [1, 1], "same",
+                       [1, 1], 1),
+        {"conv"},
+    ),
+    "max_pool2d_with_indices": (
+        lambda b: b.op(A.MaxPool2dWithIndicesOp, x(b, 1, 2, 6, 6), [3, 3], [2, 2], [1, 1], [1, 1], False)[0],
+        {"pool"},
+    ),
+    "adaptive_avg_pool2d_private": (lambda b: b.op(A._AdaptiveAvgPool2dOp, x(b, 1, 3, 4, 6), [1, 1]), {"pool"}),
 }
 
 FALLBACK_CASES: dict[str, tuple[Callable[[GraphBuilder], object], str]] = {
