@@ -77,3 +77,21 @@ func.func @must_not_fold(%x: tensor<1x2x5x5xf32>, %y: tensor<1x4x5x5xf32>) -> (t
   %bn3 = aten.batch_norm %tconv, %g, %b, %m, %v {training = false, momentum = 0.1, eps = 1.0e-05, cudnn_enabled = false} : (tensor<1x4x5x5xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x5x5xf32>
   func.return %bn1, %used_twice, %bn2, %bn3 : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>
 }
+
+// The overload torch's decompositions produce (three results; the saved statistics unused) folds
+// the same way.
+// STORE-LABEL: func.func @legit_no_training
+// STORE-NEXT:    %w_folded = aten.weight "fold.c.weight_1" : tensor<4x2x3x3xf32>
+// STORE-NEXT:    %w_folded_bias = aten.weight "fold.c.bias_1" : tensor<4xf32>
+// STORE-NEXT:    %conv = aten.conv2d %x, %w_folded, %w_folded_bias {padding = [1, 1]}
+// STORE-NEXT:    func.return %conv
+func.func @legit_no_training(%x: tensor<1x2x5x5xf32>) -> tensor<1x4x5x5xf32> {
+  %w = aten.weight "c.weight" : tensor<4x2x3x3xf32>
+  %g = aten.weight "bn.weight" : tensor<4xf32>
+  %b = aten.weight "bn.bias" : tensor<4xf32>
+  %m = aten.weight "bn.mean" : tensor<4xf32>
+  %v = aten.weight "bn.var" : tensor<4xf32>
+  %conv = aten.conv2d %x, %w, none {padding = [1, 1]} : (tensor<1x2x5x5xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x5x5xf32>
+  %bn, %mean, %rstd = aten._native_batch_norm_legit_no_training %conv, %g, %b, %m, %v {momentum = 0.1, eps = 1.0e-05} : (tensor<1x4x5x5xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<1x4x5x5xf32>, tensor<4xf32>, tensor<4xf32>)
+  func.return %bn : tensor<1x4x5x5xf32>
+}

@@ -293,6 +293,13 @@ CASES: dict[str, tuple[Callable[[GraphBuilder], object], set[str]]] = {
         lambda b: b.op(A.NativeGroupNormOp, x(b, 1, 4, 7), b.weight((4,), kind="norm"), None, 1, 4, 7, 4, 1e-5)[0],
         {"layer_norm", "reshape", "binary"},
     ),
+    "batch_norm_legit_no_training": (
+        lambda b: b.op(
+            A._NativeBatchNormLegitNoTrainingOp, x(b, 2, 3, 4, 5), b.weight((3,), kind="norm"),
+            b.weight((3,), kind="bias"), b.weight((3,), kind="bias"), b.weight((3,), kind="positive"), 0.1, 1e-5,
+        )[0],
+        {"binary", "unary", "reshape"},
+    ),
     "hardtanh_relu6": (lambda b: b.op(A.HardtanhOp, x(b, 2, 3), 0.0, 6.0), {"binary"}),
     "roll_two_dims": (lambda b: b.op(A.RollOp, x(b, 1, 4, 5, 3), [-2, 7], [1, 2]), {"slice", "concat"}),
     "roll_flat": (lambda b: b.op(A.RollOp, x(b, 2, 3), [4], []), {"slice", "concat", "reshape"}),
