@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import operator
 import warnings
+from functools import cache
 from typing import Any
 
 import torch
@@ -31,6 +32,7 @@ METADATA_ONLY = frozenset({torch.ops.aten.detach_.default})
 their functional twin, whatever they are applied to."""
 
 
+@cache
 def is_inplace(target: Any) -> bool:
     """Whether `target` is an ATen op that writes into its first argument and returns it."""
     schema = getattr(target, "_schema", None)

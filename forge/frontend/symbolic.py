@@ -97,6 +97,8 @@ def _static_number(val: Any) -> Any | None:
 
 
 def _has_unbacked(val: Any) -> bool:
+    if isinstance(val, torch.Tensor) and all(type(d) is int for d in val.shape):
+        return False  # the common case, without sympy
     if isinstance(val, torch.Tensor | torch.SymInt | torch.SymBool | torch.SymFloat):
         return bool(free_unbacked_symbols(val))
     if isinstance(val, list | tuple):
