@@ -7,6 +7,7 @@ logical forms go through the segment emitter's `num01` / `same_dtype`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -304,6 +305,16 @@ def _reduce(x: torch.Tensor, kind: str, axes: tuple[int, ...], keep: bool) -> to
     return torch.amin(x, dim=axes, keepdim=keep)
 
 
+def _identity(kind: str, dtype: torch.dtype) -> float | int:
+    """max/min over nothing: the identity of the reduction (-inf / +inf, or the integer bounds)."""
+    if dtype.is_floating_point:
+        return -math.inf if kind == "max" else math.inf
+    info = torch.iinfo(dtype) if dtype != torch.bool else None
+    if info is None:
+        return kind != "max"
+    return info.min if kind == "max" else info.max
+
+
 class Reduce(KindSpec):
     """`kind` over `axes`; no axes is the identity."""
 
@@ -316,12 +327,19 @@ class Reduce(KindSpec):
     NPU = {"sum": "reduce_sum", "mean": "reduce_mean", "max": "reduce_max", "min": "reduce_min"}
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
-        return _reduce(ins[0], p.get_str("kind"), p.get_ints("axes"), p.get_flag("keepdims"))
+        kind = p.get_str("kind")
+        if ins[0].numel() == 0 and kind in ("max", "min"):  # amax/amin refuse an empty reduced axis
+            return torch.full(out_type.get_shape(), _identity(kind, ins[0].dtype), dtype=ins[0].dtype)
+        return _reduce(ins[0], kind, p.get_ints("axes"), p.get_flag("keepdims"))
 
     def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
         axes = list(p.get_ints("axes"))
         keep = p.get_flag("keepdims")
         kind = p.get_str("kind")
+        if elements(in_types[0]) == 0 and kind in ("max", "min"):
+            # over an empty axis (log_softmax of empty rows): the identity, as amax/amin refuse it
+            value = _identity(kind, dtype_of(in_types[0]))
+            return CpuKernel(lambda x, out: out.fill_(value), True)
         if not axes:
             return CpuKernel(lambda x, out: out.copy_(x), True)
         if not all_floating(in_types, out_type) or kind not in self.OUT_FUNCTIONS:
@@ -335,6 +353,10 @@ class Reduce(KindSpec):
         axes = list(p.get_ints("axes"))
         if not axes:
             return args[0]
+        if elements(in_types[0]) == 0 and p.get_str("kind") in ("max", "min"):
+            value = _identity(p.get_str("kind"), dtype_of(in_types[0]))
+            literal = f"float('{value}')" if isinstance(value, float) else repr(value)  # inf has no literal
+            return f"{args[0]}.new_full({list(out_type.get_shape())}, {literal})"
         keep = p.get_flag("keepdims")
         return f"{self.SOURCES[p.get_str('kind')]}({args[0]}, dim={axes}, keepdim={keep}).to({dtype_of(out_type)})"
 
