@@ -95,7 +95,7 @@ def _input_names(program: ExportedProgram) -> dict[str, tuple[str, str]]:
     return names
 
 
-def _check_no_input_mutation(program: ExportedProgram, where) -> None:
+def _check_no_input_mutation(program: ExportedProgram, where, original: ExportedProgram | None = None) -> None:
     inputs = _input_names(program)
     for node in program.graph.nodes:
         if node.op == "call_function" and is_inplace(node.target) and node.target not in METADATA_ONLY:
@@ -109,23 +109,52 @@ def _check_no_input_mutation(program: ExportedProgram, where) -> None:
     signature = program.graph_signature
     mutated = {**signature.user_inputs_to_mutate, **signature.buffers_to_mutate}
     if mutated:
-        nodes = {n.name: n for n in program.graph.nodes}
-        output, name = next(iter(mutated.items()))
-        writer = nodes.get(output)
-        where_text = f"{where(writer)}: {writer.name}: {writer.target}" if writer is not None else "the program"
         names = ", ".join(f"'{n}'" for n in mutated.values())
+        writer = _writer(original or program, set(mutated.values()))
+        where_text = f"{where(writer)}: {writer.name}: {writer.target}" if writer is not None else "the program"
         raise InputMutationError(
-            f"{where_text} writes into {names} (mutated in place by the model); Forge functions cannot "
-            "change the tensors they are given (clone them first)"
+            f"{where_text} writes into {names} in place; Forge functions cannot change the tensors "
+            "they are given (clone them first)"
         )
 
 
-def inplace_rewrites(program: ExportedProgram, where=_node_name) -> dict[torch.fx.Node, Any] | None:
+def _writer(program: ExportedProgram, targets: set[str]) -> torch.fx.Node | None:
+    """The first node of `program` that writes into one of the named inputs (directly, through
+    earlier in-place results, or through views of it)."""
+    placeholders = {
+        spec.arg.name for spec in program.graph_signature.input_specs if (spec.target or spec.arg.name) in targets
+    }
+    for node in program.graph.nodes:
+        schema = getattr(node.target, "_schema", None)
+        if node.op != "call_function" or schema is None or not schema.is_mutable:
+            continue
+        bound = [*zip(schema.arguments, node.args, strict=False)] + [
+            (a, node.kwargs[a.name]) for a in schema.arguments if a.name in node.kwargs
+        ]
+        for arg, value in bound:
+            if arg.alias_info is not None and arg.alias_info.is_write and _base(value) in placeholders:
+                return node
+    return None
+
+
+def _base(value: Any) -> str | None:
+    """The placeholder name a value aliases (through views and in-place results), if any."""
+    while isinstance(value, torch.fx.Node) and value.op == "call_function" and value.args:
+        if not (_is_view(value) or is_inplace(value.target)):
+            return None
+        value = value.args[0]
+    return value.name if isinstance(value, torch.fx.Node) and value.op == "placeholder" else None
+
+
+def inplace_rewrites(
+    program: ExportedProgram, where=_node_name, original: ExportedProgram | None = None
+) -> dict[torch.fx.Node, Any] | None:
     """In-place node -> its functional overload, for every in-place op of the graph, when all of them
     are private (the importer then builds the functional op and rebinds the mutated value); None
     when some mutation goes through an alias (torch's functionalization must run first).
-    InputMutationError when an input, parameter or buffer is mutated."""
-    _check_no_input_mutation(program, where)
+    InputMutationError when an input, parameter or buffer is mutated (`original`: the program before
+    torch's passes ran, where the error finds the op that writes)."""
+    _check_no_input_mutation(program, where, original)
     rewrites = {}
     for node in program.graph.nodes:
         if node.op != "call_function" or not is_inplace(node.target):
@@ -150,7 +179,7 @@ def torch_functionalize(program: ExportedProgram, where=_node_name) -> ExportedP
         except Exception as err:  # torch's pass rejects some graphs (complex views, ...) with assorted errors
             first_line = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
             raise ImportError_(f"torch's functionalization failed on this program: {first_line}") from None
-    _check_no_input_mutation(functional, where)
+    _check_no_input_mutation(functional, where, original=program)
     return functional
 
 

@@ -109,13 +109,14 @@ def import_program(program: ExportedProgram, *, func_name: str = "forward") -> I
     if inplace_rewrites(program, _location_text) is None:
         _check_dtypes(program)  # torch's pass trips over complex views with internal assertions
         program = torch_functionalize(program, _location_text)
+    exported = program
     try:
         program, rounds = decompose_missing(program, _missing_targets)
     except ImportError_:
         _check_dtypes(program)  # a complex intermediate is the likelier, clearer cause
         raise
     decompose_ms = (time.perf_counter() - start) * 1e3
-    rewrites = inplace_rewrites(program, _location_text)
+    rewrites = inplace_rewrites(program, _location_text, original=exported)
     if rewrites is None:  # a decomposition introduced an aliased mutation
         _check_dtypes(program)
         program = torch_functionalize(program, _location_text)
