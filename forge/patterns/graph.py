@@ -25,7 +25,7 @@ When a candidate does not match, `self.fail` names the search node that failed
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 from xdsl.context import Context
@@ -42,23 +42,29 @@ COMMUTATIVE: tuple[type[Operation], ...] = (aten.AddTensorOp, aten.MulTensorOp)
 """Ops whose two tensor operands may be swapped (add only with alpha 1)."""
 
 
-@dataclass
 class Match:
     """A match of the search graph: search values and ops → module values and ops."""
 
-    arg_names: Sequence[str]
-    values: dict[SSAValue, SSAValue] = field(default_factory=dict)
-    ops: dict[Operation, Operation] = field(default_factory=dict)
-    properties: dict[str, Attribute] = field(default_factory=dict)
-    """The values matched by wildcard properties, by property name."""
-    inputs: dict[int, SSAValue] = field(default_factory=dict)
-    """Argument index of the search function → the module value bound to it."""
+    __slots__ = ("arg_names", "inputs", "ops", "properties", "root", "values")
+
+    def __init__(self, arg_names: Sequence[str], values=None, ops=None, properties=None, inputs=None,
+                 root: Operation | None = None):
+        self.arg_names = arg_names
+        self.values: dict[SSAValue, SSAValue] = {} if values is None else values
+        self.ops: dict[Operation, Operation] = {} if ops is None else ops
+        self.properties: dict[str, Attribute] = {} if properties is None else properties
+        """The values matched by wildcard properties, by property name."""
+        self.inputs: dict[int, SSAValue] = {} if inputs is None else inputs
+        """Argument index of the search function → the module value bound to it."""
+        self.root = root
+        """The op the match is anchored at (the first output's op)."""
 
     def __getitem__(self, name: str) -> SSAValue:
         return self.inputs[list(self.arg_names).index(name)]
 
     def copy(self) -> Match:
-        return Match(self.arg_names, dict(self.values), dict(self.ops), dict(self.properties), dict(self.inputs))
+        return Match(self.arg_names, dict(self.values), dict(self.ops), dict(self.properties), dict(self.inputs),
+                     self.root)
 
 
 def _node(value: SSAValue) -> str:
@@ -73,7 +79,33 @@ def _what(value: SSAValue) -> str:
 
 
 class _Mismatch(Exception):
-    pass
+    """Why a candidate did not match; formatted only when someone reads it (`--explain-pattern`)."""
+
+    def __init__(self, fmt: Callable[..., str], *args: object):
+        super().__init__()
+        self.fmt, self.args_ = fmt, args
+
+    def __str__(self) -> str:
+        return self.fmt(*self.args_)
+
+
+@dataclass(frozen=True)
+class _OpPlan:
+    """What a search op asks of a module op, precomputed."""
+
+    cls: type[Operation]
+    fixed: tuple[tuple[str, Attribute], ...]
+    """Properties that must be equal."""
+    wild: tuple[str, ...]
+    """Wildcard properties it has."""
+    operands: tuple[SSAValue, ...]
+    commutative: bool
+
+
+def _plan(op: Operation, wildcards: frozenset[str]) -> _OpPlan:
+    fixed = tuple((n, a) for n, a in op.properties.items() if n not in wildcards)
+    wild = tuple(n for n in op.properties if n in wildcards)
+    return _OpPlan(type(op), fixed, wild, tuple(op.operands), isinstance(op, COMMUTATIVE) and len(op.operands) == 2)
 
 
 class GraphPattern(ForgePattern):
@@ -111,7 +143,17 @@ class GraphPattern(ForgePattern):
         self.predicate = predicate
         self.shared = shared
         self.arg_names = [a.name_hint or f"arg{i}" for i, a in enumerate(search.args)]
-        self.size = sum(1 for _ in _body_ops(search))
+        self._arg_index = {a: i for i, a in enumerate(search.args)}
+        self._body = list(_body_ops(search))
+        self._plans = {op: _plan(op, self.wildcards) for op in self._body}
+        output_set = set(self.outputs)
+        self._inner = [r for op in self._body for r in op.results if r not in output_set]
+        self._replacement_args = list(replacement.args)
+        self._replacement_body = list(_body_ops(replacement))
+        self._returned_args = [(o, r.index) for o, r in zip(self.outputs, self.replacement_outputs, strict=True)
+                               if isinstance(r, BlockArgument)]
+        self._traced = {name: _traced_value(search, name) for name in self.wildcards}
+        self.size = len(self._body)
 
     @classmethod
     def named(cls, name: str, search: func.FuncOp, replacement: func.FuncOp, **options) -> GraphPattern:
@@ -140,81 +182,93 @@ class GraphPattern(ForgePattern):
 
     def match(self, op: Operation) -> Match | str:
         """The match anchored at `op`, or the reason (naming the search node) why there is none."""
-        m = Match(self.arg_names)
+        m = Match(self.arg_names, None, None, None, None, op)
+        first = self.outputs[0]
         try:
-            self._value(self.outputs[0], op.results[self.outputs[0].index] if op.results else None, m)
+            results = op.results
+            if first.index >= len(results):
+                raise _Mismatch(lambda: f"{_node(first)}: the op has no such result")
+            self._value(first, results[first.index], m)
             for output in self.outputs[1:]:
                 self._other_output(output, m)
-            self._check_uses(m)
+            if self.shared == "fail":
+                self._check_uses(m)
             if len(self.outputs) > 1:
                 self._check_placement(m, op)
         except _Mismatch as e:
             return str(e)
         if self.predicate is not None and not self.predicate(m):
             return "the predicate rejected the match"
+        for output, index in self._returned_args:
+            if m.inputs[index].type != m.values[output].type:
+                return (f"{_node(output)}: the replacement returns argument %{self.arg_names[index]}, "
+                        "whose type differs (broadcasting or type promotion)")
         return m
 
-    def _value(self, pv: SSAValue, v: SSAValue | None, m: Match) -> None:
-        if v is None:
-            raise _Mismatch(f"{_node(pv)}: the op has no such result")
-        if pv in m.values:
-            if m.values[pv] is not v:
-                raise _Mismatch(f"{_node(pv)}: used twice in the pattern, bound to two different values")
+    def _value(self, pv: SSAValue, v: SSAValue, m: Match) -> None:
+        bound = m.values.get(pv)
+        if bound is not None:
+            if bound is not v:
+                raise _Mismatch(lambda: f"{_node(pv)}: used twice in the pattern, bound to two different values")
             return
-        if isinstance(pv, BlockArgument):
+        index = self._arg_index.get(pv)
+        if index is not None:
             m.values[pv] = v
-            m.inputs[pv.index] = v
+            m.inputs[index] = v
             return
         pop, op = pv.owner, v.owner
-        assert isinstance(pop, Operation)
-        if not isinstance(op, Operation) or type(op) is not type(pop):
-            raise _Mismatch(f"{_node(pv)}: the value is {_what(v)}, not {pop.name}")
+        plan = self._plans[pop]
+        if type(op) is not plan.cls:
+            raise _Mismatch(lambda: f"{_node(pv)}: the value is {_what(v)}, not {pop.name}")
         if v.index != pv.index:
-            raise _Mismatch(f"{_node(pv)}: the value is result #{v.index} of {op.name}, not #{pv.index}")
+            raise _Mismatch(lambda: f"{_node(pv)}: the value is result #{v.index} of {op.name}, not #{pv.index}")
         if pop in m.ops:
             if m.ops[pop] is not op:
-                raise _Mismatch(f"{_node(pv)}: matched two different {pop.name} ops")
+                raise _Mismatch(lambda: f"{_node(pv)}: matched two different {pop.name} ops")
         else:
-            self._op(pop, op, m)
+            self._op(pop, plan, op, m)
         m.values[pv] = v
 
-    def _op(self, pop: Operation, op: Operation, m: Match) -> None:
-        self._properties(pop, op, m)
+    def _op(self, pop: Operation, plan: _OpPlan, op: Operation, m: Match) -> None:
+        properties = op.properties
+        for name, want in plan.fixed:
+            if properties.get(name) != want:
+                raise _Mismatch(lambda n=name: self._property_reason(pop, op, n))
+        if len(properties) != len(plan.fixed) + len(plan.wild):
+            for name in properties:
+                if name not in pop.properties:
+                    raise _Mismatch(lambda n=name: self._property_reason(pop, op, n))
+        for name in plan.wild:
+            if name in properties:
+                m.properties.setdefault(name, properties[name])
         m.ops[pop] = op
         for pr, r in zip(pop.results, op.results, strict=False):
             m.values[pr] = r
-        if len(pop.operands) != len(op.operands):
-            raise _Mismatch(f"{_node(pop.results[0]) if pop.results else pop.name}: "
-                            f"{len(op.operands)} operands, the pattern has {len(pop.operands)}")
-        pairs = list(zip(pop.operands, op.operands, strict=True))
-        if isinstance(pop, COMMUTATIVE) and len(pairs) == 2 and _alpha_one(op):
+        operands = op.operands
+        if len(plan.operands) != len(operands):
+            raise _Mismatch(lambda: f"{_node(pop.results[0]) if pop.results else pop.name}: "
+                            f"{len(operands)} operands, the pattern has {len(plan.operands)}")
+        if plan.commutative and _alpha_one(op):
             saved = m.copy()
             try:
-                for pv, v in pairs:
+                for pv, v in zip(plan.operands, operands, strict=True):
                     self._value(pv, v, m)
                 return
             except _Mismatch as first:
                 _restore(m, saved)
                 try:
-                    for pv, v in zip(pop.operands, reversed(op.operands), strict=True):
+                    for pv, v in zip(plan.operands, reversed(operands), strict=True):
                         self._value(pv, v, m)
                 except _Mismatch:
                     raise first from None
                 return
-        for pv, v in pairs:
+        for pv, v in zip(plan.operands, operands, strict=True):
             self._value(pv, v, m)
 
-    def _properties(self, pop: Operation, op: Operation, m: Match) -> None:
-        for name in set(pop.properties) | set(op.properties):
-            want, got = pop.properties.get(name), op.properties.get(name)
-            if name in self.wildcards:
-                if got is not None:
-                    m.properties.setdefault(name, got)
-                continue
-            if want != got:
-                node = _node(pop.results[0]) if pop.results else pop.name
-                raise _Mismatch(f"{node}: property '{name}' is {_show(op, name, got)}, "
-                                f"the pattern wants {_show(pop, name, want)}")
+    def _property_reason(self, pop: Operation, op: Operation, name: str) -> str:
+        node = _node(pop.results[0]) if pop.results else pop.name
+        got, want = op.properties.get(name), pop.properties.get(name)
+        return f"{node}: property '{name}' is {_show(op, name, got)}, the pattern wants {_show(pop, name, want)}"
 
     def _other_output(self, output: SSAValue, m: Match) -> None:
         """An output not reached from the anchor: find its op among the users of matched values."""
@@ -222,7 +276,7 @@ class GraphPattern(ForgePattern):
             return
         pop = output.owner
         if not isinstance(pop, Operation):
-            raise _Mismatch(f"{_node(output)}: an output that is an argument is not supported")
+            raise _Mismatch(lambda: f"{_node(output)}: an output that is an argument is not supported")
         for pv in pop.operands:
             if pv not in m.values:
                 continue
@@ -236,17 +290,19 @@ class GraphPattern(ForgePattern):
                     continue
                 _restore(m, trial)
                 return
-        raise _Mismatch(f"{_node(output)}: no {pop.name} using the matched values (output of the pattern)")
+        raise _Mismatch(lambda: f"{_node(output)}: no {pop.name} using the matched values (output of the pattern)")
 
     def _check_uses(self, m: Match) -> None:
-        outputs = set(self.outputs)
-        matched = set(m.ops.values())
-        for pop, op in m.ops.items():
-            for pr, r in zip(pop.results, op.results, strict=False):
-                if pr in outputs:
-                    continue
-                if any(use.operation not in matched for use in r.uses) and self.shared == "fail":
-                    raise _Mismatch(f"{_node(pr)}: has users outside the pattern")
+        matched: set[Operation] | None = None
+        for pr in self._inner:
+            r = m.values.get(pr)
+            if r is None:
+                continue
+            for use in r.uses:
+                if matched is None:
+                    matched = set(m.ops.values())
+                if use.operation not in matched:
+                    raise _Mismatch(lambda pr=pr: f"{_node(pr)}: has users outside the pattern")
 
     def _check_placement(self, m: Match, anchor: Operation) -> None:
         at = self._insertion_point(m, anchor)
@@ -254,7 +310,7 @@ class GraphPattern(ForgePattern):
             owner = value.owner
             if (isinstance(owner, Operation) and owner.parent_block() is at.parent_block() and owner is not at
                     and not owner.is_before_in_block(at)):
-                raise _Mismatch(f"argument %{self.arg_names[i]}: defined after the first output, "
+                raise _Mismatch(lambda i=i: f"argument %{self.arg_names[i]}: defined after the first output, "
                                 "so the replacement cannot be placed")
 
     # --- rewriting -----------------------------------------------------------------------------
@@ -265,17 +321,27 @@ class GraphPattern(ForgePattern):
         m = self.match(op)
         if isinstance(m, str):
             return self.fail(op, "%s", m)
-        self.rewrite(m, op, rewriter)
+        reason = self.rewrite(m, op, rewriter)
+        if reason is not None:
+            return self.fail(op, "%s", reason)
 
-    def rewrite(self, m: Match, anchor: Operation, rewriter: PatternRewriter) -> None:
-        mapping: dict[SSAValue, SSAValue] = {a: m.inputs[i] for i, a in enumerate(self.replacement.args)
+    def rewrite(self, m: Match, anchor: Operation, rewriter: PatternRewriter) -> str | None:
+        """Put the replacement in; or, when its results' types differ from the matched outputs'
+        (the replacement broadcasts differently), change nothing and say why."""
+        mapping: dict[SSAValue, SSAValue] = {a: m.inputs[i] for i, a in enumerate(self._replacement_args)
                                              if i in m.inputs}
         new_ops: list[Operation] = []
-        for rop in _body_ops(self.replacement):
+        for rop in self._replacement_body:
             new = self._build(rop, mapping, m, anchor)
             new_ops.append(new)
             for rr, r in zip(rop.results, new.results, strict=True):
                 mapping[rr] = r
+        for output, routput in zip(self.outputs, self.replacement_outputs, strict=True):
+            if mapping[routput].type != m.values[output].type:
+                for new in reversed(new_ops):
+                    new.drop_all_references()
+                return (f"{_node(output)}: the replacement computes {mapping[routput].type}, "
+                        f"the match {m.values[output].type}")
         if new_ops:
             rewriter.insert(new_ops, InsertPoint.before(self._insertion_point(m, anchor)))
         for output, routput in zip(self.outputs, self.replacement_outputs, strict=True):
@@ -283,10 +349,11 @@ class GraphPattern(ForgePattern):
             if new.owner in new_ops and old.name_hint and not new.name_hint:
                 new.name_hint = old.name_hint
             rewriter.replace_all_uses_with(old, new)
-        for pop in reversed(list(_body_ops(self.search))):  # users before producers
+        for pop in reversed(self._body):  # users before producers
             op = m.ops.get(pop)
             if op is not None and all(not r.uses for r in op.results):
                 rewriter.erase(op)
+        return None
 
     def _insertion_point(self, m: Match, anchor: Operation) -> Operation:
         """The anchor, or with several outputs the first of their ops (the replacement must
@@ -301,7 +368,7 @@ class GraphPattern(ForgePattern):
     def _build(self, rop: Operation, mapping: dict[SSAValue, SSAValue], m: Match, anchor: Operation) -> Operation:
         properties = dict(rop.properties)
         for name in self.wildcards & set(properties):
-            if name in m.properties and _traced_value(self.search, name) == properties[name]:
+            if name in m.properties and self._traced[name] == properties[name]:
                 properties[name] = m.properties[name]
         operands = [mapping[o] for o in rop.operands]
         types = [r.type for r in rop.results]
@@ -310,6 +377,7 @@ class GraphPattern(ForgePattern):
         if isinstance(new, aten.AtenOp):
             inferred = new.infer_result_types()
             if list(inferred) != types:
+                new.drop_all_references()
                 new = type(rop).create(operands=operands, result_types=list(inferred), properties=properties,
                                        attributes=dict(rop.attributes), location=anchor.location)
         return new

@@ -17,6 +17,11 @@ dead ops goes in the same sweep, in linear time). On each op:
      when they keep the type (a real dtype conversion stays) and name no device other than the
      CPU the graph was exported on (a device move stays).
 
+On a module that is not plain dataflow (`forge.transforms.generic_ir`: graph or multi-block
+regions, read-only ops) xDSL's own `dce` runs first (liveness: dead cycles, unreachable blocks),
+then the sweep; on plain dataflow the sweep alone is exactly xDSL's `dce`. So on IR without aten
+ops this pass is xDSL's `dce`, and the aten patterns are a strict extension.
+
 The patterns are `ForgePattern`s (fire counts, `--explain-pattern`), applied by the shared driver
 (`forge.patterns.PatternTable`, `sweep`) to the ops that survive the deadness check.
 """
@@ -35,10 +40,12 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 from xdsl.rewriter import Rewriter
 from xdsl.traits import IsTerminator, MemoryEffect, NoMemoryEffect, SymbolOpInterface
-from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
+from xdsl.transforms.dead_code_elimination import region_dce, would_be_trivially_dead
 
 from dialects import aten
 from forge.patterns import ForgePattern, PatternTable, count_fired, sweep
+from forge.transforms.generic_ir import is_plain_dataflow
+from forge.transforms.traced_patterns import TracedPattern
 
 # --- deadness --------------------------------------------------------------------------------------
 
@@ -120,18 +127,12 @@ class EraseAssertTensorMetadata(ForgePattern):
         rewriter.erase(op)
 
 
-class ForwardEvalDropout(ForgePattern):
-    """`aten.dropout` with `train=false` or `p=0` is its input."""
+class ForwardEvalDropout(TracedPattern):
+    """`aten.dropout` with `train=false` or `p=0` is its input (written in PyTorch:
+    forge/transforms/traced_patterns.py; any `p` and `train`, then the predicate decides)."""
 
-    ROOTS = (aten.DropoutOp,)
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: aten.DropoutOp, rewriter: PatternRewriter) -> None:
-        if op.arg("train") and op.arg("p") != 0:
-            return self.fail(op, f"dropout in training mode with p={op.arg('p')}")
-        if op.result.type != op.input.type:
-            return self.fail(op, "result type differs from the input type")
-        forward_to_input(op, rewriter)
+    KEY = "eval_dropout"
+    OPTIONS = {"wildcards": ("p", "train"), "predicate": lambda m: not m.root.arg("train") or m.root.arg("p") == 0}
 
 
 _ValueCopy = aten.CloneOp | aten.ContiguousOp | aten.AliasOp | aten.DetachOp | aten.LiftFreshCopyOp
@@ -190,6 +191,12 @@ def eliminate_dead_code(module: Operation, table: PatternTable | None = None) ->
     chain goes at once): a dead op is erased, any other is offered to the patterns. Returns how
     many dead ops were erased."""
     table = table if table is not None else PatternTable(p() for p in DCE_PATTERNS)
+    erased_by_xdsl = 0
+    if not is_plain_dataflow(module):
+        before = sum(1 for _ in module.walk())
+        for region in module.regions:
+            region_dce(region)
+        erased_by_xdsl = before - sum(1 for _ in module.walk())
 
     def erase_if_dead(op: Operation) -> bool:
         if is_dead(op):
@@ -198,7 +205,7 @@ def eliminate_dead_code(module: Operation, table: PatternTable | None = None) ->
         table.apply(op)
         return False
 
-    return sweep(module, erase_if_dead, reverse=True)
+    return erased_by_xdsl + sweep(module, erase_if_dead, reverse=True)
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,8 @@ equals the type of the value it forwards, so a broadcast or a dtype promotion is
 `x+0`, `x-0`, `x*1`, `x/1`, `x**1` (scalar forms, or tensor forms whose 0/1 is an `aten.constant`
 or `full`/`zeros`/`ones`; never a stored weight: a norm weight initialized to ones must not change
 the graph, or the model would compile differently once trained),
-`-(-x)`, view/reshape to the same shape, a view of a view (one view), transposes/permutes that
+`-(-x)`, a constant pad by zeros, a symmetric zero pad into the convolution reading it
+(`conv_padding`), view/reshape to the same shape, a view of a view (one view), transposes/permutes that
 compose to the identity, `expand`/`slice` to the same shape, `to` the same dtype. `x+0 -> x`
 ignores the sign of zero (`-0.0 + 0.0` is `+0.0`).
 
@@ -66,8 +67,10 @@ from dialects.aten_schema import ArgKind
 from dialects.torch_types import dtype_of, shape_of, tensor_type
 from forge.patterns import ForgePattern, apply_patterns, count_fired
 from forge.transforms.batch_norm_folding import FoldBatchNormIntoConv
+from forge.transforms.conv_padding import FoldPadIntoConv
 from forge.transforms.dce import ForwardSameTypeConversion, erase_dead_operands
 from forge.transforms.ir_queries import is_identity_permutation, permutation
+from forge.transforms.traced_patterns import TracedPattern
 from forge.weights import WeightStore, weights_of
 
 # --- what folds -------------------------------------------------------------------------------------
@@ -465,18 +468,11 @@ class MulOne(AddZero):
         return self._forward_first(op, candidates, rewriter)
 
 
-class DoubleNegation(ForgePattern):
-    """`-(-x)`: `x`."""
+class DoubleNegation(TracedPattern):
+    """`-(-x)`: `x` (written in PyTorch: forge/transforms/traced_patterns.py)."""
 
-    ROOTS = (aten.NegOp,)
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: aten.NegOp, rewriter: PatternRewriter) -> None:
-        inner = op.operands[0].owner
-        if type(inner) is not aten.NegOp:
-            return self.fail(op, "the operand is not a negation")
-        _forward(op, inner.operands[0], rewriter)
-        erase_dead_operands(inner.results)
+    KEY = "double_negation"
+    OPTIONS = {"shared": "keep"}  # the inner negation stays for its other users
 
 
 _View = aten.ViewOp | aten.ReshapeOp | aten.UnsafeViewOp
@@ -554,6 +550,21 @@ class SameShapeNoOp(ForgePattern):
         _forward(op, op.operands[0], rewriter)
 
 
+class ZeroPad(ForgePattern):
+    """`constant_pad_nd` / constant `pad` whose pads are all 0: `x` (MobileNetV2 pads every
+    convolution's input, 1x1 ones by nothing)."""
+
+    ROOTS = (aten.ConstantPadNdOp, aten.PadOp)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: aten.ConstantPadNdOp | aten.PadOp, rewriter: PatternRewriter) -> None:
+        if isinstance(op, aten.PadOp) and op.arg("mode") != "constant":
+            return self.fail(op, "not a constant pad")
+        if any(op.arg("pad")) or not _same_type(op.operands[0], op.results[0]):
+            return self.fail(op, "pads something")
+        _forward(op, op.operands[0], rewriter)
+
+
 class DropKeepAllMask(_IdentityPattern):
     """sdpa with a constant mask that changes nothing: all-true boolean, or a finite splat added to
     every score (softmax is shift-invariant). BERT without padding builds such a mask."""
@@ -588,6 +599,8 @@ def identity_patterns() -> list[ForgePattern]:
         FoldViews(),
         CancelTransposes(),
         SameShapeNoOp(),
+        ZeroPad(),
+        FoldPadIntoConv(),
         ForwardSameTypeConversion(),
     ]
 
