@@ -4,10 +4,34 @@
 
 // CHECK:      usage: forge-opt
 // CHECK:      -p PASSES, --passes PASSES
-// CHECK:      Forge passes:
+// CHECK:      Forge passes
 // CHECK:        cse
 // CHECK:        dce
 // CHECK:      xDSL passes:
 // CHECK:        canonicalize {{ +}}Applies all canonicalization patterns.
 // CHECK:        xdsl-cse
 // CHECK:        xdsl-dce
+
+// Each pass once, with its whole first sentence (never cut with "...") and its options (type,
+// default, one line); --help-pass shows one pass in full; a misspelt --explain-pattern is an error.
+// RUN: forge-opt --help | filecheck %s --check-prefix=OPTIONS
+// RUN: forge-opt --help-pass fold | filecheck %s --check-prefix=ONE
+// RUN: not forge-opt --help-pass fodl 2>&1 | filecheck %s --check-prefix=NOPASS
+// RUN: not forge-opt %s -p fold --explain-pattern DoubleNegaton 2>&1 | filecheck %s --check-prefix=NOPATTERN
+// OPTIONS:      Forge passes
+// OPTIONS-NOT:  ...{{$}}
+// OPTIONS:        fold {{ +}}Fold constant subgraphs (weights too, when a WeightStore is attached) and algebraic
+// OPTIONS-NEXT:   {{ +}}identities.
+// OPTIONS-NEXT:   {{ +}}max-inline-elements: int = 64  Folded values with at most this many elements are inlined;
+// OPTIONS:        fuse-ops
+// OPTIONS:        {{ +}}gated-mlp: bool = true  Fuse act(x·Wg) * (x·Wu) into `aten.gated_mlp` (SwiGLU / GeGLU).
+// OPTIONS:      xDSL passes:
+// OPTIONS-NOT:  {{^  fuse-ops }}
+// ONE:          fold  (forge.transforms.fold.FoldPass)
+// ONE:          Small results become inline `aten.constant`s
+// ONE:          Options:
+// ONE-NEXT:       max-inline-elements: int = 64
+// ONE:          Example: forge-opt in.mlir -p 'fold{max-inline-elements=64}'
+// NOPASS:       forge-opt: error: unknown pass 'fodl' for --help-pass; did you mean 'fold'?
+// NOPATTERN:    forge-opt: error: unknown pattern 'DoubleNegaton' for --explain-pattern; did you mean 'DoubleNegation'? known patterns: AddZero, CancelTransposes, DoubleNegation,
+// NOPATTERN-NOT: GraphPattern

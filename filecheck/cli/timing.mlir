@@ -1,10 +1,12 @@
 // --timing prints (to stderr) one row per phase and pass: wall ms, % of the total,
-// op counts before -> after, and the patterns that fired most (ForgePatterns only).
+// op counts before -> after, and the patterns that fired most (ForgePatterns only); the first row is
+// the start-up: from process start (interpreter, imports) to forge-opt's main.
 // RUN: env FORGE_TEST_PASSES=1 forge-opt %S/inputs/identities.mlir -p 'test-arith-identities,canonicalize,xdsl-cse' --timing -o /dev/null 2>&1 | filecheck %s
 
 // CHECK:      Forge pass timing report
 // CHECK:      Total Execution Time: {{[0-9.]+}} ms
 // CHECK:      Wall ms {{ +}}% {{ +}}Ops before -> after  Name  [patterns fired]
+// CHECK-NEXT: {{[0-9.]+ +[0-9.]+%}} {{ +}}(start-up (process start to main))
 // CHECK-NEXT: {{[0-9.]+ +[0-9.]+%}} {{ +}}(parse)
 // CHECK-NEXT: {{[0-9.]+ +[0-9.]+%}} {{ +}}11 -> 9  test-arith-identities  [AddZero: 1, MulOne: 1]
 // CHECK-NEXT: {{[0-9.]+ +[0-9.]+%}} {{ +}}9 -> 7  canonicalize

@@ -60,6 +60,7 @@ DEBUG_FLAGS: tuple[Flag, ...] = (
         "print the Python traceback of an exception raised by a plug-in's pass or pattern (reported as one "
         "diagnostic at the op otherwise; the reproducer file keeps the traceback)",
     ),
+    _value("--help-pass", "NAME", "show pass NAME in full (its description, options with types and defaults) and exit"),
     _switch("--debug-patterns", "print every ForgePattern rewrite: pattern, op and its location"),
     _value(
         "--explain-pattern",

@@ -29,25 +29,29 @@ This module is the driver itself: arguments, pipeline set-up and running. Exit c
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from forge.analysis.dominance import verify_module
+from forge.analysis.dominance import verify_dominance, verify_module
 from forge.cli.blame import verifier_crash
 from forge.cli.companion_weights import attach_companion_weights, save_companion_weights
 from forge.cli.debug_output import DebugOutput, write_op_graph
 from forge.cli.errors import EXIT_ERROR, EXIT_INTERNAL, PROG, ForgeOptError, OutputVerifyError, report
 from forge.cli.flags import add_forge_flags
 from forge.cli.passes import (
+    check_pattern_name,
+    format_pass_help,
     format_pass_list,
     load_pass_plugins,
     parse_pass_pipeline,
@@ -147,6 +151,14 @@ class ForgeOptMain(xDSLOptMain):
         """Parse `-p` into pass instances, with a clean error for each way it can fail."""
         self.pass_list, self.pass_specs = parse_pass_pipeline(self.args.passes, self.available_passes)
         self.pipeline = PassPipeline(self.pass_list)
+        if self.args.explain_pattern:
+            check_pattern_name(self.args.explain_pattern)
+
+    def run(self) -> None:
+        if self.args.help_pass:
+            print(format_pass_help(self.args.help_pass, self.available_passes))
+            return
+        super().run()
 
     # ------------------------------------------------------------------ input / output
 
@@ -186,7 +198,12 @@ class ForgeOptMain(xDSLOptMain):
         # Lines are shifted by xDSL's run() for ParseErrors; locations on ops by us.
         parser = LocatingParser(self.ctx, text, name, start_offset)
         start = time.perf_counter()
-        self.module = parser.parse_module(not self.args.no_implicit_module)
+        try:
+            self.module = parser.parse_module(not self.args.no_implicit_module)
+        except ParseError as e:
+            if self.args.verify_diagnostics and isinstance(e.__cause__, VerifyException):
+                raise e.__cause__ from None  # an expected diagnostic: xDSL's run() prints it, as xdsl-opt does
+            raise
         self.phase_ms.append(("parse", (time.perf_counter() - start) * 1e3))
         return self.module
 
@@ -260,7 +277,20 @@ class ForgeOptMain(xDSLOptMain):
             self.verify_output(prog)
 
     def verify_output(self, prog: ModuleOp) -> None:
-        """Verify the pipeline's result: a failure here is a pass's fault (the input verified)."""
+        """Verify the pipeline's result: a failure here is a pass's fault (the input verified).
+
+        xdsl-opt checks no dominance: when only xDSL's own passes ran, a dominance violation they
+        produced is a warning (xDSL's defect, e.g. lower-csl-stencil), not an error."""
+        if self.args.disable_verify:
+            return
+        if not {p.name for p in self.pass_list} & self.forge_pass_names:
+            prog.verify()
+            try:
+                verify_dominance(prog)
+            except VerifyException as e:
+                print(f"{PROG}: warning: xDSL's passes produced IR that breaks SSA dominance: {one_line(str(e))}",
+                      file=self.err)
+            return
         try:
             self.verify(prog)
         except DiagnosticException as e:
@@ -284,12 +314,30 @@ class ForgeOptMain(xDSLOptMain):
         )
 
 
+def process_age_ms() -> float | None:
+    """Milliseconds since this process started (Linux /proc; None elsewhere): the interpreter's
+    start-up and the imports before main, which --timing reports as its start-up row."""
+    try:
+        with open("/proc/self/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return max(0.0, (uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK")) * 1e3)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def main(argv: Sequence[str] | None = None, *, stderr: IO[str] | None = None) -> int:
     """Run forge-opt on `argv` (default: sys.argv[1:]); return the exit code."""
+    startup_ms = process_age_ms() if argv is None else None  # in-process callers started long ago
     err = stderr if stderr is not None else sys.stderr
+    if argv is None:  # the program (not a caller's test): show DeprecationWarnings as xdsl-opt does
+        warnings.filterwarnings("default", category=DeprecationWarning)
     opt: ForgeOptMain | None = None
     try:
         opt = ForgeOptMain(args=argv, stderr=err)
+        if startup_ms is not None:
+            opt.phase_ms.insert(0, ("start-up (process start to main)", startup_ms))
         opt.run()
     except SystemExit as e:  # argparse (--help, usage errors) and xDSL's --shrink
         code = e.code

@@ -12,10 +12,13 @@ load) is a `ForgeOptError` with a hint, not a traceback.
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import difflib
+import inspect
 import os
 import re
+import textwrap
 from collections.abc import Callable, Collection, Mapping, Sequence
 
 from xdsl.passes import ModulePass
@@ -24,6 +27,7 @@ from xdsl.utils.exceptions import ArgSpecParseError
 
 from forge.cli.errors import ForgeOptError
 from forge.diagnostics import one_line
+from forge.patterns import ForgePattern
 from forge.plugins import PluginError, load_pass_plugin
 
 PassFactory = Callable[[], type[ModulePass]]
@@ -61,7 +65,7 @@ def load_pass_plugins(files: Sequence[str]) -> None:
 # --- --help -----------------------------------------------------------------------------------------
 
 
-def pass_description(pass_cls: type[ModulePass], width: int = 100) -> str:
+def pass_description(pass_cls: type[ModulePass]) -> str:
     """First sentence of a pass's docstring, on one line ('' if it has none)."""
     doc = pass_cls.__doc__ or ""
     # dataclasses invent `Name(field: type = ...)` when a class has no docstring.
@@ -70,14 +74,61 @@ def pass_description(pass_cls: type[ModulePass], width: int = 100) -> str:
     paragraph = one_line(doc.strip().split("\n\n")[0])
     if (end := paragraph.find(". ")) != -1:
         paragraph = paragraph[: end + 1]
-    return paragraph if len(paragraph) <= width else paragraph[: width - 3] + "..."
+    return paragraph
+
+
+def pass_options(pass_cls: type[ModulePass]) -> list[tuple[str, str, str, str]]:
+    """(option name as -p spells it, type, default, one-line description) of each option."""
+    if not dataclasses.is_dataclass(pass_cls):
+        return []
+    docs = _field_docs(pass_cls)
+    rows = []
+    for f in dataclasses.fields(pass_cls):
+        if not f.init or f.name == "name":
+            continue
+        type_name = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+        rows.append((f.name.replace("_", "-"), str(type_name), _default_text(f), docs.get(f.name, "")))
+    return rows
+
+
+def _default_text(f: dataclasses.Field) -> str:
+    if f.default is not dataclasses.MISSING:
+        value = f.default
+    elif f.default_factory is not dataclasses.MISSING:
+        value = f.default_factory()
+    else:
+        return "required"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f'"{value}"' if isinstance(value, str) else repr(value)
+
+
+def _field_docs(cls: type) -> dict[str, str]:
+    """The attribute docstrings (a string literal right after `field: type = ...`) of a class and its
+    bases, first sentence each."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
+        except (OSError, TypeError, SyntaxError):
+            continue
+        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        for stmt, after in zip(body, body[1:], strict=False):
+            if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+                    and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)):
+                text = one_line(after.value.value.strip().split("\n\n")[0])
+                end = text.find(". ")
+                docs[stmt.target.id] = text[: end + 1] if end != -1 else text
+    return docs
 
 
 def format_pass_list(available: Mapping[str, PassFactory], forge_names: Collection[str]) -> str:
-    """Every registered pass with its one-line description, Forge's first (the --help epilog)."""
+    """Every registered pass, once, with its one-line description and options, Forge's first
+    (the --help epilog)."""
     forge = [n for n in available if n in forge_names]
     xdsl = [n for n in available if n not in forge_names]
-    lines = ["Forge passes:"]
+    lines = ["Forge passes (options: -p 'pass{option=value ...}'; --help-pass NAME shows one in full):"]
     lines += _pass_rows(available, forge) if forge else ["  (none registered yet)"]
     lines += ["", "xDSL passes:", *_pass_rows(available, xdsl)]
     lines += [
@@ -89,16 +140,73 @@ def format_pass_list(available: Mapping[str, PassFactory], forge_names: Collecti
     return "\n".join(lines)
 
 
+_WIDTH = 120
+
+
 def _pass_rows(available: Mapping[str, PassFactory], names: list[str]) -> list[str]:
     rows: list[str] = []
     width = max((len(n) for n in names), default=0)
     for name in sorted(names):
         try:
-            desc = pass_description(available[name]())
+            pass_cls = available[name]()
+            desc, options = pass_description(pass_cls), pass_options(pass_cls)
         except Exception as e:  # a plug-in that fails to import
-            desc = f"(failed to load: {type(e).__name__}: {e})"
-        rows.append(f"  {name.ljust(width)}  {desc}".rstrip())
+            desc, options = f"(failed to load: {type(e).__name__}: {e})", []
+        indent = " " * (width + 4)
+        wrapped = textwrap.wrap(desc, _WIDTH - len(indent)) or [""]
+        rows.append(f"  {name.ljust(width)}  {wrapped[0]}".rstrip())
+        rows += [indent + line for line in wrapped[1:]]
+        for option, type_name, default, doc in options:
+            text = f"{option}: {type_name} = {default}" + (f"  {doc}" if doc else "")
+            rows += textwrap.wrap(text, _WIDTH, initial_indent=indent + "  ", subsequent_indent=indent + "      ")
     return rows
+
+
+def format_pass_help(name: str, available: Mapping[str, PassFactory]) -> str:
+    """`--help-pass NAME`: the pass's whole docstring, its options and an example command."""
+    if name not in available:
+        close = difflib.get_close_matches(name, available, n=3)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise ForgeOptError(f"unknown pass '{name}' for --help-pass{hint}")
+    pass_cls = available[name]()
+    doc = inspect.getdoc(pass_cls) or ""
+    if doc.startswith(f"{pass_cls.__name__}("):
+        doc = ""
+    lines = [f"{name}  ({pass_cls.__module__}.{pass_cls.__name__})", ""]
+    lines += [doc or "(no description)", ""]
+    options = pass_options(pass_cls)
+    if options:
+        lines.append("Options:")
+        for option, type_name, default, text in options:
+            lines.append(f"  {option}: {type_name} = {default}")
+            lines += textwrap.wrap(text, _WIDTH, initial_indent="      ", subsequent_indent="      ")
+        example = " ".join(f"{o}={d if d != 'required' else '<value>'}" for o, _, d, _ in options)
+        lines += ["", f"Example: forge-opt in.mlir -p '{name}{{{example}}}'"]
+    else:
+        lines += ["No options.", "", f"Example: forge-opt in.mlir -p {name}"]
+    return "\n".join(lines)
+
+
+def check_pattern_name(name: str) -> None:
+    """`--explain-pattern NAME`: NAME must be a ForgePattern class that is loaded (Forge's own
+    patterns and those of the passes in the pipeline and of plug-ins); else ForgeOptError listing them."""
+    known = _pattern_names(ForgePattern)
+    if name in known:
+        return
+    close = difflib.get_close_matches(name, known, n=3)
+    hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+    raise ForgeOptError(
+        f"unknown pattern '{name}' for --explain-pattern; {hint}known patterns: {', '.join(sorted(known))}"
+    )
+
+
+def _pattern_names(cls: type) -> set[str]:
+    names: set[str] = set()
+    for sub in cls.__subclasses__():
+        if not sub.__name__.startswith("_") and not sub.__dict__.get("_abstract_pattern", False):
+            names.add(sub.__name__)
+        names |= _pattern_names(sub)
+    return names
 
 
 # --- -p ---------------------------------------------------------------------------------------------

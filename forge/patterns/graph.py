@@ -112,6 +112,8 @@ class GraphPattern(ForgePattern):
     """The rewrite search → replacement, both `func.func`s of `aten` IR with the same arguments."""
 
     ROOTS: ClassVar[tuple[type[Operation], ...]] = ()
+    _abstract_pattern: ClassVar[bool] = True
+    """A base class, not a pattern of its own (forge-opt --explain-pattern does not list it)."""
 
     def __init__(
         self,
@@ -159,7 +161,8 @@ class GraphPattern(ForgePattern):
     def named(cls, name: str, search: func.FuncOp, replacement: func.FuncOp, **options) -> GraphPattern:
         """An instance of a subclass called `name`: fire counts, `--debug-patterns` and
         `--explain-pattern NAME` know patterns by their class name."""
-        subclass = type(name, (cls,), {"__doc__": options.pop("doc", None) or cls.__doc__})
+        subclass = type(name, (cls,), {"__doc__": options.pop("doc", None) or cls.__doc__,
+                                       "_abstract_pattern": False})
         return subclass(search, replacement, **options)
 
     @classmethod

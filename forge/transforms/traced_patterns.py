@@ -80,6 +80,11 @@ class TracedPattern(GraphPattern):
 
     KEY: ClassVar[str]
     OPTIONS: ClassVar[dict[str, Any]] = {}
+    _abstract_pattern = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._abstract_pattern = "KEY" not in cls.__dict__
 
     def __init__(self) -> None:
         search, replacement = _functions(self.KEY)

@@ -104,7 +104,7 @@ def test_missing_input_file(capsys, tmp_path):
 def test_help_lists_passes(capsys):
     code, out, _ = run(capsys, "--help")
     assert code == 0
-    assert "Forge passes:" in out
+    assert "Forge passes" in out
     assert re.search(r"^  canonicalize +Applies all canonicalization patterns\.$", out, re.M)
 
 
