@@ -569,14 +569,16 @@ def aten_op(target: Any, *, mnemonic: str | None = None, pure: bool = True, gene
 
     Forge IR has value semantics, so a schema that mutates or aliases an argument (`add_`, `.out`,
     `resize_`) is refused (SchemaError): the importer rewrites in-place ops to their functional
-    overloads first. Random ops (torch.Tag.nondeterministic_seeded) are never Pure: two calls
-    differ, so CSE and dead-code elimination must not merge or move them. `generated`: a class of
+    overloads first. Random ops of the generated table (torch.Tag.nondeterministic_seeded) are never
+    Pure: two calls differ, so CSE and dead-code elimination must not merge or move them (the
+    hand-written table decides for itself: scaled_dot_product_attention carries the tag for its
+    dropout_p, yet Forge imports inference graphs where it is 0). `generated`: a class of
     the generated table (its class name keeps a leading underscore).
     """
     if target._schema.is_mutable:
         raise schema.SchemaError(f"{target}: mutates an argument (Forge ops are functional)")
-    if torch.Tag.nondeterministic_seeded in target.tags:
-        pure = False
+    if generated and torch.Tag.nondeterministic_seeded in target.tags:
+        pure = False  # hand-defined ops say it themselves (sdpa is tagged for its dropout_p)
     sig = schema.parse_signature(target, _RESERVED_FIELDS)
     op_name = f"aten.{mnemonic or _mnemonic(target)}"
     operands, needs_segments = _operand_constructs(sig)

@@ -83,9 +83,11 @@ def test_round_trip_files_print_stably(path: Path):
 
 def test_only_side_effecting_and_random_ops_are_not_pure():
     impure = {c.name for c in aten.SCHEMA_OPS if not c.has_trait(Pure)}
-    random = {c.name for c in aten.SCHEMA_OPS if torch.Tag.nondeterministic_seeded in c.SIGNATURE.target.tags}
+    generated = {aten.OPS_BY_TARGET[aten_schema_overload(n)] for n in aten_table.GENERATED}
+    random = {c.name for c in generated if torch.Tag.nondeterministic_seeded in c.SIGNATURE.target.tags}
     assert {"aten.rand", "aten.randn", "aten.native_dropout", "aten.multinomial"} <= random
     assert impure == {"aten.dropout", "aten._assert_tensor_metadata"} | random
+    assert aten.ScaledDotProductAttentionOp.has_trait(Pure)  # tagged for dropout_p; 0 in inference
     assert aten.WeightOp.has_trait(Pure) and aten.ConstantOp.has_trait(Pure)
 
 
