@@ -229,6 +229,14 @@ def _split_sizes(L: FunctionLowering, op: aten.AtenOp) -> None:
     _split(L, op, list(op.arg("split_sizes")))
 
 
+@rule("aten.chunk")
+def _chunk(L: FunctionLowering, op: aten.AtenOp) -> None:
+    """Slices of the sizes torch chose (ceil(n / chunks) each, the last smaller; maybe fewer than
+    `chunks`): read off the result types."""
+    axis = normalize_dim(op.arg("dim"), len(type_of(L.vmap[op.operands[0]]).get_shape()))
+    _split(L, op, [r.type.get_shape()[axis] for r in op.results])
+
+
 @rule("aten.cat")
 def _cat(L: FunctionLowering, op: aten.AtenOp) -> None:
     out = out_type(op)

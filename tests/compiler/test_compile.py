@@ -156,3 +156,20 @@ def test_zero_size_tensors_run_on_the_cpu(runtime):
     for g, w in zip(got, want, strict=True):
         torch.testing.assert_close(g, w)
     assert compiled.report["cpu_ops"] >= 2  # the empty slice and the empty product's ops
+
+
+class _Chunks(torch.nn.Module):
+    """aten.chunk (Phi-3's gate/up split): uneven chunks, fewer results than asked for."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        a, b, c = torch.ops.aten.chunk.default(x, 3, 1)  # 8 -> 3, 3, 2
+        last = torch.ops.aten.chunk.default(x, 4, -1)[-1]  # 7 -> 2, 2, 2, 1
+        return a * 2, b + 1, c.relu(), last, *torch.ops.aten.chunk.default(x, 3, 0)  # 2 -> 1, 1
+
+
+def test_chunk_lowers_to_npu_slices():
+    x = torch.randn(2, 8, 7, generator=torch.Generator().manual_seed(0))
+    compiled = forge_compile(_Chunks(), (x,))
+    assert compiled.report["cpu_fallback"] == {}
+    for got, want in zip(compiled(x), _Chunks()(x), strict=True):
+        torch.testing.assert_close(got, want)
