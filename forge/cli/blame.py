@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from types import TracebackType
 
 from xdsl.ir import Attribute, Operation
+from xdsl.irdl import OptionalDef
 from xdsl.utils.exceptions import VerifyException
 
 from forge.diagnostics import one_line, with_op
@@ -117,6 +118,23 @@ def non_attribute_message(op: Operation, kind: str, name: str, value: object) ->
     )
 
 
+def missing_required(op: Operation) -> tuple[str, str] | None:
+    """("property" or "attribute", name) of the first required one `op` lacks (IRDL ops only)."""
+    get_definition = getattr(type(op), "get_irdl_definition", None)
+    if get_definition is None:
+        return None
+    try:
+        definition = get_definition()
+    except Exception:
+        return None
+    for kind, defs, present in (("property", definition.properties, op.properties),
+                                ("attribute", definition.attributes, op.attributes)):
+        for name, attr_def in defs.items():
+            if not isinstance(attr_def, OptionalDef) and name not in present:
+                return kind, name
+    return None
+
+
 def verifier_crash(root: Operation, error: BaseException) -> VerifyException:
     """A verifier that crashed (not a VerifyException) as a VerifyException at the op it crashed on.
 
@@ -126,6 +144,9 @@ def verifier_crash(root: Operation, error: BaseException) -> VerifyException:
     """
     if (bad := non_attribute_property(root)) is not None:
         return with_op(VerifyException(non_attribute_message(*bad)), bad[0])
+    for op in root.walk():  # a missing required property crashes the verifiers of the op's users too
+        if (missing := missing_required(op)) is not None:
+            return with_op(VerifyException(f"is missing its required {missing[0]} '{missing[1]}'"), op)
     for op in root.walk():
         try:
             op.verify(verify_nested_ops=False)
