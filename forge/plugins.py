@@ -11,6 +11,10 @@ path) and registers its passes through Forge's registry, `forge.context.register
         name = "my-pass"
         ...
 
+Tests load a plug-in for the length of a `with` block: `with pass_plugin(path) as module:` registers
+its passes, yields its module and unregisters them afterwards (so one test's plug-in does not leak
+into the next test's pass registry).
+
 Everything that can go wrong while loading (no such file, a syntax error, an exception at
 import time, a name clash, a file that registers nothing) is a `PluginError` carrying the file
 and line, which forge-opt prints as a diagnostic.
@@ -23,6 +27,8 @@ import importlib.util
 import os
 import sys
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 
 from forge import context
@@ -67,6 +73,20 @@ def load_pass_plugin(path: str) -> list[str]:
             path,
         )
     return registered
+
+
+@contextmanager
+def pass_plugin(path: str | os.PathLike[str]) -> Iterator[ModuleType]:
+    """Load the plug-in at `path` for the block: yields its module; its passes are unregistered after."""
+    path = os.fspath(path)
+    before = dict(context._REGISTERED_PASSES)
+    load_pass_plugin(path)
+    try:
+        yield sys.modules[module_name(path)]
+    finally:
+        context._REGISTERED_PASSES.clear()
+        context._REGISTERED_PASSES.update(before)
+        sys.modules.pop(module_name(path), None)
 
 
 def _import(name: str, path: str) -> None:

@@ -4,18 +4,16 @@ check_pattern property test of the tutorial's two patterns (docs/examples/torch_
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
 from dialects import aten
-from forge import context
 from forge.frontend.torch_patterns import from_torch
 from forge.patterns import PatternStats, apply_patterns, collect_pattern_stats
 from forge.patterns.graph import GraphPattern
-from forge.plugins import load_pass_plugin, module_name
+from forge.plugins import pass_plugin
 from forge.testing import check_pattern
 from forge.testing.strategies import GraphBuilder, register_motif
 from tests.dialects.ir_util import parse as parse_module
@@ -25,13 +23,9 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
 
 @pytest.fixture(scope="module")
 def examples():
-    """docs/examples/torch_patterns.py, loaded as forge-opt loads it (its pass kept out of the registry)."""
-    saved = dict(context._REGISTERED_PASSES)
-    path = str(EXAMPLES / "torch_patterns.py")
-    load_pass_plugin(path)
-    yield sys.modules[module_name(path)]
-    context._REGISTERED_PASSES.clear()
-    context._REGISTERED_PASSES.update(saved)
+    """docs/examples/torch_patterns.py, loaded as forge-opt loads it (its pass unregistered after)."""
+    with pass_plugin(EXAMPLES / "torch_patterns.py") as module:
+        yield module
 
 
 def sub_neg(b: GraphBuilder, *, negative: bool | None = None) -> None:

@@ -6,34 +6,27 @@ exactly these files and commands is tests/docs/test_tutorial.py.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import sys
 from pathlib import Path
 
 import pytest
 from xdsl.dialects.builtin import ModuleOp
 
 from dialects import aten
-from forge import context
-from forge.plugins import load_pass_plugin, module_name
-from forge.testing import strategies
-from forge.testing.check import check_pattern
-from forge.testing.strategies import GraphBuilder, GraphCase
+from forge.plugins import pass_plugin
+from forge.testing import check_pattern
+from forge.testing.strategies import GraphBuilder, GraphCase, register_motif
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 
 
-@pytest.fixture(autouse=True)
-def own_registry(monkeypatch):
-    """Loading an example registers its pass: keep it out of the other tests' registry."""
-    monkeypatch.setattr(context, "_REGISTERED_PASSES", {})
-
-
-def example(file: str):
-    """The module of docs/examples/<file>, loaded the way forge-opt --load-pass-plugin loads it."""
-    path = str(EXAMPLES / file)
-    load_pass_plugin(path)
-    return sys.modules[module_name(path)]
+@pytest.fixture
+def example():
+    """`example("swish_to_silu.py")`: that file's module, loaded as forge-opt --load-pass-plugin loads
+    it; the passes it registers are unregistered when the test ends."""
+    with contextlib.ExitStack() as stack:
+        yield lambda file: stack.enter_context(pass_plugin(EXAMPLES / file))
 
 
 def swish(b: GraphBuilder, *, negative: bool | None = None) -> None:
@@ -47,10 +40,10 @@ def swish(b: GraphBuilder, *, negative: bool | None = None) -> None:
 
 
 @pytest.fixture
-def swish_motif(monkeypatch):
+def swish_motif():
     """Register the `swish` motif so that check_pattern generates graphs the pattern is for."""
-    monkeypatch.setitem(strategies.MOTIFS, "swish", swish)
-    monkeypatch.setitem(strategies.MOTIFS, "true_swish", functools.partial(swish, negative=False))
+    with register_motif("swish", swish), register_motif("true_swish", functools.partial(swish, negative=False)):
+        yield
 
 
 def no_swish_left(case: GraphCase, module: ModuleOp) -> None:
@@ -61,23 +54,23 @@ def no_swish_left(case: GraphCase, module: ModuleOp) -> None:
                 assert not (isinstance(sigmoid, aten.SigmoidOp) and sigmoid.input == x), case.description
 
 
-def test_swish_to_silu_keeps_semantics_and_leaves_no_swish(swish_motif):
+def test_swish_to_silu_keeps_semantics_and_leaves_no_swish(swish_motif, example):
     check_pattern(example("swish_to_silu.py").SwishToSilu(), motifs=["swish"], max_examples=40,
                   on_case=no_swish_left)
 
 
-def test_swish_to_silu_pass_leaves_other_code_intact():
+def test_swish_to_silu_pass_leaves_other_code_intact(example):
     check_pattern(example("swish_to_silu.py").SwishToSiluPass(), max_examples=20)
 
 
-def test_check_pattern_catches_the_wrong_pattern(swish_motif):
+def test_check_pattern_catches_the_wrong_pattern(swish_motif, example):
     wrong = example("wrong_swish_to_silu.py").WrongSwishToSilu()
     with pytest.raises(AssertionError, match="outputs changed") as failure:
         check_pattern(wrong, motifs=["swish"], max_examples=40, shrink=False)
     assert "NEGATIVE gate" in str(failure.value)  # it is the gate it gets wrong
 
 
-def test_the_wrong_pattern_passes_on_true_swishes_only(swish_motif):
+def test_the_wrong_pattern_passes_on_true_swishes_only(swish_motif, example):
     """Its bug only shows on gates: a test without the negative case would not find it."""
     wrong = example("wrong_swish_to_silu.py").WrongSwishToSilu()
     check_pattern(wrong, motifs=["true_swish"], max_examples=15, on_case=no_swish_left)
