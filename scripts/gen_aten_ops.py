@@ -32,7 +32,7 @@ EXAMPLES = ROOT / "filecheck" / "dialects" / "aten" / "table.mlir"
 
 EXTRA = """
 _convolution_mode.default _native_batch_norm_legit_functional.default _weight_norm_interface.default
-angle.default linalg_tensorinv.default
+angle.default linalg_tensorinv.default sort.stable scatter.reduce scatter.value_reduce
 linalg_inv.default linalg_solve.default linalg_cholesky.default linalg_ldl_factor.default linalg_lu_factor.default
 _embedding_bag_forward_only.default _trilinear.default
 _upsample_bilinear2d_aa.default _upsample_nearest_exact2d.vec _upsample_nearest_exact1d.vec _unsafe_index.Tensor
@@ -371,6 +371,15 @@ def _hand_calls() -> dict[str, tuple]:
         "replication_pad2d.default": (lambda x: a.replication_pad2d(x, [1, 2, 0, 1]), (x,)),
         "median.dim": (lambda x: a.median.dim(x, 1), (x,)),
         "angle.default": (lambda v: a.angle(v), (v,)),
+        "sort.stable": (lambda x: a.sort.stable(x, stable=True, dim=1), (x,)),
+        "scatter.reduce": (
+            lambda m, i, s: a.scatter.reduce(m, 1, i, s, reduce="add"),
+            (torch.randn(2, 3), torch.tensor([[0], [2]]), torch.randn(2, 1)),
+        ),
+        "scatter.value_reduce": (
+            lambda m, i: a.scatter.value_reduce(m, 1, i, 2.0, reduce="multiply"),
+            (torch.randn(2, 3), torch.tensor([[0], [2]])),
+        ),
         "linalg_tensorinv.default": (lambda m: a.linalg_tensorinv(m, 1), (torch.randn(4, 2, 2),)),
         "_adaptive_avg_pool2d.default": (lambda x: a._adaptive_avg_pool2d(x, [2, 2]), (x,)),
         "replication_pad3d.default": (lambda x: a.replication_pad3d(x, [1, 1, 1, 1, 1, 1]), (x.unsqueeze(0),)),

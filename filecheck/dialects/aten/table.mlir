@@ -1636,6 +1636,20 @@ func.func @rrelu_with_noise_functional_default(%x: tensor<20xf32>, %x_1: tensor<
   func.return %rrelu_with_noise_functional, %rrelu_with_noise_functional_1 : tensor<20xf32>, tensor<20xf32>
 }
 
+// CHECK-LABEL: func.func @scatter_reduce(
+func.func @scatter_reduce(%x: tensor<2x3xf32>, %x_1: tensor<2x1xi64>, %x_2: tensor<2x1xf32>) -> tensor<2x3xf32> {
+// CHECK-NEXT: %scatter = aten.scatter.reduce %x, %x_1, %x_2 {dim = 1, reduce = "add"} : (tensor<2x3xf32>, tensor<2x1xi64>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  %scatter = aten.scatter.reduce %x, %x_1, %x_2 {dim = 1, reduce = "add"} : (tensor<2x3xf32>, tensor<2x1xi64>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  func.return %scatter : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @scatter_value_reduce(
+func.func @scatter_value_reduce(%x: tensor<2x3xf32>, %x_1: tensor<2x1xi64>) -> tensor<2x3xf32> {
+// CHECK-NEXT: %scatter = aten.scatter.value_reduce %x, %x_1 {dim = 1, value = 2.0, reduce = "multiply"} : (tensor<2x3xf32>, tensor<2x1xi64>) -> tensor<2x3xf32>
+  %scatter = aten.scatter.value_reduce %x, %x_1 {dim = 1, value = 2.0, reduce = "multiply"} : (tensor<2x3xf32>, tensor<2x1xi64>) -> tensor<2x3xf32>
+  func.return %scatter : tensor<2x3xf32>
+}
+
 // CHECK-LABEL: func.func @searchsorted_Tensor(
 func.func @searchsorted_Tensor(%x: tensor<0xf32>, %x_1: tensor<0xf32>) -> tensor<0xi64> {
 // CHECK-NEXT: %searchsorted = aten.searchsorted.Tensor %x, %x_1, none : (tensor<0xf32>, tensor<0xf32>) -> tensor<0xi64>
@@ -1655,6 +1669,13 @@ func.func @signbit_default(%x: tensor<20x20xf32>) -> tensor<20x20xi1> {
 // CHECK-NEXT: %signbit = aten.signbit %x : (tensor<20x20xf32>) -> tensor<20x20xi1>
   %signbit = aten.signbit %x : (tensor<20x20xf32>) -> tensor<20x20xi1>
   func.return %signbit : tensor<20x20xi1>
+}
+
+// CHECK-LABEL: func.func @sort_stable(
+func.func @sort_stable(%x: tensor<2x3x4x4xf32>) -> (tensor<2x3x4x4xf32>, tensor<2x3x4x4xi64>) {
+// CHECK-NEXT: %sort, %sort_1 = aten.sort.stable %x {stable = true, dim = 1} : (tensor<2x3x4x4xf32>) -> (tensor<2x3x4x4xf32>, tensor<2x3x4x4xi64>)
+  %sort, %sort_1 = aten.sort.stable %x {stable = true, dim = 1} : (tensor<2x3x4x4xf32>) -> (tensor<2x3x4x4xf32>, tensor<2x3x4x4xi64>)
+  func.return %sort, %sort_1 : tensor<2x3x4x4xf32>, tensor<2x3x4x4xi64>
 }
 
 // CHECK-LABEL: func.func @special_airy_ai_default(
