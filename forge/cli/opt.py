@@ -7,7 +7,11 @@ Everything `xdsl-opt` accepts still works (`-p`, `--split-input-file`, `--verify
   missing input file, a pass failing with a diagnostic) are reported as one mlir-opt style
   diagnostic (`file.mlir:3:5: error: ...` plus the source line) with exit code 1, never with
   a traceback; an internal error prints the traceback and exits 70 (forge/cli/errors.py);
-- `--help` lists every available pass with its one-line description (forge/cli/passes.py);
+- `--help` lists every available pass once, with its first sentence and its options (type,
+  default, one line); `--help-pass NAME` shows one pass in full (forge/cli/passes.py);
+- an exception raised by a plug-in's own pattern or pass is the user's error: one diagnostic at
+  the op, naming the pattern and pass, exit 1 (`--show-traceback` prints the traceback;
+  forge/cli/blame.py decides whose code raised);
 - mlir-opt's debugging flags (all reports go to stderr): `--timing`, `--print-ir-before=PASS`,
   `--print-ir-before-all`, `--print-ir-after=PASS`, `--print-ir-after-all`,
   `--print-ir-after-change`, `--ir-dump-dir DIR`, `--verify-each`, and for patterns

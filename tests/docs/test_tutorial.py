@@ -95,3 +95,36 @@ def test_matches_wildcards():
     assert matches(["...", "end"], ["end"])
     assert not matches(["a ... c"], ["a b d"])
     assert not matches(["a"], ["a", "extra"])
+
+
+NOT_PYTHON_NAMES = {"forge.passes"}
+"""Dotted names in the tutorial that are not Python objects (`forge.passes`: an entry point group)."""
+DOTTED = re.compile(r"`((?:forge|dialects)\.[A-Za-z_][\w.]*)")
+
+
+def _resolve(dotted: str) -> object:
+    """The object `a.b.c` names: the longest importable module prefix, then attributes."""
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(dotted)
+
+
+def test_every_name_the_tutorial_uses_is_importable_as_written():
+    names = sorted({m.group(1).rstrip(".") for m in DOTTED.finditer(TUTORIAL.read_text())} - NOT_PYTHON_NAMES)
+    assert "forge.testing.check_pattern" in names
+    broken = []
+    for name in names:
+        try:
+            _resolve(name)
+        except (ImportError, AttributeError) as e:
+            broken.append(f"{name}: {type(e).__name__}: {e}")
+    assert not broken, broken
