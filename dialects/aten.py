@@ -70,6 +70,7 @@ _RESERVED_FIELDS = set(dir(IRDLOperation)) | {"name", "traits", "irdl_options", 
 
 
 _NO_META_KERNEL = "attempted to run this operator with Meta tensors"
+_ZEROS_RUN_LIMIT = 1 << 22  # ops without a meta kernel run on zeros: bound what that may allocate
 
 # Ops whose `dim` may name the position just past the last dim (a new one).
 _DIM_PAST_LAST = {torch.ops.aten.unsqueeze.default: 1}
@@ -238,6 +239,13 @@ class AtenOp(IRDLOperation):
         """Ops with no meta kernel (geqrf, histogram, ...): run the CPU kernel on zero-filled operands,
         as torch's fake tensors do; only ops whose result shape does not depend on values get here
         (the importer refuses the others)."""
+        for spec in self.SIGNATURE.property_args:  # a real kernel allocates what these ask for
+            value = self.arg(spec.name) if spec.kind in (ArgKind.INT, ArgKind.INT_LIST) else None
+            values = value if isinstance(value, list) else [value] if value is not None else []
+            if any(abs(v) > _ZEROS_RUN_LIMIT for v in values):
+                raise ValueError(f"'{spec.name}' is too large to infer shapes without a meta kernel")
+        if sum(math.prod(shape_of(v.type)) for v in self.operands) > _ZEROS_RUN_LIMIT:
+            raise ValueError("operands too large to infer shapes without a meta kernel")
         zeros = [torch.zeros(shape_of(v.type), dtype=dtype_of(v.type)) for v in self.operands]
         args, kwargs = self.call_arguments(zeros, device=torch.device("cpu"))
         return self.SIGNATURE.target(*args, **kwargs)
