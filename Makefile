@@ -12,7 +12,7 @@ DEMO_PIPELINE ?= $(shell $(BIN)/python -c 'from forge.pipelines import OPTIMIZAT
 export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install nnfactory lint test demo opt-demo docs bench coverage clean-venv
+.PHONY: install nnfactory lint test demo opt-demo docs bench coverage compat clean-venv
 
 install: $(STAMP)
 
@@ -31,7 +31,7 @@ nnfactory: $(STAMP)
 	PYTHON=$(CURDIR)/$(BIN)/python scripts/install_nnfactory.sh
 
 # ruff (lint + import order) and lint-imports (the layer contracts in pyproject.toml) run first,
-# then pytest and lit; all four run and the target fails if any fails (a pytest exit code 5,
+# then pytest, lit and xDSL's own suite (make compat); all five run and the target fails if any fails (a pytest exit code 5,
 # "no tests collected", counts as a failure too).
 test: $(STAMP) nnfactory
 	@status=0; \
@@ -39,8 +39,15 @@ test: $(STAMP) nnfactory
 	$(BIN)/lint-imports --no-cache || status=$$?; \
 	FORGE_REQUIRE_NNFACTORY=1 $(BIN)/python -m pytest || status=$$?; \
 	$(BIN)/lit -v filecheck/ || status=$$?; \
+	$(BIN)/python scripts/compat/run.py || status=$$?; \
 	if [ $$status -ne 0 ]; then echo "make test: FAILED (exit $$status)" >&2; fi; \
 	exit $$status
+
+# xDSL's own lit suite (its sdist's tests/filecheck, downloaded from PyPI into out/compat/) with
+# forge-opt in place of xdsl-opt: everything must pass but scripts/compat/expected-failures.txt.
+# Part of `make test`; COMPAT_ARGS=--all for the whole suite, --baseline for the real xdsl-opt.
+compat: $(STAMP)
+	$(BIN)/python scripts/compat/run.py $(COMPAT_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -11,6 +11,10 @@ about 10x cheaper. Scoping: a block sees the ops of the blocks that enclose it (
 parent op, so they dominate it); sibling blocks do not see each other; an `IsolatedFromAbove` op
 (`func.func`) starts afresh. Properties are compared as a set of (name, value) pairs, so the order in which a
 parser or builder inserted them does not matter.
+
+The pass is xDSL's `cse` under the same name: the sweep also erases the ops it finds trivially dead
+(xDSL's CSE does), and a module that is not plain dataflow (`forge.transforms.generic_ir`: graph
+or multi-block regions, read-only ops) is handed to xDSL's CSE, so both always agree.
 """
 
 from __future__ import annotations
@@ -24,8 +28,11 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.traits import IsolatedFromAbove, IsTerminator, MemoryEffect, NoMemoryEffect
+from xdsl.transforms.common_subexpression_elimination import cse as xdsl_cse
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 from forge.patterns import count_fired, sweep
+from forge.transforms.generic_ir import is_plain_dataflow
 
 _MERGEABLE: dict[type[Operation], bool] = {}
 
@@ -132,9 +139,13 @@ class _Scopes:
         return scope
 
     def merge(self, op: Operation) -> bool:
-        """Replace `op` by an earlier op computing the same; returns whether it did."""
+        """Replace `op` by an earlier op computing the same (or erase it when trivially dead, as
+        xDSL's CSE does); returns whether it did."""
         if op.regions or not op.results or not _mergeable_class(type(op)):
             return False
+        if is_trivially_dead(op):
+            Rewriter.erase_op(op)
+            return True
         block = op.parent
         if block is not self._block:
             self._block, self._scope = block, self.of(block)
@@ -148,7 +159,12 @@ class _Scopes:
 
 
 def eliminate_common_subexpressions(module: Operation) -> int:
-    """Merge duplicate ops nested in `module`; returns how many ops were merged away."""
+    """Merge duplicate ops nested in `module` (xDSL's CSE where it is not plain dataflow);
+    returns how many ops were merged or erased."""
+    if not is_plain_dataflow(module):
+        before = sum(1 for _ in module.walk())
+        xdsl_cse(module)
+        return before - sum(1 for _ in module.walk())
     return sweep(module, _Scopes(module).merge)
 
 

@@ -7,6 +7,7 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from xdsl.dialects.equivalence import Equivalence
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
@@ -80,3 +81,42 @@ def test_unterminated_string_with_a_long_tail_is_a_parse_error() -> None:
     text = "func.func @f() {\n  %0 = aten.weight {name = \"" + tail + ": tensor<2xf32>\n}\n"
     with pytest.raises(Exception, match="string literal"):
         Parser(make_context(), text).parse_module()
+
+
+# --- region kinds (MLIR's RegionKindInterface): dominance only in SSACFG regions ---------------------
+
+
+def _parse(text: str):
+    ctx = make_context()
+    ctx.allow_unregistered = True
+    if "equivalence" not in ctx.registered_dialect_names:
+        ctx.load_dialect(Equivalence)
+    return Parser(ctx, text).parse_module()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # an unregistered op may have graph regions (MLIR's mayBeGraphRegion)
+        '"test.graph_region"() ({\n  %a = arith.addi %b, %b : i32\n  %b = arith.constant 1 : i32\n}) : () -> ()',
+        # xDSL's generic test.op stands for any op: a cycle inside it is accepted, as xdsl-opt does
+        '"test.op"() ({\n  %0 = "test.pureop"(%1) : (i32) -> i32\n  %1 = "test.pureop"(%0) : (i32) -> i32\n'
+        '  "test.termop"() : () -> ()\n}) : () -> ()',
+        # an e-graph in a func.func body: classes and their members refer to each other
+        "func.func @f(%a: index) -> index {\n  %one = arith.constant 1 : index\n"
+        "  %m = arith.muli %a_eq, %one : index\n  %a_eq = equivalence.class %m, %a : index\n"
+        "  func.return %a_eq : index\n}",
+    ],
+    ids=["unregistered", "test.op", "e-graph"],
+)
+def test_graph_regions_need_no_dominance(text) -> None:
+    verify_module(_parse(text))
+
+
+def test_ssacfg_regions_inside_graph_regions_still_need_it() -> None:
+    module = _parse(
+        '"test.graph_region"() ({\n  func.func @f() -> i32 {\n    %a = arith.addi %b, %b : i32\n'
+        "    %b = arith.constant 1 : i32\n    func.return %a : i32\n  }\n}) : () -> ()"
+    )
+    with pytest.raises(VerifyException, match="before its definition"):
+        verify_module(module)

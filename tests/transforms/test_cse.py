@@ -77,9 +77,13 @@ def test_zoo_model_keeps_output_and_has_no_duplicates_left(name: str, attn: str)
     assert _duplicates(module) == []
     assert stats.fired["MergeDuplicateOp"] == before - _op_count(module) > 0
 
-    once = str(module)
+    # A second run merges nothing; it may erase ops the first left dead (xDSL's cse, which Forge's is,
+    # erases an op that is dead when reached, one level of a dead chain per run).
+    once = _op_count(module)
     _run(module)
-    assert str(module) == once
+    assert _duplicates(module) == [] and _op_count(module) <= once
+    (again,) = interpret(module, weights, *inputs)
+    torch.testing.assert_close(again, expected, atol=1e-5, rtol=1e-5)
 
 
 def test_registered_as_cse():
@@ -168,7 +172,7 @@ def test_nested_regions_see_enclosing_ops_but_not_their_siblings():
         if_op = scf.IfOp(cond, [i32], branch(), branch())
         after = arith.ConstantOp(IntegerAttr(8, i32))  # after the if: its branches do not dominate it
         block.add_ops([if_op, after])
-        return [if_op.results[0], after.result]
+        return [if_op.results[0], after.result, c7.result]  # c7 used: an unused op is erased first, as in xDSL
 
     module = _function([], build)
     module.verify()
