@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from forge.cli.import_cmd import IR_STAGES, add_import_parser, cmd_emit_stage, cmd_import
+
 EMIT_STAGES = ("aten", "npuir", "buffer", "nnfactory-py")
 
 
@@ -69,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
         else:
             p.add_argument("--iterations", type=int, default=50, help="timed runs after warm-up")
     sub.add_parser("models", help="list the zoo models")
+    add_import_parser(sub)
     return parser
 
 
@@ -302,6 +305,10 @@ def main(argv: list[str] | None = None) -> int:
     from forge.frontend.fx_importer import ImportError_  # lazy: start-up cost (torch)
 
     try:
+        if args.command == "import":
+            return cmd_import(args)
+        if args.command == "compile" and args.emit in IR_STAGES:
+            return cmd_emit_stage(args)  # stops after that stage (forge/cli/import_cmd.py)
         return _cmd_compile(args) if args.command == "compile" else _cmd_run(args)
     except (CompileError, ImportError_, ValueError) as err:
         print(f"forge: error: {err}", file=sys.stderr)
