@@ -19,7 +19,7 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 // HELP:      --load-pass-plugin FILE
-// HELP:      Forge passes:
+// HELP:      Forge passes
 // HELP:        exp-to-arith {{ *}}Test plug-in: exp(x) -> arith.negf(x), which the interpreter cannot run.
 // HELP:        negate-exp {{ *}}Test plug-in: exp(x) -> exp(-x) (wrong on purpose).
 
