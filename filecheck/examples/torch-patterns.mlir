@@ -4,6 +4,7 @@
 // search node that did not match.
 // RUN: forge-opt --load-pass-plugin %examples/torch_patterns.py %s -p torch-patterns | filecheck %s
 // RUN: forge-opt --load-pass-plugin %examples/torch_patterns.py %s -p torch-patterns --explain-pattern WrittenOutSoftmax -o /dev/null 2>&1 | filecheck %s --check-prefix=EXPLAIN
+// (tests/test_torch_patterns.py property-tests the two patterns with check_pattern.)
 
 // CHECK-LABEL: func.func @sub_neg
 // CHECK-NEXT:    %d = aten.add.Tensor %x, %y : (tensor<3x5xf32>, tensor<3x5xf32>) -> tensor<3x5xf32>
