@@ -13,11 +13,13 @@
 // CHECK-NEXT: note: while running pass 'test-fail-on-op{op-name="arith.muli"}' (#2 of 3)
 // CHECK-NEXT: note: reproducer (the IR before this pass) written to {{.*}}forge-opt-reproducer.mlir
 // CHECK-NEXT: note: reproduce with: FORGE_TEST_PASSES=1 forge-opt {{.*}}forge-opt-reproducer.mlir -p 'test-fail-on-op{op-name="arith.muli"}'
+// CHECK-NEXT: note: reduce with: forge-reduce {{.*}}forge-opt-reproducer.mlir --expect-error
 
 // The reproducer holds the IR after test-arith-identities (x * 1 already folded away).
 // FILE:      // forge-opt pass-failure reproducer: the IR given to pass #2 'test-fail-on-op{op-name="arith.muli"}', which raised:
 // FILE-NEXT: //   test-fail-on-op: found arith.muli
 // FILE-NEXT: // Reproduce with: FORGE_TEST_PASSES=1 forge-opt
+// FILE-NEXT: // Reduce with: forge-reduce {{.*}}forge-opt-reproducer.mlir --expect-error 'while running pass {{.*}}' --test 'FORGE_TEST_PASSES=1 forge-opt {} -p {{.*}} --no-reproducer' -o {{.*}}forge-opt-reproducer.reduced.mlir
 // FILE-NEXT: // The rest of the pipeline was: -p 'test-fail-on-op{op-name="arith.muli"},xdsl-cse'
 // FILE:      %f = "arith.muli"(%d, %two)
 

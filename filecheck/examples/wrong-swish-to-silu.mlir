@@ -24,6 +24,7 @@
 // FILE:      // forge-opt wrong-results reproducer: the IR given to pass #2 'wrong-swish-to-silu', which changed the results (--verify-semantics):
 // FILE-NEXT: //   changed output #0 (tensor<2x8xf32>) of @gated: max |diff|
 // FILE-NEXT: // Reproduce with: forge-opt {{.*}} --load-pass-plugin {{.*}}wrong_swish_to_silu.py --verify-semantics -p wrong-swish-to-silu
+// FILE-NEXT: // Reduce with: forge-reduce {{.*}}forge-opt-reproducer.mlir --expect-error {{.*}} --no-reproducer' -o {{.*}}forge-opt-reproducer.reduced.mlir
 // FILE-NEXT: // The rest of the pipeline was: -p wrong-swish-to-silu,cse
 // FILE:      "aten.mul.Tensor"(%x, %sig)
 

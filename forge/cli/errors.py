@@ -19,6 +19,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import DiagnosticException
 
 from forge.cli.blame import UserFault, format_traceback, non_attribute_message, non_attribute_property, user_fault
+from forge.cli.reduce import reduce_command
 from forge.diagnostics import Diagnostic, SourceManager, attached_op, find_failing_op, one_line, op_diagnostic
 from forge.pipeline import PassFailure
 from forge.semantics import SemanticMismatch, SemanticsError
@@ -71,12 +72,17 @@ class PassRunError(Exception):
         self.command = command
         self.reproducer_error = reproducer_error
 
+    def reduce_command(self) -> str:
+        """The forge-reduce command that shrinks the reproducer while it fails the same way."""
+        return reduce_command(self.reproducer, self.failure.kind, self.failure.name, self.command)
+
     def reproducer_notes(self) -> list[str]:
         """Where the reproducer is and how to run it, or why there is none."""
         if self.reproducer is not None:
             return [
                 f"reproducer (the IR before this pass) written to {self.reproducer}",
                 f"reproduce with: {self.command}",
+                f"reduce with: {self.reduce_command()}",
             ]
         if self.reproducer_error is not None:
             return [f"could not write a reproducer: {self.reproducer_error}"]

@@ -27,6 +27,7 @@ from forge.cli.blame import format_traceback
 from forge.cli.companion_weights import save_companion_weights
 from forge.cli.errors import PROG, PassRunError
 from forge.cli.passes import TEST_PASSES_ENV
+from forge.cli.reduce import reduce_command
 from forge.cli.verify_semantics import semantics_flags
 from forge.diagnostics import one_line
 from forge.pipeline import PassFailure
@@ -80,7 +81,7 @@ class Reproducer:
         try:
             path = self._new_path()
             command = self.command(path, failure)
-            text = "\n".join(_header(failure, command)) + "\n" + _generic_text(failure.before)
+            text = "\n".join(_header(failure, command, path)) + "\n" + _generic_text(failure.before)
             with open(path, "w") as f:
                 f.write(text)
             if module is not None:
@@ -123,7 +124,7 @@ def absolute_paths(spec: str) -> str:
     return _OPTION_VALUE.sub(fix, spec) if "{" in spec else spec
 
 
-def _header(failure: PassFailure, command: str) -> list[str]:
+def _header(failure: PassFailure, command: str, path: str) -> list[str]:
     rest = ",".join(failure.remaining)
     title = _TITLE[failure.kind]
     if failure.kind == "raised" and isinstance(failure.error, DiagnosticException):
@@ -133,6 +134,7 @@ def _header(failure: PassFailure, command: str) -> list[str]:
         f"which {_WHAT_FAILED[failure.kind]}:",
         f"//   {one_line(str(failure.error))}",
         f"// Reproduce with: {command}",
+        f"// Reduce with: {reduce_command(path, failure.kind, failure.name, command)}",
         f"// The rest of the pipeline was: -p {shlex.quote(rest)}",
     ]
     if failure.kind == "raised" and not isinstance(failure.error, DiagnosticException):
