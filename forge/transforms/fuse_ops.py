@@ -123,8 +123,10 @@ class LinearToFusedLinear(ForgePattern):
         erase_dead(rewriter, lin.replaced_transpose())
 
 
-class FuseBiasAdd(ForgePattern):
-    """add(fused_linear(x, W, none, no bias), b[N]) → fused_linear(x, W, b)."""
+class _BiasAddEpilogue(ForgePattern):
+    """An `add` (alpha 1) of a producer's result and a bias, either operand order: subclasses
+    say in `_try(op, value, bias, rewriter)` whether `value`'s producer absorbs `bias` (None when
+    it rewrote, else the reason it did not)."""
 
     ROOTS = (aten.AddTensorOp,)
 
@@ -139,6 +141,13 @@ class FuseBiasAdd(ForgePattern):
                 return
             reasons.append(reason)
         return self.fail(op, _either(reasons))
+
+    def _try(self, op: aten.AddTensorOp, value: SSAValue, bias: SSAValue, rewriter: PatternRewriter) -> str | None:
+        raise NotImplementedError
+
+
+class FuseBiasAdd(_BiasAddEpilogue):
+    """add(fused_linear(x, W, none, no bias), b[N]) → fused_linear(x, W, b)."""
 
     def _try(self, op: aten.AddTensorOp, value: SSAValue, bias: SSAValue,
              rewriter: PatternRewriter) -> str | None:
@@ -254,23 +263,9 @@ class FuseConvActivation(_ActivationEpilogue):
         erase_dead(rewriter, [conv])
 
 
-class FuseConvBias(ForgePattern):
+class FuseConvBias(_BiasAddEpilogue):
     """add(conv(x, W, none), b) with `b` a per-channel constant ([C, 1, ...] or [1, C, 1, ...],
     broadcast along the channel dim only) → conv(x, W, view(b, [C])), the bias of the convolution."""
-
-    ROOTS = (aten.AddTensorOp,)
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: aten.AddTensorOp, rewriter: PatternRewriter) -> None:
-        if not is_one(op.arg("alpha")):
-            return self.fail(op, "add with alpha != 1")
-        reasons: list[str] = []
-        for value, bias in ((op.input, op.other), (op.other, op.input)):
-            reason = self._try(op, value, bias, rewriter)
-            if reason is None:
-                return
-            reasons.append(reason)
-        return self.fail(op, _either(reasons))
 
     def _try(self, op: aten.AddTensorOp, value: SSAValue, bias: SSAValue, rewriter: PatternRewriter) -> str | None:
         conv = producer(value)
