@@ -48,6 +48,7 @@ from dialects.aten_schema import ArgKind
 from dialects.fused_kernels import FUSED_OPS
 from forge import context, pipelines
 from forge.context import get_all_dialects, get_all_passes, make_context
+from forge.pipeline import option_default_text
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FILECHECK_DIALECTS = REPO_ROOT / "filecheck" / "dialects"
@@ -470,17 +471,8 @@ def _schema_op_predicate() -> Callable[[type], bool]:
 
 
 def _option_default(f: dataclasses.Field) -> str:
-    if f.default is not dataclasses.MISSING:
-        value = f.default
-    elif f.default_factory is not dataclasses.MISSING:
-        value = f.default_factory()
-    else:
-        return "required"
-    if isinstance(value, bool):
-        return _code("true" if value else "false")
-    if isinstance(value, str):
-        return _code(f'"{value}"')
-    return _code(repr(value))
+    text = option_default_text(f)
+    return text if text == "required" else _code(text)
 
 
 def _pass_section(name: str, pass_cls: type) -> list[str]:

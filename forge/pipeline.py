@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import MISSING, Field, dataclass, field
 from typing import Any
 
 from xdsl.context import Context
@@ -321,3 +321,17 @@ def format_timing(
         lines.append(row(ms, "", f"({name})"))
     lines.append(row(total, "", "Total"))
     return "\n".join(lines)
+
+
+def option_default_text(f: Field) -> str:
+    """A pass option's default as `-p name{option=...}` spells it ("required" when it has none);
+    what `forge-opt --help` and the IR reference both print."""
+    if f.default is not MISSING:
+        value = f.default
+    elif f.default_factory is not MISSING:
+        value = f.default_factory()
+    else:
+        return "required"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f'"{value}"' if isinstance(value, str) else repr(value)

@@ -28,6 +28,7 @@ from xdsl.utils.exceptions import ArgSpecParseError
 from forge.cli.errors import ForgeOptError
 from forge.diagnostics import one_line
 from forge.patterns import ForgePattern
+from forge.pipeline import option_default_text
 from forge.plugins import PluginError, load_pass_plugin
 
 PassFactory = Callable[[], type[ModulePass]]
@@ -87,20 +88,8 @@ def pass_options(pass_cls: type[ModulePass]) -> list[tuple[str, str, str, str]]:
         if not f.init or f.name == "name":
             continue
         type_name = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
-        rows.append((f.name.replace("_", "-"), str(type_name), _default_text(f), docs.get(f.name, "")))
+        rows.append((f.name.replace("_", "-"), str(type_name), option_default_text(f), docs.get(f.name, "")))
     return rows
-
-
-def _default_text(f: dataclasses.Field) -> str:
-    if f.default is not dataclasses.MISSING:
-        value = f.default
-    elif f.default_factory is not dataclasses.MISSING:
-        value = f.default_factory()
-    else:
-        return "required"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return f'"{value}"' if isinstance(value, str) else repr(value)
 
 
 def _field_docs(cls: type) -> dict[str, str]:
