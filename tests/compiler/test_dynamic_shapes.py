@@ -1,0 +1,214 @@
+"""Dynamic sequence length (forge.dynamic): one compile with a torch.export Dim on the sequence dim
+serves every length in [min, max] through lazily compiled, cached shape buckets.
+
+Parity is against eager PyTorch on the valid positions (max |diff| <= 2.1e-5); the bucket
+compiles are counted through the static compile passed in; bad specs, out-of-range lengths and
+models whose padding is not exact are clear `DynamicShapeError`s naming the input and dim.
+Small zoo configs (2 layers, hidden 64), one dynamic model per family per module.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+import torch
+from torch.export import Dim
+
+import forge.compiler
+from forge.dynamic import DynamicShapeError, bucket_sizes, compile_dynamic, parse_dynamic_shapes
+from forge.models import build_model, example_inputs
+
+TOL = 2.1e-5
+LENGTHS = (8, 13, 32, 100, 128)
+SEQ = Dim("seq", min=8, max=128)
+
+
+class CountingCompile:
+    """forge.compiler.compile, counting the compiles per sequence length."""
+
+    def __init__(self) -> None:
+        self.lengths: Counter[int] = Counter()
+
+    def __call__(self, model, args, **options):
+        self.lengths[args[0].shape[1]] += 1
+        return forge.compiler.compile(model, args, **options)
+
+
+class BertWithMask(torch.nn.Module):
+    """The zoo BERT's HF encoder called with an attention mask: ``last_hidden_state``."""
+
+    def __init__(self, hf: torch.nn.Module) -> None:
+        super().__init__()
+        self.hf = hf
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.hf(input_ids=input_ids, attention_mask=attention_mask, return_dict=True).last_hidden_state
+
+
+def _ids(name: str, length: int) -> torch.Tensor:
+    return example_inputs(name, seq_len=length, small=True, seed=length)[0]
+
+
+def _dynamic(name: str):
+    model = build_model(name, small=True)
+    counter = CountingCompile()
+    compiled = compile_dynamic(
+        model, (_ids(name, 16),), {}, {"input_ids": {1: SEQ}}, static_compile=counter
+    )
+    return model, compiled, counter
+
+
+@pytest.fixture(scope="module")
+def gpt2():
+    return _dynamic("gpt2")
+
+
+@pytest.fixture(scope="module")
+def llama():
+    return _dynamic("llama")
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_one_compile_serves_lengths_8_to_128_with_parity(family, request):
+    model, compiled, counter = request.getfixturevalue(family)
+    for length in LENGTHS:
+        ids = _ids(family, length)
+        with torch.no_grad():
+            expected = model(ids)
+        got = compiled(ids)
+        assert got.shape == expected.shape == (1, length, expected.shape[-1])
+        assert (got - expected).abs().max().item() <= TOL, f"{family} at length {length}"
+    assert {8, 16, 32, 128} <= set(compiled.buckets)
+    assert all(counter.lengths[b] == 1 for b in compiled.buckets), counter.lengths
+
+
+def test_buckets_compile_lazily_once_and_are_reused(gpt2):
+    _, compiled, counter = gpt2
+    assert compiled.bucket_sizes == (8, 16, 32, 64, 128)
+    for length in (17, 20, 31, 32):  # all served by bucket 32
+        compiled(_ids("gpt2", length))
+    assert counter.lengths[32] == 1 and 32 in compiled.buckets
+    assert compiled.bucket_for(17) == 32 and compiled.bucket_for(33) == 64
+    assert compiled.report["dynamic"]["padded_tokens"] >= (32 - 17) + (32 - 20) + (32 - 31)
+
+
+def test_compile_all_gives_a_memory_plan_and_report_per_bucket(llama):
+    _, compiled, counter = llama
+    compiled.compile_all().warmup([64])
+    assert list(compiled.buckets) == [8, 16, 32, 64, 128]
+    assert all(n == 1 for n in counter.lengths.values()), counter.lengths
+    peaks = [compiled.reports[b]["peak_bytes_planned"] for b in compiled.buckets]
+    assert peaks == sorted(peaks) and peaks[0] < peaks[-1]  # each bucket planned for its own shape
+    report = compiled.report
+    assert report["dynamic"]["buckets"] == [8, 16, 32, 64, 128]
+    assert set(report["buckets"]) == {"8", "16", "32", "64", "128"}
+    assert report["dynamic"]["export_check_ms"] > 0 and report["dynamic"]["inputs"] == ["input_ids[1]"]
+
+
+def test_bert_pads_the_attention_mask_with_zeros():
+    model = BertWithMask(build_model("bert", small=True).hf).eval()
+    ids = _ids("bert", 16)
+    seq = Dim("seq", min=8, max=64)
+    compiled = compile_dynamic(
+        model, (ids, torch.ones_like(ids)), {}, {"input_ids": {1: seq}, "attention_mask": {1: seq}},
+        static_compile=forge.compiler.compile,
+    )
+    for length in (8, 13, 40):
+        ids = _ids("bert", length)
+        mask = torch.ones_like(ids)
+        mask[0, length - 3:] = 0  # the caller's own padding stays masked too
+        with torch.no_grad():
+            expected = model(ids, mask)
+        got = compiled(ids, mask)
+        assert got.shape == expected.shape and (got - expected).abs().max().item() <= TOL, length
+    assert set(compiled.buckets) == {8, 16, 64}
+
+
+def test_bidirectional_model_without_a_mask_is_refused():
+    model = build_model("bert", small=True)
+    with pytest.raises(DynamicShapeError, match=r"right-padding 'input_ids' with 0 along 'seq' changes output.*"
+                                                r"attention_mask"):
+        compile_dynamic(model, (_ids("bert", 16),), {}, ({1: SEQ},), static_compile=forge.compiler.compile)
+
+
+def test_out_of_range_and_mismatched_calls_are_clear_errors(gpt2):
+    _, compiled, _ = gpt2
+    with pytest.raises(DynamicShapeError, match=r"'seq' = 7 is outside the compiled range \[8, 128\]"):
+        compiled(torch.zeros(1, 7, dtype=torch.long))
+    with pytest.raises(DynamicShapeError, match=r"'seq' = 129 is outside"):
+        compiled(torch.zeros(1, 129, dtype=torch.long))
+    with pytest.raises(DynamicShapeError, match=r"input 'input_ids' dim 0 is static \(1\); got 2"):
+        compiled(torch.zeros(2, 16, dtype=torch.long))
+    with pytest.raises(DynamicShapeError, match=r"input 'input_ids' was compiled for torch.int64 rank 2"):
+        compiled(torch.zeros(1, 16))
+    with pytest.raises(DynamicShapeError, match=r"do not match"):
+        compiled(torch.zeros(1, 16, dtype=torch.long), torch.zeros(1, 16))
+
+
+def _spec_error(spec, inputs=None):
+    inputs = inputs or {"input_ids": torch.zeros(1, 16, dtype=torch.long)}
+    with pytest.raises(DynamicShapeError) as err:
+        parse_dynamic_shapes(spec, inputs)
+    return str(err.value)
+
+
+def test_bad_dim_specs_name_the_input_and_dim():
+    two = {"a": torch.zeros(1, 16), "b": torch.zeros(1, 12)}
+    assert "unknown input(s) 'ids'; the inputs are input_ids" in _spec_error({"ids": {1: SEQ}})
+    assert "input 'input_ids' has 2 dim(s) (shape (1, 16)); dynamic_shapes names dim 2" in _spec_error(
+        {"input_ids": {2: SEQ}})
+    assert "its dynamic_shapes entry has 1" in _spec_error({"input_ids": (SEQ,)})
+    assert "has no range" in _spec_error({"input_ids": {1: Dim.AUTO}})
+    assert "derived dims (2*seq)" in _spec_error({"input_ids": {1: 2 * SEQ}})
+    assert "no finite max" in _spec_error({"input_ids": {1: Dim("s", min=8)}})
+    assert "min must be >= 1, got 0" in _spec_error({"input_ids": {1: Dim("s", min=0, max=16)}})
+    assert "example's 'seq' = 200 is outside the Dim's range [8, 128]" in _spec_error(
+        {"input_ids": {1: SEQ}}, {"input_ids": torch.zeros(1, 200)})
+    assert "one dynamic dimension; dynamic_shapes names 2: batch, seq" in _spec_error(
+        {"input_ids": {0: Dim("batch", min=1, max=4), 1: SEQ}})
+    assert "shared by inputs of different sizes: 'a' dim 1 = 16, 'b' dim 1 = 12" in _spec_error(
+        {"a": {1: SEQ}, "b": {1: SEQ}}, two)
+    assert "2 entries, the model got 1 input(s)" in _spec_error(({1: SEQ}, None))
+    assert "names no Dim" in _spec_error({"input_ids": None})
+
+
+def test_shared_dim_must_agree_at_call_time():
+    class Add(torch.nn.Module):
+        def forward(self, a, b):
+            return a + b
+
+    compiled = compile_dynamic(Add(), (torch.ones(1, 16), torch.ones(1, 16)), {}, {"a": {1: SEQ}, "b": {1: SEQ}},
+                               static_compile=forge.compiler.compile)
+    with pytest.raises(DynamicShapeError, match=r"inputs sharing Dim 'seq' disagree: 'a' dim 1 = 16, 'b' dim 1 = 20"):
+        compiled(torch.ones(1, 16), torch.ones(1, 20))
+    assert compiled.compiles == 0
+
+
+def test_a_model_that_specializes_the_dim_is_refused_by_the_export_check():
+    class Branchy(torch.nn.Module):
+        def forward(self, x):
+            return x * 2 if x.shape[1] > 32 else x
+
+    with pytest.raises(DynamicShapeError, match=r"torch.export cannot keep Dim 'seq' dynamic over \[8, 128\]"):
+        compile_dynamic(Branchy(), (torch.ones(1, 16),), {}, ({1: SEQ},), static_compile=forge.compiler.compile)
+
+
+def test_an_output_dim_that_is_not_the_sequence_length_is_refused():
+    class Twice(torch.nn.Module):
+        def forward(self, x):
+            return torch.cat([x, x], dim=1)
+
+    with pytest.raises(DynamicShapeError, match=r"output dim 1 is 32 at 'seq' = 16 and 256 at 128"):
+        compile_dynamic(Twice(), (torch.ones(1, 16),), {}, ({1: SEQ},), static_compile=forge.compiler.compile)
+
+
+def test_bucket_sizes_are_powers_of_two_or_a_list_clipped_to_the_range():
+    def dim(lo, hi):
+        return parse_dynamic_shapes({"x": {1: Dim("s", min=lo, max=hi)}}, {"x": torch.zeros(1, lo)})
+
+    assert bucket_sizes(dim(5, 100)) == (8, 16, 32, 64, 100)
+    assert bucket_sizes(dim(1, 8)) == (1, 2, 4, 8)
+    assert bucket_sizes(dim(8, 128), [4, 48, 96, 512]) == (48, 96, 128)
+    with pytest.raises(DynamicShapeError, match="buckets should be positive ints"):
+        bucket_sizes(dim(8, 128), [0, 16])
