@@ -70,15 +70,18 @@ class DynamicDim:
 # --- the spec --------------------------------------------------------------------------------------
 
 
-def bind_inputs(model: torch.nn.Module, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+def bind_inputs(
+    model: torch.nn.Module, args: Sequence[Any], kwargs: Mapping[str, Any], signature: inspect.Signature | None = None
+) -> dict[str, Any]:
     """`args`/`kwargs` by forward parameter name, in call order (positional first)."""
+    signature = signature or inspect.signature(model.forward)
     try:
-        bound = inspect.signature(model.forward).bind(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
     except TypeError as err:
         raise DynamicShapeError(f"the inputs do not match {type(model).__name__}.forward: {err}") from None
     named: dict[str, Any] = {}
     for name, value in bound.arguments.items():
-        kind = inspect.signature(model.forward).parameters[name].kind
+        kind = signature.parameters[name].kind
         if kind is inspect.Parameter.VAR_POSITIONAL:
             named.update({f"{name}_{i}": v for i, v in enumerate(value)})
         elif kind is inspect.Parameter.VAR_KEYWORD:
@@ -246,6 +249,10 @@ class OutputPlan:
     seq_dims: dict[str, tuple[int, ...]]
 
     def slice(self, outputs: Any, length: int) -> Any:
+        if isinstance(outputs, torch.Tensor) and "" in self.seq_dims:  # the common case, without pytree
+            for d in self.seq_dims[""]:
+                outputs = outputs.narrow(d, 0, length)
+            return outputs
         leaves, spec = pytree.tree_flatten_with_path(outputs)
         sliced = []
         for path, leaf in leaves:
@@ -349,6 +356,7 @@ class DynamicCompiledModel:
     checks_ms: dict[str, float] = field(default_factory=dict)
     _compiled: dict[int, Bucket] = field(default_factory=dict)
     stats: dict[str, int] = field(default_factory=lambda: {"calls": 0, "valid_tokens": 0, "padded_tokens": 0})
+    _signature: inspect.Signature | None = None
 
     @property
     def buckets(self) -> dict[int, Any]:
@@ -406,7 +414,9 @@ class DynamicCompiledModel:
         return self
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        inputs = self._check_call(bind_inputs(self.model, args, kwargs))
+        if self._signature is None:
+            self._signature = inspect.signature(self.model.forward)
+        inputs = self._check_call(bind_inputs(self.model, args, kwargs, self._signature))
         length = inputs[self.dim.uses[0][0]].shape[self.dim.uses[0][1]]
         b = self.bucket_for(length)
         self.stats["calls"] += 1
