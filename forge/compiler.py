@@ -183,8 +183,17 @@ def compile(
     keep_stages: bool = False,
     progress: Progress | None = None,
     lowering: Sequence[str] | str | None = None,
+    precision: str = "f32",
+    weights: str | None = None,
+    accuracy: int | None = None,
 ) -> CompiledModel:
-    """Compile `model` for the static shapes of `example_args`; see the module docstring."""
+    """Compile `model` for the static shapes of `example_args`; see the module docstring.
+
+    `precision` (f32, bf16, f16) and `weights` (None, int8, int4: weight-only quantization) are the
+    reduced-precision modes of `forge.precision`; `accuracy=N` adds `report["accuracy"]`: the mode
+    against eager f32 on N seeded inputs (`forge.precision.evaluate_accuracy`, 100 is the fixed set).
+    """
+    modes = _check_modes(precision, weights, accuracy)
     model, example_args = _cast(model, example_args, dtype)
     times = StageTimes()
     imported: ImportedProgram = _timed(
@@ -195,7 +204,7 @@ def compile(
         return _compile_imported(
             model, example_args, imported, times, pipeline=pipeline, disable=disable, device=device,
             runtime=runtime, check=check, name=name, keep_stages=keep_stages, progress=progress,
-            lowering=lowering,
+            lowering=lowering, modes=modes,
         )
 
 
@@ -218,9 +227,23 @@ def compile_imported(
         )
 
 
+def _check_modes(precision: str, weights: str | None, accuracy: int | None) -> dict[str, Any]:
+    """The precision options, validated (a CompileError naming the option and the valid values)."""
+    from forge.precision import PrecisionError, check_precision, check_weights
+
+    try:
+        modes = {"precision": check_precision(precision), "weights": check_weights(weights)}
+    except PrecisionError as err:
+        raise CompileError(str(err)) from None
+    if accuracy is not None and (not isinstance(accuracy, int) or isinstance(accuracy, bool) or accuracy < 1):
+        raise CompileError(f"accuracy: expected a number of sequences >= 1, got {accuracy!r}")
+    modes["accuracy"] = accuracy
+    return modes
+
+
 def _compile_imported(
     model, example_args, imported, times, *, pipeline, disable, device, runtime, check, name, keep_stages, progress,
-    lowering=None,
+    lowering=None, modes=None,
 ) -> CompiledModel:
     """Everything after import: passes, lowering (`lowering` overrides the aten → npuir →
     schedule part, e.g. with affinity options), emission, device compile, report."""
@@ -244,7 +267,11 @@ def _compile_imported(
     _timed("memory planning", times, "lower_ms", progress, lambda: run_passes(module, PLAN_MEMORY, (), available))
     if keep_stages:
         stages["buffer"] = str(module)
-    compiled = _emit(module, imported.weights, runtime=runtime, device=device, times=times, progress=progress)
+    modes = modes or {"precision": "f32", "weights": None, "accuracy": None}
+    compiled = _emit(
+        module, imported.weights, runtime=runtime, device=device, times=times, progress=progress,
+        precision=modes["precision"], weights_mode=modes["weights"],
+    )
     result = CompiledModel(
         compiled, module, imported.weights, imported.inputs, runtime=runtime, device=device, stages=stages
     )
@@ -253,20 +280,37 @@ def _compile_imported(
         ops_imported=ops_imported, ops_optimized=ops_optimized, fused_attention=fused_attention,
         runtime=runtime, device=device,
     )
+    result.report.update(
+        precision=modes["precision"], weights=modes["weights"] or "f32",
+        runtime_config=compiled.program.runtime.config(),
+    )
     if check:
         result.report["parity"] = measure_parity(model, result, example_args)
+    if modes["accuracy"]:
+        from forge.precision import accuracy_report
+
+        result.report["accuracy"] = accuracy_report(
+            model, result, example_args, modes["precision"], modes["weights"], sequences=modes["accuracy"]
+        )
     return result
 
 
 def _emit(
-    module: ModuleOp, weights: WeightStore, *, runtime: str, device: str, times: StageTimes, progress: Progress | None
+    module: ModuleOp, weights: WeightStore, *, runtime: str, device: str, times: StageTimes, progress: Progress | None,
+    precision: str = "f32", weights_mode: str | None = None,
 ):
     from backends.nnfactory.emitter import emit  # lazy: start-up cost (openvino), paid only when emitting
     from backends.nnfactory.executor import CompiledNPUExecutor  # lazy: start-up cost (openvino)
+    from backends.nnfactory.runtime import get_runtime  # lazy: start-up cost (openvino)
+    from forge.precision import PrecisionError
 
+    try:  # the runtime carries the precision modes (and refuses those it cannot run)
+        rt = get_runtime(runtime, device, precision=precision, weights=weights_mode)
+    except PrecisionError as err:
+        raise CompileError(f"runtime {runtime!r}: {err}") from None
     program = _timed(
         "emit NNFactory segments", times, "emit_ms", progress,
-        lambda: emit(module, weights, runtime=runtime, device=device),
+        lambda: emit(module, weights, runtime=rt, device=device),
     )
     times.device_compile_ms += program.compile_ms
     times.emit_ms -= program.compile_ms
@@ -409,7 +453,11 @@ def load(directory: str | Path, *, runtime: str | None = None, device: str | Non
     device = device or meta["device"]
     times = StageTimes()
     try:
-        executor = _emit(module, weights, runtime=runtime, device=device, times=times, progress=None)
+        saved = meta.get("report", {})  # the precision modes it was compiled with
+        executor = _emit(
+            module, weights, runtime=runtime, device=device, times=times, progress=None,
+            precision=saved.get("precision", "f32"), weights_mode=_saved_weights(saved.get("weights")),
+        )
     except Exception as err:  # the emitter's EmitError, the runtime's errors for a bad device
 
         raise LoadError(
@@ -422,6 +470,10 @@ def load(directory: str | Path, *, runtime: str | None = None, device: str | Non
         "device_compile_ms": round(times.device_compile_ms, 3),
     }
     return CompiledModel(executor, module, weights, inputs, report=report, runtime=runtime, device=device)
+
+
+def _saved_weights(value: Any) -> str | None:
+    return None if value in (None, "f32") else value
 
 
 def _read_meta(directory: Path) -> dict[str, Any]:

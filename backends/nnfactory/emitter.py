@@ -183,6 +183,21 @@ class _SegmentEmitter:
         self.constants += 1
         self.constant_bytes += array.nbytes
 
+    def quantized_source(self, value: SSAValue, ref: ValueRef, k_axis: int, mode: str) -> None:
+        """A 2-D f32 matmul weight quantized (`forge.precision.weight_node`, owned by the precision
+        work): built output-major `[N, K]`, so a weight contracted on its axis 0 is held transposed."""
+        from forge.precision import weight_node
+
+        array, _ = self.source_array(ref)
+        self.trace.begin(ref.name, f"%{ref.name} as {mode} weights")
+        node = weight_node(self.g, array.T if k_axis == 0 else array, mode)
+        self.trace.end(node)
+        if k_axis == 0:
+            self.transposed.add(node)
+        self.nodes[value] = node
+        self.constants += 1
+        self.constant_bytes += array.size * (1 if mode == "int8" else 0.5)
+
     def result(self, value: SSAValue, name: str) -> np.dtype:
         node = self.nodes[value]
         if is_i1(value.type) and node.dtype != self.carrier:
@@ -308,6 +323,39 @@ def _flippable_sources(seg: SegmentPlan) -> set[SSAValue]:
     return {v for v in seg.sources if uses.get(v)}
 
 
+# operand index -> the flag naming its transposition, for the matmul-like kinds whose weight
+# operand may be quantized (weight-only int8/int4: `Runtime.weights`)
+_QUANTIZABLE_OPERANDS = {
+    "linear": {1: "transpose_w"},
+    "gated_mlp": {1: "transpose_w", 2: "transpose_w"},
+    "matmul": {0: "transpose_a", 1: "transpose_b"},
+}
+
+
+def _quantizable_sources(seg: SegmentPlan, refs: Mapping[SSAValue, ValueRef]) -> dict[SSAValue, int]:
+    """2-D f32 weights the segment reads only as matmul-like weight operands, each with the axis
+    it is contracted on (one axis for all its uses); weights under 16 in a dim stay f32."""
+    axes: dict[SSAValue, int | None] = {}
+    for op in seg.ops:
+        operands = _QUANTIZABLE_OPERANDS.get(op.kind.data, {})
+        for i, v in enumerate(op.ins):
+            if v not in seg.sources:
+                continue
+            flag = operands.get(i)
+            if flag is None:
+                axes[v] = None
+                continue
+            transposed = op.param_view().get_flag(flag)
+            # matmul a [M, K]: K is axis 1 unless transposed; a weight operand [K, N]: axis 0 unless transposed
+            k_axis = (0 if transposed else 1) if i == 0 and op.kind.data == "matmul" else (1 if transposed else 0)
+            axes[v] = k_axis if axes.get(v, k_axis) == k_axis else None
+    return {
+        v: k for v, k in axes.items()
+        if k is not None and refs[v].source == "weight" and refs[v].dtype == torch.float32
+        and len(refs[v].shape) == 2 and min(refs[v].shape) >= 16
+    }
+
+
 def build_segment(
     runtime: Runtime,
     seg: SegmentPlan,
@@ -328,8 +376,12 @@ def build_segment(
     try:
         in_dtypes = tuple(em.parameter(v, refs[v]) for v in seg.params)
         flippable = _flippable_sources(seg)
+        quantizable = _quantizable_sources(seg, refs) if runtime.weights else {}
         for v in seg.sources:
             current = v.owner
+            if v in quantizable:
+                em.quantized_source(v, refs[v], quantizable[v], runtime.weights)
+                continue
             array = sources(refs[v])[0]
             transposed = v in flippable and not array.flags.c_contiguous and array.T.flags.c_contiguous
             em.source(v, refs[v], transposed)

@@ -32,6 +32,13 @@ How the library is used safely:
 * No boolean element type exists there (no bool parameters/constants/outputs).
 * ``compile()`` writes ``./cache``: it runs in a temporary directory (removed afterwards)
   or in ``$FORGE_NNFACTORY_CACHE_DIR`` when set (kept, e.g. to cache NPU blobs).
+* Precision: the library's CPU fallback compiles with ``inference_precision(f32)`` and the
+  THROUGHPUT hint, fixed in its C++ (``scripts/nnfactory_patch.py`` pins f32) and not settable
+  through its API, so ``precision`` is ``f32`` only here (``bf16``/``f16`` are a
+  ``PrecisionError`` pointing at the openvino runtime); on an NPU the library computes in f16.
+  Weight-only ``int8`` works (an int8 constant, ``to(f32)`` and a multiply by the scales:
+  ``forge.precision.weight_node``); ``int4`` does not (NNFactory's ``constant`` takes the shape
+  of the packed bytes, so an i4 constant cannot be expressed): a ``PrecisionError``.
 * ``run()`` reuses the same output arrays every call; results are copied unless the
   caller passes its own output buffers, which are bound with ``set_output``.
 """
@@ -56,6 +63,8 @@ from types import SimpleNamespace
 from typing import Any, NamedTuple
 
 import numpy as np
+
+from forge.precision import PrecisionError, check_precision, check_weights
 
 from .graph_builder import GraphBuilder
 from .graph_values import Node, TensorSpec
@@ -434,10 +443,35 @@ class IntelNNFactoryRuntime(Runtime):
     name = "nnfactory"
     builder_class = IntelNNFactoryGraphBuilder
 
-    def __init__(self, device: str = "CPU"):
+    def __init__(self, device: str = "CPU", precision: str = "f32", weights: str | None = None,
+                 threads: int | None = None):
         if device not in ("CPU", "NPU"):
             raise RuntimeUnavailable(f"the nnfactory runtime runs on 'CPU' or 'NPU', not {device!r}")
         super().__init__(device)
+        self.precision = check_precision(precision)
+        self.weights = check_weights(weights)
+        if self.precision != "f32":
+            raise PrecisionError(
+                f"precision {precision!r}: the nnfactory runtime's CPU build computes in f32 only (its C++ pins "
+                "the inference precision; an NPU computes in f16 anyway); use runtime='openvino' for bf16/f16"
+            )
+        if self.weights == "int4":
+            raise PrecisionError(
+                "weights 'int4': the nnfactory runtime cannot express an i4 constant (NNFactory.constant takes "
+                "the packed bytes' shape); use weights='int8' or runtime='openvino'"
+            )
+        if threads is not None:
+            raise PrecisionError("threads: the nnfactory runtime does not expose thread settings")
         backend = load_backend()
         if device == "NPU" and not backend.lib.isNPUAvailable():
             raise RuntimeUnavailable("no NPU on this machine (NNFactory would fall back to CPU); use device='CPU'")
+
+    def config(self) -> dict[str, Any]:
+        return {
+            **super().config(),
+            "requested": {},
+            "effective": {"INFERENCE_PRECISION_HINT": "f32" if self.device == "CPU" else "f16",
+                          "PERFORMANCE_HINT": "THROUGHPUT", "INFERENCE_NUM_THREADS": "plugin default",
+                          "NUM_STREAMS": "plugin default"},
+            "note": "fixed by the library's C++ (inference.h compile_model), not settable through its API",
+        }

@@ -5,9 +5,18 @@ so are ``eltwise_sub``, ``maximum``/``minimum``, the comparisons (a boolean op p
 ``Convert`` to the input dtype), ``select`` and ``broadcast``. Graphs compile for any
 OpenVINO device string (``CPU`` here, ``NPU`` on Intel AI Boost machines, ``GPU``).
 
-Precision: on CPUs with AVX512-BF16/AMX the CPU plugin's default inference precision is
-bf16, which puts f32 graphs ~1e-2 off torch. CPU and GPU compiles therefore pin
-``INFERENCE_PRECISION_HINT=f32`` (override with ``properties``); NPU computes in f16.
+Precision and threads: on CPUs with AVX512-BF16/AMX the CPU plugin's default inference
+precision is bf16, which puts f32 graphs ~1e-2 off torch. CPU and GPU compiles therefore pin
+``INFERENCE_PRECISION_HINT`` to the runtime's ``precision`` (``f32`` unless ``bf16``/``f16`` is
+asked for; graphs stay f32 at their boundaries); NPU computes in f16. CPU compiles also set the
+threads and streams explicitly (``forge.precision.runtime_properties``: ``INFERENCE_NUM_THREADS``
+= the cores of this process, ``NUM_STREAMS`` 1, ``PERFORMANCE_HINT`` LATENCY), and with
+``weights`` (int8/int4 weight-only quantization) no dynamic quantization of activations.
+``properties`` override any of them. ``Runtime.config()`` reports the requested settings and the
+values the first compiled graph reads back.
+
+Weight-only int4 constants: ``int4_constant(packed, shape)`` (OpenVINO ``i4``, two values a
+byte, converted to f32 in the graph; see ``forge.precision.weight_node``).
 
 Running: one ``InferRequest`` per compiled graph, inputs and outputs bound as
 ``ov.Tensor(array, shared_memory=True)``: the request reads the caller's input arrays and
@@ -18,6 +27,7 @@ object is passed).
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -25,6 +35,8 @@ import openvino as ov
 import openvino.opset1 as opset1
 import openvino.opset8 as opset8
 import openvino.opset16 as ops
+
+from forge.precision import PrecisionError, check_precision, check_weights, runtime_properties
 
 from .graph_builder import GraphBuilder
 from .graph_values import Node, TensorSpec
@@ -94,6 +106,13 @@ class OpenVINOGraphBuilder(GraphBuilder):
             self._shared_arrays.append(array)
             return ops.constant(array, shared_memory=True).output(0)
         return ops.constant(array).output(0)
+
+    def int4_constant(self, packed: np.ndarray, shape: Sequence[int]) -> Node:
+        """An ``i4`` constant of ``shape`` from ``packed`` bytes (low nibble first), converted to f32."""
+        packed = np.ascontiguousarray(packed, dtype=np.uint8)
+        self._shared_arrays.append(packed)
+        const = ops.constant(ov.Tensor(packed, list(shape), ov.Type.i4))
+        return self._node(ops.convert(const, ov.Type.f32).output(0))
 
     def _op_matmul(self, a, b, trA, trB):
         return ops.matmul(a.handle, b.handle, trA, trB).output(0)
@@ -282,6 +301,7 @@ class OpenVINOGraphBuilder(GraphBuilder):
             self.runtime, compiled, [p.spec for p in params], [r.spec for r in results]
         )
         graph.shared_arrays = self._shared_arrays
+        self.runtime.record_compiled(compiled)
         return graph
 
 
@@ -313,22 +333,66 @@ class OpenVINOCompiledGraph(CompiledGraph):
 class OpenVINORuntime(Runtime):
     """NNFactory-shaped graphs on OpenVINO for any device (``CPU``, ``GPU``, ``NPU``).
 
-    ``properties`` are passed to ``compile_model`` on top of the defaults
-    (``INFERENCE_PRECISION_HINT=f32`` on CPU/GPU).
+    ``precision`` (``f32``, ``bf16``, ``f16``) and ``weights`` (``None``, ``int8``, ``int4``) are
+    the reduced-precision modes (:mod:`forge.precision`); ``properties`` are passed to
+    ``compile_model`` on top of the defaults (the module docstring lists them).
     """
 
     name = "openvino"
     builder_class = OpenVINOGraphBuilder
 
-    def __init__(self, device: str = "CPU", properties: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        device: str = "CPU",
+        properties: dict[str, Any] | None = None,
+        precision: str = "f32",
+        weights: str | None = None,
+        threads: int | None = None,
+    ):
         super().__init__(device)
+        self.precision = check_precision(precision)
+        self.weights = check_weights(weights)
         base = device.split(".")[0].split(":")[0]
         if base in ("CPU", "GPU", "NPU") and base not in {d.split(".")[0] for d in core().available_devices}:
             raise RuntimeUnavailable(
                 f"OpenVINO device {device!r} is not available here "
                 f"(available: {', '.join(core().available_devices)})"
             )
+        if base == "NPU" and self.precision == "bf16":
+            raise PrecisionError("precision 'bf16': the NPU computes in f16 (use f16 or the default)")
         self.properties: dict[str, Any] = {}
-        if base in ("CPU", "GPU"):
-            self.properties["INFERENCE_PRECISION_HINT"] = "f32"
+        if base == "CPU":
+            self.properties.update(runtime_properties(self.precision, self.weights, threads))
+        elif base == "GPU":
+            self.properties["INFERENCE_PRECISION_HINT"] = self.precision
         self.properties.update(properties or {})
+        self.effective: dict[str, Any] = {}
+
+    def record_compiled(self, compiled: ov.CompiledModel) -> None:
+        """Read the settings back from the first compiled graph (what the plugin really uses)."""
+        if self.effective:
+            return
+        for key in self.properties:
+            try:
+                self.effective[key] = _plain(compiled.get_property(key))
+            except RuntimeError:  # a property the compiled model does not report
+                continue
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "runtime": self.name,
+            "device": self.device,
+            "precision": "f16 (NPU native)" if self.device.startswith("NPU") else self.precision,
+            "weights": self.weights or "f32",
+            "requested": {k: _plain(v) for k, v in self.properties.items()},
+            "effective": dict(self.effective),
+        }
+
+
+def _plain(value: Any) -> Any:
+    """An OpenVINO property value as JSON (enums and element types as their names)."""
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    if isinstance(value, ov.Type):
+        return value.get_type_name()
+    return getattr(value, "name", None) or str(value)

@@ -161,13 +161,29 @@ class CompiledGraph(abc.ABC):
 
 
 class Runtime(abc.ABC):
-    """A runtime bound to a device. ``builder()`` starts a new graph."""
+    """A runtime bound to a device. ``builder()`` starts a new graph.
+
+    ``precision`` (the element type it computes in) and ``weights`` (weight-only quantization of
+    matmul weights, read by the emitter; ``None``: f32) are the modes of :mod:`forge.precision`;
+    ``config()`` reports them with the runtime's thread/stream settings.
+    """
 
     name: ClassVar[str]
     builder_class: ClassVar[type[GraphBuilder]]
+    precision: str = "f32"
+    weights: str | None = None
 
     def __init__(self, device: str = "CPU"):
         self.device = device
+
+    def config(self) -> dict[str, Any]:
+        """The runtime's settings (``report["runtime_config"]``)."""
+        return {"runtime": self.name, "device": self.device, "precision": self.precision,
+                "weights": self.weights or "f32"}
+
+    def record_compiled(self, compiled: Any) -> None:
+        """Called with each graph's compiled model (a runtime may read its settings back)."""
+        return None
 
     def builder(self) -> GraphBuilder:
         return self.builder_class(self)

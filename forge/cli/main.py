@@ -53,6 +53,19 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--disable", action="append", default=[], metavar="PASS", help="skip a pass (repeatable)")
         p.add_argument("--report", type=Path, metavar="FILE", help="write the report as JSON")
         p.add_argument("--check", action="store_true", help="measure parity against eager PyTorch")
+        p.add_argument(
+            "--precision", choices=("f32", "bf16", "f16"), default="f32",
+            help="element type the runtime computes in (default f32; forge.precision)",
+        )
+        p.add_argument(
+            "--weights", choices=("int8", "int4", "none"), default="none",
+            help="weight-only quantization of matmul weights (default none: f32 weights)",
+        )
+        p.add_argument(
+            "--accuracy", type=int, metavar="N",
+            help="report accuracy against eager f32 on N seeded inputs (default: 100 with a reduced "
+            "--precision/--weights, else off; 0: off)",
+        )
         p.add_argument("--quiet", action="store_true", help="no progress display")
         if command == "compile":
             p.add_argument("--emit", choices=EMIT_STAGES, help="write the IR of a stage (or the NNFactory program)")
@@ -118,11 +131,25 @@ def _compile(args: argparse.Namespace, *, keep_stages: bool = False):
         device=args.device,
         runtime=args.runtime,
         check=args.check,
+        precision=args.precision,
+        weights=None if args.weights == "none" else args.weights,
+        accuracy=_accuracy_sequences(args),
         name=label,
         keep_stages=keep_stages,
         progress=_progress(args.quiet),
     )
     return model, inputs, compiled
+
+
+def _accuracy_sequences(args: argparse.Namespace) -> int | None:
+    """--accuracy N; by default the fixed 100 sequences when a reduced mode is asked for."""
+    from forge.compiler import CompileError  # lazy: start-up cost (torch)
+
+    if args.accuracy is not None:
+        if args.accuracy < 0:
+            raise CompileError(f"--accuracy: expected a number of sequences >= 0, got {args.accuracy}")
+        return args.accuracy or None
+    return 100 if (args.precision != "f32" or args.weights != "none") else None
 
 
 def _compile_tuned(args: argparse.Namespace, model, inputs, label: str):
@@ -171,9 +198,27 @@ def format_report(report: dict[str, Any]) -> str:
     if "parity" in report:
         parity = report["parity"]
         lines.append(f"parity vs eager: max |diff| {parity['max_abs']:.3e}, mean KL {parity['kl']:.3e}")
+    if "runtime_config" in report:
+        lines.append(format_precision(report))
     if "cpu_fallback" in report:
         lines.append(format_cpu_fallback(report["cpu_fallback"]))
     return "\n".join(lines)
+
+
+def format_precision(report: dict[str, Any]) -> str:
+    """``precision bf16, weights int8; runtime settings: ...`` and the accuracy line when measured."""
+    cfg = report["runtime_config"]
+    settings = cfg.get("effective") or cfg.get("requested") or {}
+    line = (f"precision {report.get('precision', 'f32')}, weights {report.get('weights', 'f32')}; runtime settings: "
+            + (", ".join(f"{k}={v}" for k, v in settings.items()) or "defaults"))
+    acc = report.get("accuracy")
+    if acc:
+        b = acc["bounds"]
+        line += (f"\naccuracy vs eager f32 ({acc['sequences']} sequences, {acc['mode']}): max |diff| "
+                 f"{acc['max_abs']:.3e}, mean KL {acc['kl_mean']:.3e}, top-1 {acc['top1']:.2%} "
+                 f"(bounds {b['max_abs']:g} / {b['kl_mean']:g} / {b['top1']:.0%}: "
+                 f"{'within' if acc['within_bounds'] else 'OUTSIDE'})")
+    return line
 
 
 def format_cpu_fallback(fallback: dict[str, int]) -> str:
