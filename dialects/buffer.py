@@ -7,6 +7,17 @@ Two kinds of SSA values:
   into (`into %b`), or outside the plan (graph inputs on the host; weights and constants,
   immutable and placed by the backend).
 
+A **state** is a value that outlives a call (a KV cache): `buffer.state "name" in %b` is the value
+state `name` holds when the function is entered, living in buffer %b; the function's last write
+to %b is the state's value when it returns (an exec may write a state's buffer while reading the
+value it replaces, as its first input: an in-place update). The executor keeps a state's buffer
+across calls and shares it, by name, between the functions that name it (prefill and decode);
+the memory plan never gives a state's buffer to another value.
+
+    %b7 = buffer.alloc : !buffer.buf<7, cpu, 24576>
+    %k = buffer.state "key_cache_0" in %b7 : tensor<1x4x24x64xf32> in !buffer.buf<7, cpu, 24576>
+    %k2 = buffer.exec cpu aten(%k, %pos, %new) into %b7 {op = "aten.index_put", ...} : ...
+
 Ops run in destination-passing style: `buffer.exec` runs one npuir op kind on logical values and
 writes its result into a buffer, `buffer.transfer` copies a value into a buffer on the other
 device. The op order is the schedule. A buffer may hold several values over time; because every
@@ -93,10 +104,12 @@ __all__ = [
     "ConstantOp",
     "ExecOp",
     "InputOp",
+    "StateOp",
     "TransferOp",
     "WeightOp",
     "buffer_table",
     "exec_kinds",
+    "state_buffers",
     "tensor_bytes",
     "value_buffer",
     "value_device",
@@ -264,6 +277,26 @@ class WriteOp(IRDLOperation):
             raise VerifyException(
                 f"{what}: buffer {buf.buffer_id} holds {buf.nbytes} bytes but {ty} needs {needed}"
             )
+
+
+@irdl_op_definition
+class StateOp(WriteOp):
+    """The value state `name` holds when the function is entered; it lives in buffer `out`,
+    which the executor keeps across calls (see the module docstring)."""
+
+    name = "buffer.state"
+    state_name = prop_def(StringAttr, prop_name="name")
+    out = operand_def(BufType)
+
+    assembly_format = "$name `in` $out attr-dict `:` type($result) `in` type($out)"
+
+    def __init__(self, state_name: str, out: SSAValue, result_type: Attribute):
+        super().__init__(operands=[out], result_types=[result_type], properties={"name": StringAttr(state_name)})
+
+    def verify_(self) -> None:
+        if not self.state_name.data:
+            raise VerifyException(f"{self.name}: state name is empty")
+        self._verify_fits(f'{self.name} "{self.state_name.data}"')
 
 
 @irdl_op_definition
@@ -482,8 +515,22 @@ def buffer_table(op: Operation) -> dict[int, BufType]:
     return table
 
 
+def state_buffers(op: Operation) -> dict[int, str]:
+    """Buffer id -> state name for every `buffer.state` under `op`; VerifyException if a buffer
+    holds two states or a state is in two buffers."""
+    found: dict[int, str] = {}
+    names: dict[str, int] = {}
+    for inner in op.walk():
+        if isinstance(inner, StateOp):
+            bid, name = inner.out_buffer().buffer_id, inner.state_name.data
+            if found.get(bid, name) != name or names.get(name, bid) != bid:
+                raise VerifyException(f'buffer.state "{name}": a state has one buffer and a buffer one state')
+            found[bid], names[name] = name, bid
+    return found
+
+
 Buffer = Dialect(
     "buffer",
-    [AllocOp, InputOp, WeightOp, ConstantOp, TransferOp, ExecOp],
+    [AllocOp, InputOp, WeightOp, ConstantOp, StateOp, TransferOp, ExecOp],
     [BufType],
 )

@@ -13,7 +13,10 @@ buffer holds:
   rule guarantees; checked on its own so that hand-written IR gets a precise message too), and
   no value is read before the op writing it ran (the schedule respects data dependences).
 
-Values outside the plan (inputs, weights, constants) are not checked. Ops are named in messages
+A state's buffer (`buffer.state "name" in %b`) is the one exception to "no in-place execution":
+an exec may write it while reading the value it holds, if that value is its first input and this
+is its last read (the state's in-place update); the state's entry value must be the first value
+written to its buffer. Values outside the plan (inputs, weights, constants) are not checked. Ops are named in messages
 by their result name and kind: `buffer.exec npu linear %h`.
 """
 
@@ -62,6 +65,7 @@ def check_block(block: Block) -> None:
     ops = list(block.ops)
     try:
         table = B.buffer_table(block.parent_op() or ops[0]) if ops else {}
+        states = B.state_buffers(block.parent_op() or ops[0]) if ops else {}
     except VerifyException as err:
         raise AllocationError(ops[0], None, str(err)) from None
     last_read: dict[SSAValue, int] = {}
@@ -100,7 +104,11 @@ def check_block(block: Block) -> None:
                 op, bid, f"{describe(op)} writes buffer {bid}, which is not allocated in this function"
             )
         prev = holds.get(bid)
-        if prev is not None and last_read.get(prev, -1) >= pos:
+        if isinstance(op, B.StateOp) and prev is not None:
+            raise AllocationError(op, bid, f"{describe(op)}: buffer {bid} was written before the state's entry value")
+        if prev is not None and _updates_in_place(op, prev, bid, states, last_read, pos):
+            pass
+        elif prev is not None and last_read.get(prev, -1) >= pos:
             end = last_read[prev]
             when = "by this op (in place)" if end == pos else f"by {describe(ops[end])}"
             raise AllocationError(
@@ -111,6 +119,20 @@ def check_block(block: Block) -> None:
             )
         holds[bid] = op.results[0]
         written[op] = pos
+
+
+def _updates_in_place(
+    op: Operation, prev: SSAValue, bid: int, states: dict[int, str], last_read: dict[SSAValue, int], pos: int
+) -> bool:
+    """`op` is a state's in-place update: it writes the state's buffer reading the value it holds
+    as its first input, for the last time."""
+    return (
+        bid in states
+        and isinstance(op, B.ExecOp)
+        and len(op.ins) > 0
+        and op.ins[0] is prev
+        and last_read.get(prev, -1) == pos
+    )
 
 
 def check_allocation(module: ModuleOp) -> None:

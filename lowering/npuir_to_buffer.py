@@ -14,10 +14,22 @@ Pass `lower-npuir-to-buffer`. The op order of the npuir function is the schedule
    buffers whose value's last reader ran before this step, then give the value the smallest free
    buffer of its device that is large enough (best fit by size), or a new buffer of exactly its
    size. Returned values get a buffer of their own that is never reused; inputs, weights and
-   constants get none. A step never writes a buffer it reads (no in-place execution).
+   constants get none. A step never writes a buffer it reads (no in-place execution), except a
+   state's update (below).
 4. Emission: `buffer.alloc` for every physical buffer (ids in allocation order), then the
    sources, then the steps in destination-passing style (`buffer.exec ... into %bN`,
    `buffer.transfer ... into %bN`), then the return.
+
+States (a function with `forge.state = ["name", ...]`, from the importer's `state=True`: its
+last arguments are the states' values on entry, its last results their values on exit, in that
+order). Each state gets a buffer of its own, after the planned ones, on the device of the op
+that computes its new value (the cpu when the function leaves it unchanged); the linear scan
+never sees it. Its entry value is `buffer.state "name" in %bS` and the op computing its new value
+writes `into %bS` in place, so no copy is made per call. That is legal only when the op reads the
+entry value as its first operand and nothing reads the entry value later (the KV-cache pattern:
+`index_put(cache, [pos], new_rows)`); anything else is refused with an error naming the state.
+The lowered function takes and returns the user's values only; `buffer.states = {states,
+state_bytes}` is recorded on the module when there are states.
 
 The pass records `buffer.plan = {vregs, values, transfers, buffers, peak_bytes_naive,
 peak_bytes_planned}` on the module (`vregs`: npuir ops; `values`: values needing a buffer;
@@ -36,7 +48,7 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -130,8 +142,68 @@ def _exec(op: Operation, ins: list[SSAValue], out: SSAValue) -> Operation:
     )
 
 
-def lower_block(block: Block) -> tuple[Block, PlanStats]:
-    """The buffer-dialect block equivalent to npuir `block` (which is left untouched)."""
+STATE_ATTR = "forge.state"
+"""The function attribute naming its states (`forge.frontend.fx_importer.STATE_ATTR`)."""
+
+
+@dataclass
+class _States:
+    """The states of one function: which input index is which state and which value updates it."""
+
+    names: list[str]
+    first_input: int
+    first_result: int
+    updates: dict[SSAValue, int] = field(default_factory=dict)  # new value -> state number
+    entries: dict[SSAValue, int] = field(default_factory=dict)  # npuir.input result -> state number
+    devices: list[str] = field(default_factory=list)
+
+    @staticmethod
+    def of(block: Block, names: Sequence[str], ret: Operation | None) -> _States:
+        n = len(names)
+        results = list(ret.operands) if ret is not None else []
+        if n > len(block.args) or n > len(results):
+            where = ret or block.parent_op()
+            raise pass_failure(where, f"lower-npuir-to-buffer: {n} states but fewer arguments or results")
+        states = _States(list(names), len(block.args) - n, len(results) - n)
+        for i, value in enumerate(results[states.first_result:]):
+            owner = value.owner
+            device = _device_of(owner) if isinstance(owner, Operation) and type(owner) in _COMPUTE else "cpu"
+            states.devices.append(device)
+            if isinstance(owner, Operation) and type(owner) in _COMPUTE:
+                if value in states.updates:
+                    raise pass_failure(owner, f"lower-npuir-to-buffer: one value is the new value of two states "
+                                       f"('{names[states.updates[value]]}', '{names[i]}')")
+                states.updates[value] = i
+        return states
+
+    def entry_index(self, op: Operation) -> int | None:
+        """The state number of an `npuir.input` reading a state, else None."""
+        index = op.properties["index"].value.data
+        return index - self.first_input if index >= self.first_input else None
+
+
+def _check_in_place(states: _States, steps: Sequence, entry_of: dict[int, SSAValue]) -> None:
+    """Each state's update reads the entry value first, and nothing reads the entry value later."""
+    last_read: dict[SSAValue, int] = {}
+    for pos, (_, _, _, reads) in enumerate(steps):
+        for r in reads:
+            last_read[r] = pos
+    for pos, (kind, key, what, _) in enumerate(steps):
+        number = states.updates.get(key) if kind == "exec" else None
+        if number is None:
+            continue
+        name, entry = states.names[number], entry_of.get(number)
+        if entry is None or what.operands[0] is not entry:
+            raise pass_failure(what, f"lower-npuir-to-buffer: state '{name}': its new value must be computed from its "
+                               "entry value as the first operand (an in-place update), e.g. index_put(state, ...)")
+        if last_read.get(entry, -1) > pos:
+            raise pass_failure(what, f"lower-npuir-to-buffer: state '{name}' is read after its update; it cannot be "
+                               "updated in place")
+
+
+def lower_block(block: Block, state_names: Sequence[str] = ()) -> tuple[Block, PlanStats]:
+    """The buffer-dialect block equivalent to npuir `block` (which is left untouched); `state_names`:
+    the function's states (see the module docstring)."""
     sources: list[Operation] = []
     compute: list[Operation] = []
     ret: Operation | None = None
@@ -146,10 +218,19 @@ def lower_block(block: Block) -> tuple[Block, PlanStats]:
         else:
             raise pass_failure(op, f"lower-npuir-to-buffer: cannot lower {op.name} (expected npuir ops)")
 
-    # Where each value lives: the device of its op; inputs on the cpu; weights/constants nowhere.
+    states = _States.of(block, state_names, ret) if state_names else None
+    entry_of: dict[int, SSAValue] = {}  # state number -> its entry value
+
+    # Where each value lives: the device of its op; inputs on the cpu; weights/constants nowhere;
+    # a state's entry value on its buffer's device.
     home: dict[SSAValue, str | None] = {}
     for op in sources:
-        home[op.results[0]] = "cpu" if type(op) is N.InputOp else None
+        number = states.entry_index(op) if states is not None and type(op) is N.InputOp else None
+        if number is not None:
+            entry_of[number] = op.results[0]
+            home[op.results[0]] = states.devices[number]
+        else:
+            home[op.results[0]] = "cpu" if type(op) is N.InputOp else None
 
     # 1. steps: (kind, key, op-or-source, reads) with transfers at segment starts.
     Step = tuple[str, Hashable, object, list[Hashable]]
@@ -180,11 +261,18 @@ def lower_block(block: Block) -> tuple[Block, PlanStats]:
         steps.extend(execs)
         i = j
 
-    # 2. liveness, 3. linear scan
+    # 2. liveness, 3. linear scan (a state's buffer is its own: the scan never sees it)
+    updates = states.updates if states is not None else {}
+    if states is not None:
+        _check_in_place(states, steps, entry_of)
     live_out = list(ret.operands) if ret is not None else []
+    if states is not None:
+        live_out = live_out[: states.first_result]
     ranges = live_ranges(((key, reads) for _, key, _, reads in steps), live_out)
     intervals: list[Interval] = []
     for kind, key, what, _ in steps:
+        if kind == "exec" and key in updates:
+            continue
         start, end = ranges[key]
         if kind == "exec":
             size, device = _bytes(key.type), _device_of(what)
@@ -193,10 +281,18 @@ def lower_block(block: Block) -> tuple[Block, PlanStats]:
             size = _bytes(v.type)
         intervals.append(Interval(key, start, end, size, device))
     alloc = linear_scan(intervals)
+    planned = len(alloc.buffers)
+    state_types = [a.type for a in block.args[states.first_input:]] if states is not None else []
+    for number, t in enumerate(state_types):
+        alloc.buffers.append((states.devices[number], _bytes(t)))
+    where = {iv.key: iv.buffer for iv in intervals}
+    for key, number in updates.items():
+        where[key] = planned + number
 
     # 4. emission
-    new = Block(arg_types=block.arg_types)
-    for old_arg, new_arg in zip(block.args, new.args, strict=True):
+    user_args = block.args[: states.first_input] if states is not None else block.args
+    new = Block(arg_types=[a.type for a in user_args])
+    for old_arg, new_arg in zip(user_args, new.args, strict=True):
         new_arg.name_hint = old_arg.name_hint
     ops: list[Operation] = []
     bufs: list[SSAValue] = []
@@ -206,16 +302,22 @@ def lower_block(block: Block) -> tuple[Block, PlanStats]:
         ops.append(a)
         bufs.append(a.results[0])
     vmap: dict[Hashable, SSAValue] = {}
+    entries = {v: n for n, v in entry_of.items()}
     for op in sources:
-        vmap[op.results[0]] = _source(op, ops)
-    for (kind, key, what, reads), iv in zip(steps, intervals, strict=True):
-        assert iv.buffer is not None
+        number = entries.get(op.results[0])
+        if number is None:
+            vmap[op.results[0]] = _source(op, ops)
+        else:
+            vmap[op.results[0]] = _state(op, states.names[number], bufs[planned + number], ops)
+    for kind, key, what, reads in steps:
+        buffer = where[key]
+        assert buffer is not None
         ins = [vmap[r] for r in reads]
         if kind == "exec":
-            new_op = _exec(what, ins, bufs[iv.buffer])
+            new_op = _exec(what, ins, bufs[buffer])
             hint = key.name_hint
         else:
-            new_op = B.TransferOp.create(operands=[ins[0], bufs[iv.buffer]], result_types=[ins[0].type])
+            new_op = B.TransferOp.create(operands=[ins[0], bufs[buffer]], result_types=[ins[0].type])
             hint = f"{ins[0].name_hint}_{key[1]}" if ins[0].name_hint else None
         if hint is not None:
             new_op.results[0].name_hint = hint
@@ -223,7 +325,7 @@ def lower_block(block: Block) -> tuple[Block, PlanStats]:
         vmap[key] = new_op.results[0]
     new.add_ops(ops)
     if ret is not None:
-        new.add_op(func.ReturnOp(*[vmap[v] for v in ret.operands]))
+        new.add_op(func.ReturnOp(*[vmap[v] for v in live_out]))
 
     stats = PlanStats(
         vregs=len(sources) + len(compute),
@@ -231,9 +333,20 @@ def lower_block(block: Block) -> tuple[Block, PlanStats]:
         transfers=len(transferred),
         buffers=len(alloc.buffers),
         peak_bytes_naive=sum(iv.size for iv in intervals),
-        peak_bytes_planned=alloc.planned_bytes,
+        peak_bytes_planned=sum(size for _, size in alloc.buffers[:planned]),
     )
+    if states is not None:
+        stats.buffers = planned
     return new, stats
+
+
+def _state(op: Operation, name: str, buf: SSAValue, ops: list[Operation]) -> SSAValue:
+    result = op.results[0]
+    new = B.StateOp.create(operands=[buf], result_types=[result.type], properties={"name": StringAttr(name)})
+    if result.name_hint is not None:
+        new.results[0].name_hint = result.name_hint
+    ops.append(new)
+    return new.results[0]
 
 
 _SOURCE_OPS = {N.InputOp: (B.InputOp, "index"), N.WeightOp: (B.WeightOp, "name"), N.ConstantOp: (B.ConstantOp, "value")}
@@ -249,15 +362,41 @@ def _source(op: Operation, ops: list[Operation]) -> SSAValue:
     return new.results[0]
 
 
+@dataclass
+class StateStats(PassStats):
+    states: int = 0
+    state_bytes: int = 0
+
+
 def lower_module(module: ModuleOp) -> PlanStats:
     total = PlanStats()
+    state_total = StateStats()
     for fn in functions(module):
         old = fn.body.block
-        new, stats = lower_block(old)
+        names = _state_names(fn)
+        new, stats = lower_block(old, names)
         fn.body.insert_block_before(new, old)
         fn.body.detach_block(old)
         total.add(stats)
+        if names:
+            ret = new.last_op
+            results = [v.type for v in ret.operands] if ret is not None else []
+            fn.function_type = func.FunctionType.from_lists(list(new.arg_types), results)
+            del fn.attributes[STATE_ATTR]
+            state_bytes = sum(_bytes(a.type) for a in old.args[len(old.args) - len(names):])
+            state_total.add(StateStats(len(names), state_bytes))
+    if state_total.states:
+        module.attributes["buffer.states"] = state_total.as_attribute()
     return total
+
+
+def _state_names(fn: func.FuncOp) -> list[str]:
+    attr = fn.attributes.get(STATE_ATTR)
+    if attr is None:
+        return []
+    if not isinstance(attr, ArrayAttr) or not all(isinstance(a, StringAttr) for a in attr.data):
+        raise pass_failure(fn, f'lower-npuir-to-buffer: {STATE_ATTR} must be an array of strings, e.g. ["key_cache_0"]')
+    return [a.data for a in attr.data]
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,14 @@ constants it reads are its `sources` (they become constants of its graph).
 
 `analyze` also gives every value its `ValueRef` (unique names from the SSA name hints) and checks
 what the emitter relies on: every operand defined, every result fitting its buffer, no segment
-reading two values of one buffer.
+reading two values of one buffer. A `buffer.state` value lives in its state's buffer like any
+buffer value; `Analysis.states` maps each state name to that buffer's id.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -55,6 +56,7 @@ class Analysis:
     outputs: tuple[ValueRef, ...]
     items: list[SegmentPlan | CpuStep | TransferStep]
     constants: dict[str, torch.Tensor]
+    states: dict[str, int] = field(default_factory=dict)
 
     @property
     def segments(self) -> list[SegmentPlan]:
@@ -155,6 +157,7 @@ def analyze(module: ModuleOp | func.FuncOp, *, func_name: str | None = None) -> 
     items: list[SegmentPlan | CpuStep | TransferStep] = []
     current: list[B.ExecOp] = []
     outputs: tuple[ValueRef, ...] = ()
+    states: dict[str, int] = {}
 
     def close() -> None:
         if current:
@@ -189,6 +192,14 @@ def analyze(module: ModuleOp | func.FuncOp, *, func_name: str | None = None) -> 
                 key = namer(op.result)
                 constants[key] = dense_tensor(op.value)
                 refs[op.result] = ValueRef("constant", key, shape_of(t), dtype_of(t), key)
+            continue
+        if isinstance(op, B.StateOp):
+            t = typed(op.result, op)
+            bid = op.out_buffer().buffer_id
+            if bid not in buffers:
+                raise EmitError(f"emit: {op_text(op)} is in buffer {bid}, which is not allocated")
+            states[op.state_name.data] = bid
+            refs[op.result] = ValueRef("buffer", bid, shape_of(t), dtype_of(t), namer(op.result))
             continue
         if isinstance(op, (B.ExecOp, B.TransferOp)):
             t = typed(op.result, op)
@@ -232,7 +243,7 @@ def analyze(module: ModuleOp | func.FuncOp, *, func_name: str | None = None) -> 
 
     for seg in (i for i in items if isinstance(i, SegmentPlan)):
         _boundaries(seg, refs)
-    return Analysis(fn.sym_name.data, buffers, refs, inputs, outputs, items, constants)
+    return Analysis(fn.sym_name.data, buffers, refs, inputs, outputs, items, constants, states)
 
 
 def _boundaries(seg: SegmentPlan, refs: Mapping[SSAValue, ValueRef]) -> None:

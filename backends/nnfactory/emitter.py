@@ -486,6 +486,7 @@ def emit(
         segments=segments,
         weights=weights,
         constants=analysis.constants,
+        states=analysis.states,
         carrier=carrier,
         shared_weights=shared,
         runtime_ms=runtime_ms,

@@ -29,6 +29,14 @@ allocated once at construction; `CpuKernel.allocation_free` says which. Kinds an
 combinations without such a kernel compute a temporary with the reference semantics and `copy_`
 it into the view: one temporary per call.
 
+States (`Program.states`, from `buffer.state`): a state's buffer is not allocated per executor
+but taken from a `StateStore`, which allocates each state once (by name) and keeps it across
+calls, so several programs (a prefill and a decode function) given the same store share the
+state's memory. `StateStore.reset()` restores the initial values in place (no reallocation).
+The cpu step that updates a state (its output is the state's buffer and its first input the
+value that buffer holds) runs the aten op's in-place overload on the buffer (`index_put_`):
+it writes only the new rows, nothing is copied.
+
 An executor is not thread-safe (it owns one set of buffers); make one per thread.
 """
 
@@ -42,6 +50,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from dialects.npuir import aten_call
 from forge.kinds import CpuKernel, kind_spec
 
 from .program import CpuStep, Program, SegmentStep, TransferStep, ValueRef
@@ -52,8 +61,10 @@ __all__ = [
     "ExecutorInputError",
     "RunCpu",
     "RunSegment",
+    "StateStore",
     "Transfer",
     "cpu_kernel",
+    "inplace_kernel",
 ]
 
 
@@ -68,6 +79,76 @@ def cpu_kernel(step: CpuStep) -> CpuKernel:
     """The torch kernel of a cpu step, from the kind table: `out=` variants where torch has them,
     else the reference value copied into the output."""
     return kind_spec(step.kind).cpu_kernel(step.params, step.in_types, step.out_type)
+
+
+def inplace_kernel(step: CpuStep) -> Callable[..., Any] | None:
+    """`fn(*ins, out)` running a fallback aten op's in-place overload on `out`, which is the
+    buffer of `ins[0]` (a state's update: `index_put_` writes only the indexed rows); None when
+    the op has no in-place overload."""
+    if step.kind != "aten":
+        return None
+    attrs = step.params.attr("attrs")
+    op = aten_call(step.params.get_str("op"), attrs, step.in_types)  # type: ignore[arg-type]
+    target = op.SIGNATURE.target
+    schema = getattr(target, "_schema", None)
+    if schema is None:
+        return None
+    packet = getattr(torch.ops.aten, schema.name.split("::")[1] + "_", None)
+    inplace = getattr(packet, target._overloadname, None) if packet is not None else None
+    if inplace is None:
+        return None
+
+    def fn(*values: torch.Tensor) -> None:
+        *ins, out = values
+        args, kwargs = op.call_arguments([out, *ins[1:]])
+        inplace(*args, **kwargs)
+
+    return fn
+
+
+# ================================================================================= states
+
+
+def _zeros(nbytes: int) -> torch.Tensor:
+    return torch.zeros(nbytes, dtype=torch.uint8)
+
+
+class StateStore:
+    """The buffers of named states, allocated once and kept across calls (see the module doc).
+
+    `initial` gives a state's initial value (zeros otherwise); `buffer(name, nbytes)` is its
+    buffer, made on first use and checked to have the same size afterwards."""
+
+    def __init__(self, initial: dict[str, torch.Tensor] | None = None):
+        self.initial = dict(initial or {})
+        self.buffers: dict[str, torch.Tensor] = {}
+
+    def buffer(self, name: str, nbytes: int) -> torch.Tensor:
+        found = self.buffers.get(name)
+        if found is None:
+            found = self.buffers[name] = torch.zeros(nbytes, dtype=torch.uint8)
+            self._fill(name, found)
+        elif found.numel() != nbytes:
+            raise ValueError(f"state '{name}' has {found.numel()} bytes here, a program wants {nbytes}")
+        return found
+
+    def _fill(self, name: str, buf: torch.Tensor) -> None:
+        value = self.initial.get(name)
+        if value is None:
+            buf.zero_()
+            return
+        raw = value.detach().contiguous().reshape(-1).view(torch.uint8)
+        if raw.numel() != buf.numel():
+            raise ValueError(f"state '{name}': initial value has {raw.numel()} bytes, its buffer {buf.numel()}")
+        buf.copy_(raw)
+
+    def reset(self) -> None:
+        """Every state back to its initial value, in place (same memory)."""
+        for name, buf in self.buffers.items():
+            self._fill(name, buf)
+
+    def pointers(self) -> dict[str, int]:
+        return {name: b.data_ptr() for name, b in self.buffers.items()}
 
 
 # =========================================================================== instructions
@@ -140,12 +221,16 @@ class CompiledNPUExecutor:
     into the given tensors instead.
     """
 
-    def __init__(self, program: Program):
+    def __init__(self, program: Program, states: StateStore | None = None):
         start = time.perf_counter()
         self.program = program
+        self.states = states if states is not None else StateStore()
+        held = {bid: name for name, bid in program.states.items()}
         self.buffers: dict[int, torch.Tensor] = {
-            bid: torch.zeros(spec.nbytes, dtype=torch.uint8) for bid, spec in program.buffers.items()
+            bid: self.states.buffer(held[bid], spec.nbytes) if bid in held else _zeros(spec.nbytes)
+            for bid, spec in program.buffers.items()
         }
+        self._state_ids = frozenset(held)
         self.env: list[Any] = []
         self._slots: dict[ValueRef, int] = {}
         self._numpy: dict[tuple[ValueRef, str], np.ndarray] = {}
@@ -217,6 +302,9 @@ class CompiledNPUExecutor:
             text = f"segment {step.segment}({names}) -> {results}"
             return RunSegment(step.segment, seg.graph, ins, outs, copies, text)
         if isinstance(step, CpuStep):
+            update = self._state_update(step)
+            if update is not None:
+                return update
             kernel = cpu_kernel(step)
             self.scratch.extend(kernel.scratch)
             ins_slots = tuple(self._slot(r) for r in step.ins)
@@ -226,6 +314,18 @@ class CompiledNPUExecutor:
             return RunCpu(kernel.fn, ins_slots, out_slot, text, kernel.allocation_free)
         assert isinstance(step, TransferStep)
         return Transfer(self._slot(step.src), self._slot(step.dst), f"transfer %{step.src.name} -> {step.dst}")
+
+    def _state_update(self, step: CpuStep) -> RunCpu | None:
+        """The in-place instruction of a step updating a state (see the module docstring)."""
+        out, first = step.out, step.ins[0] if step.ins else None
+        if out.key not in self._state_ids or first is None or first.source != "buffer" or first.key != out.key:
+            return None
+        fn = inplace_kernel(step)
+        if fn is None:
+            return None
+        names = ", ".join(f"%{r.name}" for r in step.ins)
+        text = f"cpu {step.kind}({names}) -> {step.out} in place"
+        return RunCpu(fn, tuple(self._slot(r) for r in step.ins), self._slot(step.out), text, True)
 
     # ---- running ------------------------------------------------------------------
 

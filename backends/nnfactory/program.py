@@ -5,7 +5,8 @@ A `Program` is the plan's buffers (`BufferSpec`), the compiled segments (`Segmen
 program has a `ValueRef`: it lives in a planned buffer (always at byte offset 0, viewed with the
 value's shape and dtype; a buffer holds values of different shapes and dtypes over time) or
 outside the plan (graph input, weight, constant). `EmitError` is how the backend says the buffer
-IR cannot become a program.
+IR cannot become a program. `Program.states` names the buffers that hold states (`buffer.state`):
+the executor takes them from a `StateStore` shared across calls and programs, not from its plan.
 """
 
 from __future__ import annotations
@@ -174,6 +175,8 @@ class Program:
     weights: WeightStore | None
     constants: dict[str, torch.Tensor]
     carrier: np.dtype
+    states: dict[str, int] = field(default_factory=dict)
+    """State name -> the buffer holding it (kept across calls; see the executor's StateStore)."""
     shared_weights: dict[str, tuple[int, ...]] = field(default_factory=dict)
     runtime_ms: float = 0.0
     analyze_ms: float = 0.0
@@ -183,12 +186,12 @@ class Program:
 
     # ------------------------------------------------------------------ running
 
-    def executor(self) -> Any:
+    def executor(self, states: Any = None) -> Any:
         """A new executor (`CompiledNPUExecutor`): every buffer of the plan allocated once,
-        instructions bound."""
+        instructions bound; the state buffers from `states` (a `StateStore`; a private one if None)."""
         if self.executor_class is None:
             raise TypeError("this Program has no executor_class (programs made by `emit` have one)")
-        return self.executor_class(self)
+        return self.executor_class(self) if states is None else self.executor_class(self, states)
 
     def __call__(self, *inputs: Any) -> list[torch.Tensor]:
         if self._executor is None:
@@ -207,7 +210,9 @@ class Program:
 
     @property
     def planned_bytes(self) -> int:
-        return sum(b.nbytes for b in self.buffers.values())
+        """Bytes of the per-call plan (state buffers are not in it: they are kept across calls)."""
+        held = set(self.states.values())
+        return sum(b.nbytes for b in self.buffers.values() if b.id not in held)
 
     def cpu_steps(self) -> list[CpuStep]:
         return [s for s in self.steps if isinstance(s, CpuStep)]

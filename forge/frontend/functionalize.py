@@ -11,7 +11,10 @@ Forge IR has value semantics. Two paths:
   own functionalization (`torch_functionalize`: `run_decompositions({})`), only then, and only once;
 * a mutation of a user input, parameter or buffer raises InputMutationError naming the input
   and where it is mutated: a Forge function cannot change its caller's tensors, and dropping
-  the write would give silently wrong results on the next call.
+  the write would give silently wrong results on the next call;
+* except, with `allow_buffers=True` (the importer's `state=True`, used by `forge.generate`), a
+  mutated *buffer*: torch's functionalization turns its writes into a BUFFER_MUTATION output and
+  the importer makes the buffer a persistent state of the function. User inputs stay refused.
 """
 
 from __future__ import annotations
@@ -95,19 +98,23 @@ def _input_names(program: ExportedProgram) -> dict[str, tuple[str, str]]:
     return names
 
 
-def _check_no_input_mutation(program: ExportedProgram, where, original: ExportedProgram | None = None) -> None:
+def _check_no_input_mutation(
+    program: ExportedProgram, where, original: ExportedProgram | None = None, allow_buffers: bool = False
+) -> None:
     inputs = _input_names(program)
     for node in program.graph.nodes:
         if node.op == "call_function" and is_inplace(node.target) and node.target not in METADATA_ONLY:
             root = _mutated_root(node)
             if isinstance(root, torch.fx.Node) and root.op == "placeholder":
                 kind, name = inputs.get(root.name, ("input", root.name))
+                if allow_buffers and kind == "buffer":
+                    continue
                 raise InputMutationError(
                     f"{where(node)}: {node.name}: {node.target} mutates {kind} '{name}' in place; Forge "
                     "functions cannot change the tensors they are given (clone it first)"
                 )
     signature = program.graph_signature
-    mutated = {**signature.user_inputs_to_mutate, **signature.buffers_to_mutate}
+    mutated = {**signature.user_inputs_to_mutate, **({} if allow_buffers else signature.buffers_to_mutate)}
     if mutated:
         names = ", ".join(f"'{n}'" for n in mutated.values())
         writer = _writer(original or program, set(mutated.values()))
@@ -147,14 +154,15 @@ def _base(value: Any) -> str | None:
 
 
 def inplace_rewrites(
-    program: ExportedProgram, where=_node_name, original: ExportedProgram | None = None
+    program: ExportedProgram, where=_node_name, original: ExportedProgram | None = None, allow_buffers: bool = False
 ) -> dict[torch.fx.Node, Any] | None:
     """In-place node -> its functional overload, for every in-place op of the graph, when all of them
     are private (the importer then builds the functional op and rebinds the mutated value); None
     when some mutation goes through an alias (torch's functionalization must run first).
     InputMutationError when an input, parameter or buffer is mutated (`original`: the program before
-    torch's passes ran, where the error finds the op that writes)."""
-    _check_no_input_mutation(program, where, original)
+    torch's passes ran, where the error finds the op that writes; `allow_buffers`: buffer
+    mutations are states, see the module docstring)."""
+    _check_no_input_mutation(program, where, original, allow_buffers)
     rewrites = {}
     for node in program.graph.nodes:
         if node.op != "call_function" or not is_inplace(node.target):
@@ -169,7 +177,7 @@ def inplace_rewrites(
     return rewrites
 
 
-def torch_functionalize(program: ExportedProgram, where=_node_name) -> ExportedProgram:
+def torch_functionalize(program: ExportedProgram, where=_node_name, allow_buffers: bool = False) -> ExportedProgram:
     """torch's own functionalization (views and mutations through them become `*_scatter` ops)."""
     with warnings.catch_warnings():
         # torch 2.13's run_decompositions warns about its own deprecated pytree API.
@@ -179,7 +187,7 @@ def torch_functionalize(program: ExportedProgram, where=_node_name) -> ExportedP
         except Exception as err:  # torch's pass rejects some graphs (complex views, ...) with assorted errors
             first_line = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
             raise ImportError_(f"torch's functionalization failed on this program: {first_line}") from None
-    _check_no_input_mutation(functional, where, original=program)
+    _check_no_input_mutation(functional, where, original=program, allow_buffers=allow_buffers)
     return functional
 
 

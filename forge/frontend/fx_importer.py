@@ -11,7 +11,14 @@ Policy (learned from torch-mlir's importer, kept small):
 - in-place ops are functionalized (functionalize.py), ops with no `aten` op are decomposed with
   torch's own tables to a fixpoint (decompose.py), static SymInt plumbing becomes numbers and
   data-dependent shapes are refused with one clear error (symbolic.py); whatever remains is
-  reported all at once, by name, with counts and first locations.
+  reported all at once, by name, with counts and first locations;
+- `state=True` (what `forge.generate` compiles with): a *buffer* the program mutates (a KV cache
+  written with `index_copy_`) is a persistent state, not a weight. It becomes a function argument
+  after the user inputs and its final value an extra result after the user outputs; the function
+  carries `forge.state = ["name", ...]` naming them in order (argument `n_inputs + i` and result
+  `n_outputs + i` are state i), and `ImportedProgram.states` their names, types and initial
+  values. The memory planner keeps a state in a buffer of its own that lives across calls.
+  Mutating a user input is refused in either mode (InputMutationError).
 """
 
 from __future__ import annotations
@@ -26,9 +33,9 @@ from typing import Any
 
 import torch
 from torch.export import ExportedProgram
-from torch.export.graph_signature import InputKind
+from torch.export.graph_signature import InputKind, OutputKind
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from dialects import aten
@@ -52,6 +59,8 @@ __all__ = [
     "ImportedProgram",
     "InputMutationError",
     "InputSpec",
+    "STATE_ATTR",
+    "StateSpec",
     "UnsupportedOpsError",
     "import_module",
     "import_program",
@@ -67,13 +76,35 @@ class InputSpec:
     dtype: torch.dtype
 
 
+STATE_ATTR = "forge.state"
+"""The function attribute naming its states, in order (see the module docstring)."""
+
+
+@dataclass(frozen=True)
+class StateSpec:
+    """A persistent state of the imported function: the mutated buffer's name and initial value."""
+
+    name: str
+    initial: torch.Tensor
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.initial.shape)
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.initial.dtype
+
+
 @dataclass
 class ImportedProgram:
-    """The result of an import: the IR, the weights it names, and the static input signature."""
+    """The result of an import: the IR, the weights it names, and the static input signature
+    (and, imported with `state=True`, the states the function reads and updates)."""
 
     module: ModuleOp
     weights: WeightStore
     inputs: list[InputSpec]
+    states: list[StateSpec] = field(default_factory=list)
     export_ms: float = 0.0
     decompose_ms: float = 0.0
     import_ms: float = 0.0
@@ -84,29 +115,34 @@ class ImportedProgram:
 
 
 def import_module(
-    model: torch.nn.Module, example_args: Sequence[Any], *, func_name: str = "forward"
+    model: torch.nn.Module, example_args: Sequence[Any], *, func_name: str = "forward", state: bool = False
 ) -> ImportedProgram:
-    """Export `model` on `example_args` (static shapes) and import it."""
+    """Export `model` on `example_args` (static shapes) and import it (`state`: see the module
+    docstring)."""
     start = time.perf_counter()
     with torch.no_grad():
         program = torch.export.export(model, tuple(example_args))
     export_ms = (time.perf_counter() - start) * 1e3
-    imported = import_program(program, func_name=func_name)
+    imported = import_program(program, func_name=func_name, state=state)
     imported.export_ms = export_ms
     return imported
 
 
-def import_program(program: ExportedProgram, *, func_name: str = "forward") -> ImportedProgram:
+def import_program(program: ExportedProgram, *, func_name: str = "forward", state: bool = False) -> ImportedProgram:
     """Import an ExportedProgram into an `aten` module plus its WeightStore.
 
     Stages: refuse data-dependent shapes; functionalize (torch's pass only when a mutation goes
     through an alias); decompose the ops the dialect lacks, to a fixpoint; report what is still
     unsupported, all at once; build the IR (in-place ops on private values as their functional
-    overloads, static SymInt plumbing as numbers).
+    overloads, static SymInt plumbing as numbers). `state=True`: mutated buffers are states
+    (torch's functionalization runs first, so every write is a BUFFER_MUTATION output).
     """
     start = time.perf_counter()
     symbolic.analyze(program.graph, _location_text, _target_name)  # data-dependent shapes: fail early
-    if inplace_rewrites(program, _location_text) is None:
+    if state and _mutates_buffers(program):
+        _check_dtypes(program)
+        program = torch_functionalize(program, _location_text, allow_buffers=True)
+    if inplace_rewrites(program, _location_text, allow_buffers=state) is None:
         _check_dtypes(program)  # torch's pass trips over complex views with internal assertions
         program = torch_functionalize(program, _location_text)
     exported = program
@@ -116,10 +152,10 @@ def import_program(program: ExportedProgram, *, func_name: str = "forward") -> I
         _check_dtypes(program)  # a complex intermediate is the likelier, clearer cause
         raise
     decompose_ms = (time.perf_counter() - start) * 1e3
-    rewrites = inplace_rewrites(program, _location_text, original=exported)
+    rewrites = inplace_rewrites(program, _location_text, original=exported, allow_buffers=state)
     if rewrites is None:  # a decomposition introduced an aliased mutation
         _check_dtypes(program)
-        program = torch_functionalize(program, _location_text)
+        program = torch_functionalize(program, _location_text, allow_buffers=state)
         rewrites = {}
     facts = symbolic.analyze(program.graph, _location_text, _target_name)
     _raise_on_unsupported(program, rewrites, facts)
@@ -130,6 +166,21 @@ def import_program(program: ExportedProgram, *, func_name: str = "forward") -> I
     imported.decompose_ms = decompose_ms
     imported.stats["decompose_rounds"] = rounds
     return imported
+
+
+def _mutates_buffers(program: ExportedProgram) -> bool:
+    """Whether some op writes into a buffer (in place, or as a functional BUFFER_MUTATION output)."""
+    if program.graph_signature.buffers_to_mutate:
+        return True
+    buffers = {s.arg.name for s in program.graph_signature.input_specs if s.kind == InputKind.BUFFER}
+    for node in program.graph.nodes:
+        if node.op == "call_function" and is_inplace(node.target):
+            root = node.args[0]
+            while isinstance(root, torch.fx.Node) and root.op == "call_function" and root.args:
+                root = root.args[0]
+            if isinstance(root, torch.fx.Node) and root.name in buffers:
+                return True
+    return False
 
 
 def _check_dtypes(program: ExportedProgram) -> None:
@@ -248,13 +299,22 @@ class _GraphBuilder:
         self.weight_values: dict[str, SSAValue] = {}
         self.block = Block()
         self.inputs: list[InputSpec] = []
+        self.states: list[StateSpec] = []
+        self.state_targets = set(program.graph_signature.buffers_to_mutate.values())
 
     def build(self) -> ImportedProgram:
         kinds = {spec.arg.name: spec for spec in self.program.graph_signature.input_specs}
+        placeholders = [n for n in self.program.graph.nodes if n.op == "placeholder"]
+        stateful = [n for n in placeholders if self._is_state(kinds[n.name])]
+        for node in placeholders:
+            if node not in stateful:
+                self._placeholder(node, kinds[node.name])
+        for node in stateful:  # after the user inputs: their argument numbers do not change
+            self._state(node, kinds[node.name])
         for node in self.program.graph.nodes:
             if node.op == "placeholder":
-                self._placeholder(node, kinds[node.name])
-            elif node.op == "call_function":
+                continue
+            if node.op == "call_function":
                 self._call(node)
             elif node.op == "output":
                 return self._finish(node)
@@ -263,6 +323,9 @@ class _GraphBuilder:
     def _placeholder(self, node: torch.fx.Node, spec) -> None:
         if spec.kind == InputKind.USER_INPUT:
             val = node.meta["val"]
+            if not isinstance(val, torch.Tensor):  # a constant torch.export specialized (use_cache=False)
+                self.values[node] = val
+                return
             arg = self.block.insert_arg(tensor_type(tuple(val.shape), val.dtype), len(self.block.args))
             arg.name_hint = _ssa_name(node.name)
             self.inputs.append(InputSpec(node.name, tuple(val.shape), val.dtype))
@@ -276,6 +339,16 @@ class _GraphBuilder:
             self.block.add_op(op)
             self.weight_values[name] = op.result
         self.values[node] = self.weight_values[name]
+
+    def _is_state(self, spec) -> bool:
+        return spec.kind == InputKind.BUFFER and spec.target in self.state_targets
+
+    def _state(self, node: torch.fx.Node, spec) -> None:
+        tensor = self._state_tensor(spec)
+        arg = self.block.insert_arg(tensor_type(tuple(tensor.shape), tensor.dtype), len(self.block.args))
+        arg.name_hint = _ssa_name(node.name)
+        self.states.append(StateSpec(spec.target, tensor.clone()))
+        self.values[node] = arg
 
     def _state_tensor(self, spec) -> torch.Tensor:
         if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER) and spec.target in self.program.state_dict:
@@ -366,16 +439,28 @@ class _GraphBuilder:
         return op.result
 
     def _finish(self, node: torch.fx.Node) -> ImportedProgram:
-        outputs = [self.values[v] for v in _flatten(node.args[0])]
+        results = _flatten(node.args[0])
+        if self.states:  # user outputs first, then each state's final value in argument order
+            updates = {}
+            user = []
+            for value, spec in zip(results, self.program.graph_signature.output_specs, strict=True):
+                if spec.kind == OutputKind.BUFFER_MUTATION:
+                    updates[spec.target] = value
+                else:
+                    user.append(value)
+            results = user + [updates[s.name] for s in self.states]
+        outputs = [self.values[v] for v in results]
         self.block.add_op(func.ReturnOp(*outputs))
         function = func.FuncOp(
             self.func_name,
             ([a.type for a in self.block.args], [o.type for o in outputs]),
             Region(self.block),
         )
+        if self.states:
+            function.attributes[STATE_ATTR] = ArrayAttr([StringAttr(s.name) for s in self.states])
         module = ModuleOp([function])
         stats = {"ops": len(self.block.ops) - 1, "weights": len(self.weights)}
-        return ImportedProgram(module, self.weights, self.inputs, stats=stats)
+        return ImportedProgram(module, self.weights, self.inputs, self.states, stats=stats)
 
 
 def _is_number(value: Any) -> bool:
