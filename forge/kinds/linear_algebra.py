@@ -273,17 +273,21 @@ class Sdpa(KindSpec):
         self, em: SegmentHelpers, p: N.Params, ins: Sequence[Any], in_types: Sequence[TensorType], out_type: TensorType
     ) -> Any:
         q, k, v, *mask = ins
-        m = None
+        m = attends = None
         if mask:
             m = mask[0]
             if is_i1(in_types[3]):  # keep-mask -> additive 0 / -inf
                 cond = m if m.dtype == np.bool_ else em.num01(m)
                 m = em.g.select(cond, em.scalar(0.0, q.dtype), em.scalar(-math.inf, q.dtype))
+                # rows that attend to no key: torch's sdpa gives 0 there (softmax of all -inf is NaN)
+                keep = em.g.select(cond, em.scalar(1.0, q.dtype), em.scalar(0.0, q.dtype))
+                attends = em.g.greater(em.g.reduce_max(keep, -1, keep_dims=True), em.scalar(0.0, q.dtype))
             elif m.dtype != q.dtype:
                 m = em.g.convert(m, q.dtype)
-        return em.g.scaled_dot_product_attention(
+        out = em.g.scaled_dot_product_attention(
             q, k, v, m, is_causal=p.get_flag("is_causal"), scale=p.get_float("scale")
         )
+        return out if attends is None else em.g.select(attends, out, em.scalar(0.0, q.dtype))
 
     def flops(self, p: N.Params, in_types: Sequence[Attribute], out_type: Attribute) -> float:
         """The two products plus a softmax over the scores."""
