@@ -1,20 +1,30 @@
-"""The model compiler: `forge.compile(model, example_args)` runs every stage and reports each one.
+"""The model compiler: `forge.compile(model, args, kwargs)` runs every stage and reports each one.
 
     export → import (aten) → optimization passes → lower to npuir → schedule → lower to buffer
            → emit NNFactory segments → device compile → CompiledNPUExecutor
 
+Inputs and outputs are torch.export's (forge/frontend/export.py): `args` and `kwargs` are the example
+inputs, the compiled model is called as the model is (`compiled(*args, **kwargs)`, checked against the
+recorded in-spec) and returns the model's own structure (tensor, tuple, dict, `transformers` ModelOutput,
+KV cache); `dynamic_shapes` hands over to `forge.dynamic.compile_dynamic`. A bf16/f16 model compiles in
+float32 (numpy, and so the runtime API, cannot hold bfloat16): its weights and float inputs are cast up,
+its float outputs cast back, and `report["cast_policy"]` says so.
+
 Every stage is timed, every pass is recorded through the pipeline's instrumentation hook, and
 the result carries a report dict (the `forge compile --report` JSON) with the numbers a
-researcher compares across runs. Nothing here decides how a stage works; it only sequences them.
+researcher compares across runs; its stages add up to `total_ms` (`other_ms`: the rest of the wall
+clock). Nothing here decides how a stage works; it only sequences them.
 """
 
 from __future__ import annotations
 
+import copy
 import gc
 import hashlib
 import json
 import math
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+import torch.utils._pytree as pytree
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.passes import ModulePass, PassPipeline
@@ -30,7 +41,8 @@ from forge.analysis import metrics
 from forge.analysis.dominance import verify_module
 from forge.context import get_all_passes, make_context
 from forge.diagnostics import one_line
-from forge.frontend.fx_importer import ImportedProgram, InputSpec, import_module
+from forge.frontend.export import CallError, CallSignature, ExportError, export_model
+from forge.frontend.fx_importer import ImportedProgram, InputSpec, import_program
 from forge.pipeline import PassRecord, PipelineRunner
 from forge.pipelines import DEFAULT_PIPELINE, LOWER_TO_NPUIR, PLAN_MEMORY
 from forge.weights import WeightsError, WeightStore, attach_weights
@@ -45,11 +57,77 @@ class CompileError(Exception):
 @dataclass
 class StageTimes:
     export_ms: float = 0.0
+    decompose_ms: float = 0.0
     import_ms: float = 0.0
     passes_ms: float = 0.0
     lower_ms: float = 0.0
     emit_ms: float = 0.0
     device_compile_ms: float = 0.0
+    check_ms: float = 0.0
+
+
+STAGE_KEYS = (
+    "export_ms", "decompose_ms", "import_ms", "passes_ms", "lower_ms", "emit_ms", "device_compile_ms", "check_ms",
+)
+"""The report's named stages; with `other_ms` (the rest of the wall clock) they add up to `total_ms`."""
+
+
+REDUCED_FLOATS = (torch.bfloat16, torch.float16)
+
+
+@dataclass(frozen=True)
+class CastPolicy:
+    """How a model whose floats are not the compute dtype was compiled: its floating weights and float
+    inputs cast to `compute_dtype` (float32 unless `dtype=` says otherwise), its float outputs cast
+    back to `model_dtype`. Reduced-precision *compute* is `precision=` (forge.precision), not this."""
+
+    model_dtype: torch.dtype
+    compute_dtype: torch.dtype
+    weights: int = 0
+    inputs: tuple[str, ...] = ()
+
+    def apply(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """(args, kwargs) with their floating tensors in the compute dtype."""
+        return pytree.tree_map(self._up, (tuple(args), dict(kwargs)))
+
+    def _up(self, value: Any) -> Any:
+        if isinstance(value, torch.Tensor) and value.is_floating_point() and value.dtype != self.compute_dtype:
+            return value.to(self.compute_dtype)
+        return value
+
+    def restore(self, outputs: list[Any]) -> list[Any]:
+        """Float outputs back in the model's dtype."""
+        return [
+            o.to(self.model_dtype) if isinstance(o, torch.Tensor) and o.dtype == self.compute_dtype else o
+            for o in outputs
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model_dtype": _dtype_name(self.model_dtype),
+            "compute_dtype": _dtype_name(self.compute_dtype),
+            "weights_cast": self.weights,
+            "inputs_cast": list(self.inputs),
+            "outputs_cast_to": _dtype_name(self.model_dtype),
+        }
+
+    @staticmethod
+    def from_json(entry: dict[str, Any]) -> CastPolicy:
+        return CastPolicy(
+            _dtype_named(entry["model_dtype"]), _dtype_named(entry["compute_dtype"]),
+            int(entry.get("weights_cast", 0)), tuple(entry.get("inputs_cast", ())),
+        )
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _dtype_named(name: str) -> torch.dtype:
+    dtype = getattr(torch, str(name).removeprefix("torch."), None)
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"unknown dtype {name!r}")
+    return dtype
 
 
 @dataclass
@@ -66,17 +144,39 @@ class CompiledModel:
     stages: dict[str, str] = field(default_factory=dict)
     """Printed IR after optimization (`aten`), scheduling (`npuir`) and planning (`buffer`),
     when compiled with `keep_stages=True`."""
+    signature: CallSignature | None = None
+    """How the model is called and what it returns (None: a program compiled from an import, called
+    with its positional tensors)."""
+    cast: CastPolicy | None = None
 
-    def __call__(self, *args: torch.Tensor) -> Any:
-        _check_inputs(self.inputs, args)
-        outputs = self.executor(*args)
-        return outputs[0] if isinstance(outputs, (list, tuple)) and len(outputs) == 1 else outputs
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run as the model runs: the same arguments (checked against the compiled ones), the same
+        output structure; a reduced-precision model's float outputs come back in its dtype."""
+        return self.run(args, kwargs)
+
+    def run(self, args: Sequence[Any], kwargs: dict[str, Any] | None = None, *, cast_back: bool = True) -> Any:
+        """`__call__` with the arguments as a tuple and a dict (`cast_back=False`: outputs in the compute dtype)."""
+        if self.signature is None:
+            if kwargs:
+                raise CallError(f"this compiled program takes positional inputs only, got keyword(s) {sorted(kwargs)}")
+            _check_inputs(self.inputs, args)
+            outputs = self.executor(*args)
+            return outputs[0] if isinstance(outputs, (list, tuple)) and len(outputs) == 1 else outputs
+        tensors = self.signature.flatten(tuple(args), kwargs)
+        tensors = [t if t.dtype == s.dtype else t.to(s.dtype) for t, s in zip(tensors, self.inputs, strict=True)]
+        outputs = self.executor(*tensors)
+        outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+        if self.cast is not None and cast_back:
+            outputs = self.cast.restore(outputs)
+        return self.signature.unflatten(outputs)
 
     def save(self, directory: str | Path) -> Path:
         """Write the buffer-level IR, its weights and the plan's metadata to `directory`.
 
-        meta.json records the SHA-256 of the IR and weights files: `load` refuses changed files
-        (a flipped weight byte is otherwise invisible); drop its "files" entry to load edited IR.
+        meta.json records the call signature (input names and structure, the output TreeSpec) and the
+        cast policy, so the loaded model is called and returns as this one; and the SHA-256 of the IR
+        and weights files: `load` refuses changed files (a flipped weight byte is otherwise
+        invisible); drop its "files" entry to load edited IR.
         """
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
@@ -88,6 +188,8 @@ class CompiledModel:
             "runtime": self.runtime,
             "device": self.device,
             "inputs": [{"name": s.name, "shape": list(s.shape), "dtype": str(s.dtype)} for s in self.inputs],
+            **({"call": self.signature.to_json()} if self.signature is not None else {}),
+            **({"cast": self.cast.to_json()} if self.cast is not None else {}),
             "files": {name: _sha256(directory / name) for name in (SAVED_IR, SAVED_WEIGHTS)},
             "report": self.report,
         }
@@ -171,7 +273,9 @@ def _timed(stage: str, times: StageTimes, attr: str, progress: Progress | None, 
 
 def compile(
     model: torch.nn.Module,
-    example_args: Sequence[torch.Tensor],
+    args: Sequence[Any] = (),
+    kwargs: dict[str, Any] | None = None,
+    dynamic_shapes: Any = None,
     *,
     pipeline: Sequence[str] | str | None = None,
     disable: Sequence[str] = (),
@@ -187,25 +291,111 @@ def compile(
     weights: str | None = None,
     accuracy: int | None = None,
 ) -> CompiledModel:
-    """Compile `model` for the static shapes of `example_args`; see the module docstring.
+    """Compile `model` for the static shapes of its example inputs; see the module docstring.
+
+    `args`, `kwargs` and `dynamic_shapes` mean what they mean to `torch.export.export` (the example
+    positional and keyword inputs; `dynamic_shapes` not None: `forge.dynamic.compile_dynamic`). The
+    result is called as the model is and returns its output structure. `dtype` is the compute dtype
+    of the compiled graph: floating weights and inputs of another dtype (a bf16/f16 model) are cast to
+    it on a copy of the model (the model itself is not changed) and float outputs cast back.
 
     `precision` (f32, bf16, f16) and `weights` (None, int8, int4: weight-only quantization) are the
     reduced-precision modes of `forge.precision`; `accuracy=N` adds `report["accuracy"]`: the mode
     against eager f32 on N seeded inputs (`forge.precision.evaluate_accuracy`, 100 is the fixed set).
     """
-    modes = _check_modes(precision, weights, accuracy)
-    model, example_args = _cast(model, example_args, dtype)
-    times = StageTimes()
-    imported: ImportedProgram = _timed(
-        "export + import", times, "import_ms", progress, lambda: import_module(model, example_args)
-    )
-    times.export_ms, times.import_ms = imported.export_ms, imported.import_ms
-    with _gc_paused():
-        return _compile_imported(
-            model, example_args, imported, times, pipeline=pipeline, disable=disable, device=device,
-            runtime=runtime, check=check, name=name, keep_stages=keep_stages, progress=progress,
-            lowering=lowering, modes=modes,
+    if dynamic_shapes is not None:
+        from forge.dynamic import compile_dynamic  # lazy: only for dynamic shapes
+
+        return compile_dynamic(
+            model, tuple(args), dict(kwargs or {}), dynamic_shapes, static_compile=compile, pipeline=pipeline,
+            disable=disable, device=device, runtime=runtime, dtype=dtype, check=check, name=name,
+            keep_stages=keep_stages, progress=progress, lowering=lowering, precision=precision, weights=weights,
+            accuracy=accuracy,
         )
+    start = time.perf_counter()
+    modes = _check_modes(precision, weights, accuracy)
+    args, kwargs = _example_inputs(args, kwargs)
+    exported_model, cast = _cast_policy(model, args, kwargs, dtype)
+    xargs, xkwargs = cast.apply(args, kwargs) if cast is not None else (args, kwargs)
+    times = StageTimes()
+    program, signature = _timed(
+        "torch.export", times, "export_ms", progress, lambda: _export(exported_model, xargs, xkwargs)
+    )
+    imported: ImportedProgram = _timed(
+        "import (aten)", times, "import_ms", progress, lambda: import_program(program)
+    )
+    times.decompose_ms = imported.decompose_ms
+    times.import_ms -= imported.decompose_ms
+    if cast is not None:
+        signature = signature.retyped(args, kwargs)
+    with _gc_paused():
+        result = _compile_imported(
+            exported_model, xargs, imported, times, pipeline=pipeline, disable=disable, device=device,
+            runtime=runtime, check=False, name=name, keep_stages=keep_stages, progress=progress,
+            lowering=lowering, modes=modes, signature=signature, cast=cast,
+        )
+    if check:
+        check_start = time.perf_counter()
+        result.report["parity"] = measure_parity(exported_model, result, args, kwargs)
+        times.check_ms = (time.perf_counter() - check_start) * 1e3
+    _account_wall_clock(result.report, times, start)
+    return result
+
+
+def _example_inputs(args: Any, kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """torch.export's forms: args a tuple (a list is taken as one), kwargs a dict of str keys."""
+    if isinstance(args, torch.Tensor):
+        raise CompileError("args: expected a tuple of example inputs, got a tensor (write (x,) for one input)")
+    if not isinstance(args, (tuple, list)):
+        raise CompileError(f"args: expected a tuple of example inputs, got {type(args).__name__}")
+    if kwargs is not None and (not isinstance(kwargs, dict) or not all(isinstance(k, str) for k in kwargs)):
+        raise CompileError(f"kwargs: expected a dict of keyword inputs by name, got {type(kwargs).__name__}")
+    return tuple(args), dict(kwargs or {})
+
+
+def _export(model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]):
+    try:
+        program, signature, _ = export_model(model, args, kwargs)
+    except ExportError as err:
+        raise CompileError(str(err)) from err
+    return program, signature
+
+
+def _cast_policy(
+    model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], dtype: torch.dtype
+) -> tuple[torch.nn.Module, CastPolicy | None]:
+    """The model to export and its cast policy: floating weights and inputs that are not `dtype` are
+    cast on a copy, when `dtype` is not float32 or they are bf16/f16 (float64 stays, as torch runs it)."""
+    model = model.eval()
+    tensors = [t for t in (*model.parameters(), *model.buffers()) if t.is_floating_point()]
+    leaves = [(n, t) for n, t in _named_leaves(args, kwargs) if isinstance(t, torch.Tensor) and t.is_floating_point()]
+
+    def needs_cast(t: torch.Tensor) -> bool:
+        return t.dtype != dtype and (dtype != torch.float32 or t.dtype in REDUCED_FLOATS)
+
+    cast_weights = sum(1 for t in tensors if needs_cast(t))
+    cast_inputs = tuple(n for n, t in leaves if needs_cast(t))
+    if not cast_weights and not cast_inputs:
+        return model, None
+    counts = Counter(t.dtype for t in tensors) or Counter(t.dtype for _, t in leaves)
+    model_dtype = counts.most_common(1)[0][0]
+    copied = copy.deepcopy(model).to(dtype) if cast_weights else model
+    return copied, CastPolicy(model_dtype, dtype, cast_weights, cast_inputs)
+
+
+def _named_leaves(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[str, Any]]:
+    paths, _ = pytree.tree_flatten_with_path((args, kwargs))
+    return [(pytree.keystr(path[1:]).lstrip("."), value) for path, value in paths]
+
+
+def _account_wall_clock(report: dict[str, Any], times: StageTimes, start: float) -> None:
+    """The stages' ms and `other_ms` (lazy imports, set-up, the report: the rest of the wall clock),
+    which add up to `total_ms`."""
+    for key in STAGE_KEYS:
+        report[key] = round(getattr(times, key), 3)
+    total = (time.perf_counter() - start) * 1e3
+    report["total_ms"] = round(total, 3)
+    report["other_ms"] = round(total - sum(getattr(times, key) for key in STAGE_KEYS), 3)
 
 
 def compile_imported(
@@ -243,7 +433,7 @@ def _check_modes(precision: str, weights: str | None, accuracy: int | None) -> d
 
 def _compile_imported(
     model, example_args, imported, times, *, pipeline, disable, device, runtime, check, name, keep_stages, progress,
-    lowering=None, modes=None,
+    lowering=None, modes=None, signature=None, cast=None,
 ) -> CompiledModel:
     """Everything after import: passes, lowering (`lowering` overrides the aten → npuir →
     schedule part, e.g. with affinity options), emission, device compile, report."""
@@ -273,13 +463,15 @@ def _compile_imported(
         precision=modes["precision"], weights_mode=modes["weights"],
     )
     result = CompiledModel(
-        compiled, module, imported.weights, imported.inputs, runtime=runtime, device=device, stages=stages
+        compiled, module, imported.weights, imported.inputs, runtime=runtime, device=device, stages=stages,
+        signature=signature, cast=cast,
     )
     result.report = _report(
         name or type(model).__name__, imported, records, times, module, compiled,
         ops_imported=ops_imported, ops_optimized=ops_optimized, fused_attention=fused_attention,
         runtime=runtime, device=device,
     )
+    result.report.update(_call_report(signature, cast))
     result.report.update(
         precision=modes["precision"], weights=modes["weights"] or "f32",
         runtime_config=compiled.program.runtime.config(),
@@ -366,6 +558,43 @@ def _report(model_name, imported, records, times, module, executor, **fields) ->
     }
 
 
+def _call_report(signature: CallSignature | None, cast: CastPolicy | None) -> dict[str, Any]:
+    """What the inputs were (names, shapes, dtypes, positional or keyword), the output structure,
+    the cast policy, and one-line notes on how the model's call was compiled."""
+    if signature is None:
+        return {"cast_policy": cast.to_json() if cast is not None else None}
+    notes = []
+    caches = sorted({t.__name__ for t in _spec_types(signature.out_spec) if "Cache" in t.__name__})
+    if caches:
+        notes.append(
+            f"the model returns its KV cache ({', '.join(caches)}, use_cache default): its key/value tensors are "
+            "outputs, returned as the same cache type; pass kwargs={'use_cache': False} to compile without them"
+        )
+    if cast is not None:
+        notes.append(_cast_note(cast))
+    return {
+        "inputs": signature.describe(),
+        "outputs": signature.output_structure(),
+        "cast_policy": cast.to_json() if cast is not None else None,
+        "notes": notes,
+    }
+
+
+def _cast_note(cast: CastPolicy) -> str:
+    what = f"{cast.weights} weights" + (f" and inputs {', '.join(cast.inputs)}" if cast.inputs else "")
+    why = " (numpy, and so the runtime API, cannot hold bfloat16)" if cast.model_dtype == torch.bfloat16 else ""
+    return (
+        f"{_dtype_name(cast.model_dtype)} model compiled in {_dtype_name(cast.compute_dtype)}{why}: {what} cast to "
+        f"{_dtype_name(cast.compute_dtype)}, float outputs cast back to {_dtype_name(cast.model_dtype)}"
+    )
+
+
+def _spec_types(spec: pytree.TreeSpec) -> list[type]:
+    if spec is None or spec.is_leaf():
+        return []
+    return [spec.type, *(t for child in spec.children() for t in _spec_types(child))]
+
+
 def _plan_metrics(module: ModuleOp) -> dict[str, int]:
 
     summary = metrics.report(module)
@@ -401,21 +630,45 @@ def cpu_steps(module: ModuleOp) -> dict[str, Any]:
 # --- parity ----------------------------------------------------------------------------------------
 
 
-def measure_parity(model: torch.nn.Module, compiled: CompiledModel, args: Sequence[torch.Tensor]) -> dict[str, float]:
-    """Max |difference| and mean KL(softmax(eager) || softmax(forge)) over the last dim."""
+def measure_parity(
+    model: torch.nn.Module, compiled: CompiledModel, args: Sequence[Any], kwargs: dict[str, Any] | None = None
+) -> dict[str, float]:
+    """`parity` of the compiled model against eager `model` on (args, kwargs). A model compiled under
+    a cast policy is compared in the compute dtype (its outputs before they are cast back, against
+    `model` on the cast inputs): what the compiler changed, not the rounding to bf16."""
+    kwargs = dict(kwargs or {})
+    eager_args, eager_kwargs = compiled.cast.apply(tuple(args), kwargs) if compiled.cast else (tuple(args), kwargs)
     with torch.no_grad():
-        expected = model(*args)
-    got = compiled(*args)
+        expected = model(*eager_args, **eager_kwargs)
+    got = compiled.run(tuple(args), kwargs, cast_back=False)
     return parity(expected, got)
 
 
-def parity(expected: torch.Tensor, got: torch.Tensor) -> dict[str, float]:
-    expected, got = expected.double(), got.double()
-    max_abs = (expected - got).abs().max().item()
+def parity(expected: Any, got: Any) -> dict[str, float]:
+    """Max |difference| over every tensor of the outputs (tensors, tuples, dicts, ModelOutputs) and the
+    mean KL(softmax(eager) || softmax(forge)) over the last dim of the first (logits, hidden state)."""
+    expected_leaves = [t for t in pytree.tree_leaves(expected) if isinstance(t, torch.Tensor)]
+    got_leaves = [t for t in pytree.tree_leaves(got) if isinstance(t, torch.Tensor)]
+    if len(expected_leaves) != len(got_leaves):
+        raise ValueError(f"eager returns {len(expected_leaves)} tensor(s), the compiled model {len(got_leaves)}")
+    if len(expected_leaves) != 1:
+        first = parity(expected_leaves[0], got_leaves[0])
+        max_abs = max(_max_abs(e, g) for e, g in zip(expected_leaves, got_leaves, strict=True))
+        return {"max_abs": max_abs, "kl": first["kl"]}
+    expected, got = expected_leaves[0].double(), got_leaves[0].double()
+    max_abs = _max_abs(expected, got)
     log_p = torch.log_softmax(expected, dim=-1)
     log_q = torch.log_softmax(got, dim=-1)
     kl = (log_p.exp() * (log_p - log_q)).sum(-1).mean().item()
     return {"max_abs": max_abs, "kl": max(kl, 0.0) if not math.isnan(kl) else kl}
+
+
+def _max_abs(expected: torch.Tensor, got: torch.Tensor) -> float:
+    if expected.shape != got.shape:
+        raise ValueError(f"eager returns a {tuple(expected.shape)} tensor, the compiled model {tuple(got.shape)}")
+    if expected.numel() == 0:
+        return 0.0
+    return (expected.double() - got.double()).abs().max().item()
 
 
 # --- loading a saved model -------------------------------------------------------------------------
@@ -469,7 +722,34 @@ def load(directory: str | Path, *, runtime: str | None = None, device: str | Non
         "emit_ms": round(times.emit_ms, 3),
         "device_compile_ms": round(times.device_compile_ms, 3),
     }
-    return CompiledModel(executor, module, weights, inputs, report=report, runtime=runtime, device=device)
+    signature, cast, notes = _meta_call(directory, meta, inputs)
+    if notes:
+        report["notes"] = [*report.get("notes", []), *notes]
+    return CompiledModel(
+        executor, module, weights, inputs, report=report, runtime=runtime, device=device, signature=signature,
+        cast=cast,
+    )
+
+
+def _meta_call(directory: Path, meta: dict[str, Any], inputs: list[InputSpec]):
+    """The saved call signature and cast policy (None for a model saved before they were stored: it is
+    called with its positional tensors). An output class that cannot be imported here comes back as a
+    dict with the same keys (said in the notes)."""
+    path = directory / SAVED_META
+    signature, notes = None, []
+    try:
+        if "call" in meta:
+            signature, notes = CallSignature.from_json(meta["call"])
+            if signature.out_spec is None:
+                raise ValueError("no output structure")
+        cast = CastPolicy.from_json(meta["cast"]) if "cast" in meta else None
+    except Exception as err:  # json shapes, TreeSpec parsing, dtypes: all mean a corrupt entry
+        raise LoadError(
+            f"{path}: corrupt 'call' or 'cast' entry ({type(err).__name__}: {one_line(str(err))})"
+        ) from None
+    if signature is not None and sum(leaf.is_tensor for leaf in signature.inputs) != len(inputs):
+        raise LoadError(f"{path}: 'call' names {len(signature.inputs)} inputs, but the model takes {len(inputs)}")
+    return signature, cast, [f"loaded: {note}" for note in notes]
 
 
 def _saved_weights(value: Any) -> str | None:

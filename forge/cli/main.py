@@ -169,16 +169,22 @@ def _compile_tuned(args: argparse.Namespace, model, inputs, label: str):
 def format_report(report: dict[str, Any]) -> str:
     """The report as the tables `forge compile` prints."""
     lines = [f"Forge report: {report['model']} on {report['runtime']}/{report['device']}", ""]
+    lines += format_inputs(report)
     lines.append(f"{'stage':<28}{'ms':>10}")
     for key, label in (
         ("export_ms", "torch.export"),
+        ("decompose_ms", "functionalize, decompose"),
         ("import_ms", "import (aten)"),
         ("passes_ms", "optimization passes"),
         ("lower_ms", "lowering (npuir, buffer)"),
         ("emit_ms", "emit NNFactory"),
         ("device_compile_ms", "device compile"),
+        ("check_ms", "parity check"),
+        ("other_ms", "other (imports, set-up)"),
+        ("total_ms", "total"),
     ):
-        lines.append(f"{label:<28}{report[key]:>10.1f}")
+        if key in report and (key != "check_ms" or report[key]):
+            lines.append(f"{label:<28}{report[key]:>10.1f}")
     lines += ["", f"{'pass':<28}{'ms':>8}{'ops before':>12}{'ops after':>11}  top patterns"]
     for record in report["passes"]:
         top = ", ".join(f"{k} x{v}" for k, v in sorted(record["fired"].items(), key=lambda kv: -kv[1])[:3])
@@ -219,6 +225,30 @@ def format_precision(report: dict[str, Any]) -> str:
                  f"(bounds {b['max_abs']:g} / {b['kl_mean']:g} / {b['top1']:.0%}: "
                  f"{'within' if acc['within_bounds'] else 'OUTSIDE'})")
     return line
+
+
+def format_inputs(report: dict[str, Any]) -> list[str]:
+    """What the model was compiled for: each input (name, dtype, shape, positional or keyword, or the
+    constant torch.export specialized), the output structure, the cast policy and the notes."""
+    if "inputs" not in report:
+        return []
+    lines = ["inputs:"]
+    for entry in report["inputs"]:
+        what = (
+            f"{entry['dtype'].removeprefix('torch.')} {entry['shape']}" if "dtype" in entry
+            else f"= {entry.get('value')!r} (constant)"
+        )
+        lines.append(f"  {entry['name']:<26}{what}  {entry['kind']}")
+    lines.append(f"outputs: {report.get('outputs', '?')}")
+    cast = report.get("cast_policy")
+    lines.append(
+        f"cast policy: {cast['model_dtype']} model compiled in {cast['compute_dtype']} ({cast['weights_cast']} weights"
+        + (f", inputs {', '.join(cast['inputs_cast'])}" if cast["inputs_cast"] else "")
+        + f" cast up; float outputs cast back to {cast['outputs_cast_to']})"
+        if cast else "cast policy: none (weights and inputs compiled in their own dtypes)"
+    )
+    lines += [f"note: {note}" for note in report.get("notes", [])]
+    return [*lines, ""]
 
 
 def format_cpu_fallback(fallback: dict[str, int]) -> str:

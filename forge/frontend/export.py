@@ -1,0 +1,472 @@
+"""Export a model as torch.export does, and remember how it is called and what it returns.
+
+`export_model(model, args, kwargs)` runs `torch.export.export(model, args, kwargs)` under `no_grad` and
+returns the ExportedProgram with its `CallSignature`:
+- `in_spec` / `out_spec`: the TreeSpecs of the program's root call signature (`module_call_graph[0]`,
+  the same as `call_spec`): how `(args, kwargs)` flatten into the graph's user inputs, and how its user
+  outputs rebuild the model's own result (tensor, tuple, dict, a `transformers` `ModelOutput`, a KV cache);
+- `inputs`: one `InputLeaf` per flattened input, in graph order: its name (the forward's parameter, with a
+  path for nested values: `cache.key_cache[0]`), positional or keyword, and its shape and dtype, or the
+  constant torch.export specialized (`use_cache=False`);
+- `flatten(args, kwargs)`: a call checked against the recorded inputs (a missing or unexpected keyword, a
+  shape or dtype that differs: a `CallError` naming the argument) -> the tensors the graph takes;
+- `unflatten(outputs)`: the graph's outputs in the model's structure (the same keys and class).
+
+`transformers` models: `ModelOutput` classes are pytree nodes already (transformers registers every
+subclass), and the default `use_cache=True` forward returns a `DynamicCache`; `register_cache_types` makes
+it a pytree node with transformers' own export helper (`integrations.executorch`), so the model exports
+as it comes and its cache's key/value tensors are outputs, returned as a `DynamicCache`.
+
+A torch.export failure the call caused (a tensor passed positionally onto a cache parameter, a keyword
+the forward does not take, a result type torch.export cannot return) is an `ExportError` naming the
+argument and what to do; anything else is an `ExportError` with torch's message on one line.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import json
+import re
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+from torch.export.graph_signature import ConstantArgument, InputKind, OutputKind
+
+from forge.frontend.errors import ImportError_
+
+__all__ = ["CallError", "CallSignature", "ExportError", "InputLeaf", "export_model", "register_cache_types"]
+
+POSITIONAL, KEYWORD = "positional", "keyword"
+_CACHE_REGISTERED: list[bool] = []  # register_cache_types ran
+_CACHE_PARAMETER = re.compile(r"(^|_)(past|cache|past_key_values?|layer_past|caches?)($|_)")
+
+
+class ExportError(ImportError_):
+    """torch.export could not trace the model on these inputs (the message names the argument if it can)."""
+
+
+class CallError(ValueError):
+    """A call of a compiled model that does not match the inputs it was compiled for."""
+
+
+@dataclass(frozen=True)
+class InputLeaf:
+    """One flattened input: a tensor (shape, dtype) or a constant torch.export specialized (`value`)."""
+
+    name: str
+    kind: str  # POSITIONAL or KEYWORD
+    shape: tuple[int, ...] | None = None
+    dtype: torch.dtype | None = None
+    value: Any = None
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.dtype is not None
+
+    def describe(self) -> str:
+        what = f"{str(self.dtype).removeprefix('torch.')} {list(self.shape)}" if self.is_tensor else repr(self.value)
+        return f"{self.name}: {what} ({self.kind})"
+
+    def to_json(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"name": self.name, "kind": self.kind}
+        if self.is_tensor:
+            entry.update(shape=list(self.shape), dtype=str(self.dtype))
+        else:
+            plain = isinstance(self.value, (bool, int, float, str, type(None)))
+            entry["value"] = self.value if plain else repr(self.value)
+        return entry
+
+    @staticmethod
+    def from_json(entry: dict[str, Any]) -> InputLeaf:
+        if "dtype" in entry:
+            dtype = getattr(torch, str(entry["dtype"]).removeprefix("torch."), None)
+            if not isinstance(dtype, torch.dtype):
+                raise ValueError(f"unknown dtype {entry['dtype']!r}")
+            return InputLeaf(str(entry["name"]), str(entry["kind"]), tuple(int(d) for d in entry["shape"]), dtype)
+        return InputLeaf(str(entry["name"]), str(entry["kind"]), value=entry.get("value"))
+
+
+@dataclass(frozen=True)
+class CallSignature:
+    """How a compiled model is called and what it returns (see the module docstring)."""
+
+    in_spec: pytree.TreeSpec
+    out_spec: pytree.TreeSpec
+    inputs: tuple[InputLeaf, ...]
+    model_name: str = "model"
+
+    # --- calls ---------------------------------------------------------------------------------
+
+    @property
+    def positional(self) -> list[InputLeaf]:
+        return [leaf for leaf in self.inputs if leaf.kind == POSITIONAL]
+
+    @property
+    def keywords(self) -> list[str]:
+        return list(self.in_spec.child(1).context)
+
+    def flatten(self, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> list[torch.Tensor]:
+        """The tensors the compiled graph takes for this call, after checking it matches the compiled one."""
+        args, kwargs = tuple(args), dict(kwargs or {})
+        self._check_arity(args, kwargs)
+        ordered = {key: kwargs[key] for key in self.keywords}
+        values, spec = pytree.tree_flatten((args, ordered))
+        if spec != self.in_spec:
+            raise CallError(self._structure_mismatch(args, ordered))
+        tensors = []
+        for leaf, value in zip(self.inputs, values, strict=True):
+            _check_leaf(leaf, value)
+            if leaf.is_tensor:
+                tensors.append(value)
+        return tensors
+
+    def unflatten(self, outputs: list[Any]) -> Any:
+        """The graph's user outputs in the model's own structure."""
+        return pytree.tree_unflatten(list(outputs), self.out_spec)
+
+    def _check_arity(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        arg_specs = self.in_spec.child(0)
+        expected = arg_specs.num_children
+        if len(args) != expected:
+            names = ", ".join(_top_names(self.inputs, POSITIONAL)) or "none"
+            raise CallError(
+                f"{self.model_name} was compiled with {expected} positional argument(s) ({names}), got {len(args)}"
+                + ("; pass the others by keyword, as at compile time" if len(args) > expected else "")
+            )
+        missing = [k for k in self.keywords if k not in kwargs]
+        unexpected = [k for k in kwargs if k not in self.keywords]
+        if unexpected:
+            took = ", ".join(self.keywords) or "no keyword arguments"
+            raise CallError(
+                f"{self.model_name} got unexpected keyword argument(s) {', '.join(map(repr, unexpected))}; "
+                f"it was compiled with {took} (recompile with kwargs= to add one)"
+            )
+        if missing:
+            described = "; ".join(_describe_top(self.inputs, k) for k in missing)
+            raise CallError(f"{self.model_name} is missing keyword argument(s) {described}")
+
+    def _structure_mismatch(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        arg_spec, kw_spec = self.in_spec.children()
+        tops = _top_names(self.inputs, POSITIONAL, all_positions=arg_spec.num_children)
+        pairs = [(tops[i], a, arg_spec.child(i)) for i, a in enumerate(args)]
+        pairs += [(k, kwargs[k], kw_spec.child(i)) for i, k in enumerate(kw_spec.context)]
+        for name, value, expected in pairs:
+            got = pytree.tree_structure(value)
+            if got != expected:
+                return f"argument '{name}' has structure {_spec_text(got)}, compiled for {_spec_text(expected)}"
+        return "the arguments' structure differs from the compiled one"
+
+    # --- report and storage ------------------------------------------------------------------------
+
+    def describe(self) -> list[dict[str, Any]]:
+        """The report's `inputs`: name, positional or keyword, shape and dtype (or the constant)."""
+        return [leaf.to_json() for leaf in self.inputs]
+
+    def output_structure(self) -> str:
+        return _spec_text(self.out_spec)
+
+    def retyped(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CallSignature:
+        """The same signature with the tensor dtypes of this call (the user's, before a compile-time cast)."""
+        values = pytree.tree_leaves((tuple(args), {k: kwargs[k] for k in self.keywords}))
+        leaves = tuple(
+            replace(leaf, dtype=value.dtype) if leaf.is_tensor and isinstance(value, torch.Tensor) else leaf
+            for leaf, value in zip(self.inputs, values, strict=True)
+        )
+        return replace(self, inputs=leaves)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model_name,
+            "in_spec": pytree.treespec_dumps(self.in_spec),
+            "out_spec": _dumps_or_none(self.out_spec),
+            "inputs": self.describe(),
+        }
+
+    @staticmethod
+    def from_json(entry: dict[str, Any]) -> tuple[CallSignature, list[str]]:
+        """The signature saved by `to_json`, and notes on what could not be rebuilt (an output class no
+        longer importable comes back as a dict with the same keys; an unknown container as a tuple)."""
+        notes: list[str] = []
+        in_spec = pytree.treespec_loads(entry["in_spec"])
+        out_text = entry.get("out_spec")
+        out_spec = _loads_leniently(out_text, notes) if out_text else None
+        inputs = tuple(InputLeaf.from_json(e) for e in entry["inputs"])
+        return CallSignature(in_spec, out_spec, inputs, str(entry.get("model", "model"))), notes
+
+
+# --- export ------------------------------------------------------------------------------------------
+
+
+def export_model(
+    model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None
+) -> tuple[torch.export.ExportedProgram, CallSignature, float]:
+    """torch.export the model on (args, kwargs) under no_grad: the program, its call signature, and
+    the export time in ms."""
+    args, kwargs = tuple(args), dict(kwargs or {})
+    parameters = _forward_parameters(model)
+    _check_binding(model, parameters, args, kwargs)
+    if _is_transformers_model(model):
+        register_cache_types()
+    start = time.perf_counter()
+    try:
+        with torch.no_grad():
+            program = torch.export.export(model, args, kwargs)
+    except Exception as err:  # torch.export raises assorted types; each becomes one clear ExportError
+        raise ExportError(_diagnose(model, parameters, args, kwargs, err)) from err
+    export_ms = (time.perf_counter() - start) * 1e3
+    signature = call_signature(program, model, parameters, args, kwargs)
+    _check_absorbed_keywords(program, signature, model, parameters)
+    return program, signature, export_ms
+
+
+def call_signature(
+    program: torch.export.ExportedProgram, model: torch.nn.Module, parameters: list[inspect.Parameter] | None,
+    args: tuple[Any, ...], kwargs: dict[str, Any],
+) -> CallSignature:
+    """The program's root call signature with the names and kinds of its flattened inputs."""
+    root = program.module_call_graph[0].signature
+    in_spec, out_spec = (root.in_spec, root.out_spec) if root is not None else program.call_spec
+    user = [s for s in program.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
+    ordered = {key: kwargs[key] for key in in_spec.child(1).context}
+    paths, spec = pytree.tree_flatten_with_path((args, ordered))
+    if spec != in_spec or len(paths) != len(user):
+        raise ExportError(f"the exported program's inputs ({len(user)}) do not match the call's ({len(paths)})")
+    names = [p.name for p in (parameters or [])]
+    leaves = []
+    for (path, value), spec_ in zip(paths, user, strict=True):
+        name, kind = _leaf_name(path, names)
+        if isinstance(spec_.arg, ConstantArgument):
+            leaves.append(InputLeaf(name, kind, value=spec_.arg.value))
+        else:
+            leaves.append(InputLeaf(name, kind, tuple(value.shape), value.dtype))
+    outputs = [s for s in program.graph_signature.output_specs if s.kind == OutputKind.USER_OUTPUT]
+    if any(isinstance(s.arg, ConstantArgument) for s in outputs):
+        raise ExportError(f"{type(model).__name__} returns a non-tensor value; Forge compiles tensor outputs only")
+    return CallSignature(in_spec, out_spec, tuple(leaves), type(model).__name__)
+
+
+def register_cache_types() -> None:
+    """Make transformers' DynamicCache a pytree node (transformers' own torch.export helper), once."""
+    if _CACHE_REGISTERED:
+        return
+    try:
+        from transformers.cache_utils import DynamicCache  # lazy: only for transformers models
+        from transformers.integrations.executorch import register_dynamic_cache_export_support
+    except ImportError:  # an older or newer transformers: the default forward's error says what to do
+        return
+    if DynamicCache not in pytree.SUPPORTED_NODES:
+        register_dynamic_cache_export_support()
+    _CACHE_REGISTERED.append(True)
+
+
+# --- errors at export time -----------------------------------------------------------------------------
+
+
+def _forward_parameters(model: torch.nn.Module) -> list[inspect.Parameter] | None:
+    try:
+        return list(inspect.signature(model.forward).parameters.values())
+    except (TypeError, ValueError):  # a builtin or C++ forward
+        return None
+
+
+def _signature_text(model: torch.nn.Module, parameters: list[inspect.Parameter]) -> str:
+    shown = ", ".join(p.name for p in parameters[:6]) + (", ..." if len(parameters) > 6 else "")
+    return f"{type(model).__name__}.forward({shown})"
+
+
+def _check_binding(
+    model: torch.nn.Module, parameters: list[inspect.Parameter] | None, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    """The call binds to the forward's parameters (else the error torch.export would give, with the names)."""
+    if parameters is None:
+        return
+    try:
+        inspect.Signature(parameters).bind(*args, **kwargs)
+    except TypeError as err:
+        raise ExportError(
+            f"example inputs do not fit {_signature_text(model, parameters)}: {err}"
+        ) from None
+    landed = _tensor_on_cache_parameter(parameters, args)
+    if landed is not None:
+        raise ExportError(_cache_parameter_message(model, parameters, *landed))
+
+
+def _check_absorbed_keywords(program, signature: CallSignature, model, parameters) -> None:
+    """A keyword the forward does not name (taken by its **kwargs) that the graph never reads is a
+    misspelt input, not an input: without this its tensor would be silently ignored."""
+    if parameters is None:
+        return
+    named = {p.name for p in parameters if p.kind != p.VAR_KEYWORD}
+    users = {n.name: len(n.users) for n in program.graph.nodes if n.op == "placeholder"}
+    user_specs = [s for s in program.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
+    for leaf, spec in zip(signature.inputs, user_specs, strict=True):
+        top = re.split(r"[.\[]", leaf.name, maxsplit=1)[0]
+        if leaf.kind == KEYWORD and leaf.is_tensor and top not in named and not users.get(spec.arg.name):
+            close = sorted((n for n in named if top in n), key=len)
+            close = close or difflib.get_close_matches(top, sorted(named), n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ExportError(
+                f"unexpected keyword argument '{top}'{hint}: {_signature_text(model, parameters)} has no such "
+                "parameter and the model never reads it (its **kwargs took it)"
+            )
+
+
+def _tensor_on_cache_parameter(parameters: list[inspect.Parameter], args: tuple[Any, ...]):
+    """(position, parameter) of a positional tensor that lands on a KV-cache parameter, if one does."""
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    for i, (value, param) in enumerate(zip(args, positional, strict=False)):
+        if i > 0 and isinstance(value, torch.Tensor) and _CACHE_PARAMETER.search(param.name):
+            return i, param
+    return None
+
+
+def _cache_parameter_message(model, parameters, index: int, param: inspect.Parameter) -> str:
+    positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    following = [n for n in positional[index + 1:] if "mask" in n] or positional[index + 1:index + 2]
+    hint = f" (did you mean {following[0]}?)" if following else ""
+    return (
+        f"positional argument {index + 1} (a tensor) lands on parameter '{param.name}' of "
+        f"{_signature_text(model, parameters)}, which takes a KV cache, not a tensor{hint}; pass it by keyword: "
+        f"forge.compile(model, args, kwargs={{'{following[0] if following else 'name'}': tensor}})"
+    )
+
+
+def _diagnose(model, parameters, args, kwargs, err: Exception) -> str:
+    text = _one_line(str(err))
+    unknown = re.search(r"Found <class '([\w.]+)'> in output", text)
+    if unknown:
+        kind = unknown.group(1)
+        cache = "cache" in kind.lower()
+        return (
+            f"{type(model).__name__} returns a {kind.rsplit('.', 1)[-1]}, which torch.export cannot return"
+            + ("; compile the cache-free forward: kwargs={'use_cache': False}" if cache else
+               "; register it as a pytree node (torch.utils._pytree.register_pytree_node) or return tensors")
+        )
+    if parameters is not None and isinstance(err, AttributeError) and "FakeTensor" in text:
+        return (
+            f"torch.export of {type(model).__name__} failed: {type(err).__name__}: {text} "
+            "(a tensor reached a parameter that takes another kind of value: pass the inputs by keyword, kwargs=)"
+        )
+    return f"torch.export of {type(model).__name__} failed: {type(err).__name__}: {text}"
+
+
+def _one_line(text: str, limit: int = 400) -> str:
+    first = " ".join(text.strip().split("\n\n")[0].split())
+    return first if len(first) <= limit else first[: limit - 3] + "..."
+
+
+# --- names ---------------------------------------------------------------------------------------------
+
+
+def _leaf_name(path: tuple[Any, ...], names: list[str]) -> tuple[str, str]:
+    """(display name, kind) of a flattened input from its key path in (args, kwargs)."""
+    top, rest = path[1], path[2:]
+    if path[0].idx == 0:
+        index = top.idx
+        base, kind = (names[index] if index < len(names) else f"args[{index}]"), POSITIONAL
+    else:
+        base, kind = str(top.key), KEYWORD
+    return base + "".join(_key_text(k) for k in rest), kind
+
+
+def _key_text(key: Any) -> str:
+    if isinstance(key, pytree.SequenceKey):
+        return f"[{key.idx}]"
+    if isinstance(key, pytree.MappingKey):
+        return f".{key.key}"
+    if isinstance(key, pytree.GetAttrKey):
+        return f".{key.name}"
+    return str(key)
+
+
+def _top_names(inputs: tuple[InputLeaf, ...], kind: str, all_positions: int | None = None) -> list[str]:
+    seen: list[str] = []
+    for leaf in inputs:
+        top = re.split(r"[.\[]", leaf.name, maxsplit=1)[0]
+        if leaf.kind == kind and top not in seen:
+            seen.append(top)
+    if all_positions is not None:
+        seen += [f"args[{i}]" for i in range(len(seen), all_positions)]
+    return seen
+
+
+def _describe_top(inputs: tuple[InputLeaf, ...], name: str) -> str:
+    parts = [leaf.describe() for leaf in inputs if re.split(r"[.\[]", leaf.name, maxsplit=1)[0] == name]
+    return f"'{name}' (compiled with " + (", ".join(parts) if parts else "None") + ")"
+
+
+def _spec_text(spec: pytree.TreeSpec) -> str:
+    if spec.is_leaf():
+        return "a tensor"
+    kind = getattr(spec.type, "__name__", str(spec.type))
+    if spec.context is not None and isinstance(spec.context, (list, tuple)) and all(
+        isinstance(k, str) for k in spec.context
+    ):
+        return f"{kind}({', '.join(spec.context)})"
+    return f"{kind} of {spec.num_children}"
+
+
+def _check_leaf(leaf: InputLeaf, value: Any) -> None:
+    if leaf.is_tensor:
+        if not isinstance(value, torch.Tensor) or tuple(value.shape) != leaf.shape or value.dtype != leaf.dtype:
+            got = f"{value.dtype} {tuple(value.shape)}" if isinstance(value, torch.Tensor) else type(value).__name__
+            raise CallError(
+                f"input '{leaf.name}' ({leaf.kind}) was compiled for {leaf.dtype} {leaf.shape}, got {got} "
+                "(Forge compiles static shapes; recompile for a new shape, or compile with dynamic_shapes=)"
+            )
+        return
+    if isinstance(value, torch.Tensor) or value != leaf.value:
+        raise CallError(
+            f"input '{leaf.name}' ({leaf.kind}) was compiled as the constant {leaf.value!r} (torch.export "
+            f"specializes non-tensor inputs), got {value!r}; recompile with the new value"
+        )
+
+
+# --- storing TreeSpecs ---------------------------------------------------------------------------------
+
+
+def _dumps_or_none(spec: pytree.TreeSpec) -> str | None:
+    try:
+        return pytree.treespec_dumps(spec)
+    except Exception:  # a type without a serialized name: the loaded model returns a flat tuple
+        return None
+
+
+def _loads_leniently(text: str, notes: list[str]) -> pytree.TreeSpec:
+    """A stored TreeSpec; a node type that is not registered is imported by its serialized name
+    (transformers registers ModelOutput classes on import), else rebuilt as a dict (or tuple)."""
+    try:
+        return pytree.treespec_loads(text)
+    except Exception:  # an unregistered serialized type: import, or degrade below
+        pass
+    data = json.loads(text)
+    _, tree = data
+    _degrade_unknown(tree, notes)
+    return pytree.treespec_loads(json.dumps(data))
+
+
+def _degrade_unknown(node: dict[str, Any], notes: list[str]) -> None:
+    name = node.get("type")
+    if name is not None and name not in pytree.SERIALIZED_TYPE_TO_PYTHON_TYPE:
+        module, _, _ = name.rpartition(".")
+        try:
+            importlib.import_module(module)
+        except Exception:  # not importable here: degrade below
+            pass
+        if name not in pytree.SERIALIZED_TYPE_TO_PYTHON_TYPE:
+            context = json.loads(node["context"]) if node.get("context") else None
+            keyed = isinstance(context, list) and all(isinstance(k, str) for k in context)
+            node["type"] = "builtins.dict" if keyed else "builtins.tuple"
+            node["context"] = json.dumps(context if keyed else None)
+            notes.append(f"{name} is not importable: returned as a {'dict' if keyed else 'tuple'}")
+    for child in node.get("children_spec", []):
+        _degrade_unknown(child, notes)
+
+
+def _is_transformers_model(model: torch.nn.Module) -> bool:
+    return any(c.__module__.startswith("transformers.") for c in type(model).__mro__)
