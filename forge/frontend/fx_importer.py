@@ -326,9 +326,6 @@ class _GraphBuilder:
             if not isinstance(val, torch.Tensor):  # a constant torch.export specialized (use_cache=False)
                 self.values[node] = val
                 return
-            if not isinstance(val, torch.Tensor):  # a constant torch.export specialized (use_cache=False)
-                self.values[node] = val
-                return
             arg = self.block.insert_arg(tensor_type(tuple(val.shape), val.dtype), len(self.block.args))
             arg.name_hint = _ssa_name(node.name)
             self.inputs.append(InputSpec(node.name, tuple(val.shape), val.dtype))
