@@ -290,11 +290,15 @@ def compile(
     precision: str = "f32",
     weights: str | None = None,
     accuracy: int | None = None,
+    buckets: Sequence[int] | None = None,
+    pad_values: dict[str, float] | None = None,
 ) -> CompiledModel:
     """Compile `model` for the static shapes of its example inputs; see the module docstring.
 
     `args`, `kwargs` and `dynamic_shapes` mean what they mean to `torch.export.export` (the example
-    positional and keyword inputs; `dynamic_shapes` not None: `forge.dynamic.compile_dynamic`). The
+    positional and keyword inputs; `dynamic_shapes` not None: `forge.dynamic.compile_dynamic`, which
+    compiles shape buckets (`buckets`: their lengths, `pad_values`: what each named input is padded
+    with; see forge/dynamic.py) and returns a `DynamicCompiledModel`). The
     result is called as the model is and returns its output structure. `dtype` is the compute dtype
     of the compiled graph: floating weights and inputs of another dtype (a bf16/f16 model) are cast to
     it on a copy of the model (the model itself is not changed) and float outputs cast back.
@@ -310,8 +314,10 @@ def compile(
             model, tuple(args), dict(kwargs or {}), dynamic_shapes, static_compile=compile, pipeline=pipeline,
             disable=disable, device=device, runtime=runtime, dtype=dtype, check=check, name=name,
             keep_stages=keep_stages, progress=progress, lowering=lowering, precision=precision, weights=weights,
-            accuracy=accuracy,
+            accuracy=accuracy, buckets=buckets, pad_values=pad_values,
         )
+    if buckets is not None or pad_values is not None:
+        raise CompileError("buckets= and pad_values= need dynamic_shapes= (they shape the dynamic compile's buckets)")
     start = time.perf_counter()
     modes = _check_modes(precision, weights, accuracy)
     args, kwargs = _example_inputs(args, kwargs)

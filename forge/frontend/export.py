@@ -329,10 +329,11 @@ def _cache_parameter_message(model, parameters, index: int, param: inspect.Param
     positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     following = [n for n in positional[index + 1:] if "mask" in n] or positional[index + 1:index + 2]
     hint = f" (did you mean {following[0]}?)" if following else ""
+    before = "(" + "".join(f"{n}, " for n in positional[:index]).rstrip(" ") + ")"
     return (
         f"positional argument {index + 1} (a tensor) lands on parameter '{param.name}' of "
         f"{_signature_text(model, parameters)}, which takes a KV cache, not a tensor{hint}; pass it by keyword: "
-        f"forge.compile(model, args, kwargs={{'{following[0] if following else 'name'}': tensor}})"
+        f"forge.compile(model, {before}, kwargs={{'{following[0] if following else 'name'}': tensor}})"
     )
 
 

@@ -230,3 +230,23 @@ def test_bf16_model_compiles_in_f32_and_returns_bf16():
     # within one bf16 rounding of the f32 result: |got - bf16(ref)| <= 2^-7 |ref| (bf16 keeps 8 significant bits)
     error = (got.float() - reference.to(torch.bfloat16).float()).abs()
     assert (error <= 2**-7 * reference.abs() + 1e-6).all(), error.max().item()
+
+
+class _ScaleAndShift(torch.nn.Module):
+    def forward(self, x: torch.Tensor, *, shift: torch.Tensor) -> torch.Tensor:
+        return x * 2 + shift
+
+
+def test_dynamic_shapes_hand_over_to_forge_dynamic():
+    seq = torch.export.Dim("seq", min=2, max=16)
+    example = torch.ones(1, 8)
+    compiled = forge_compile(
+        _ScaleAndShift(), (example,), kwargs={"shift": example}, dynamic_shapes={"x": {1: seq}, "shift": {1: seq}}
+    )
+    assert type(compiled).__name__ == "DynamicCompiledModel"
+    gen = torch.Generator().manual_seed(5)
+    for length in (3, 12):
+        x, shift = torch.randn(1, length, generator=gen), torch.randn(1, length, generator=gen)
+        torch.testing.assert_close(compiled(x, shift=shift), x * 2 + shift)
+    with pytest.raises(CompileError, match="need dynamic_shapes"):
+        forge_compile(_ScaleAndShift(), (example,), kwargs={"shift": example}, buckets=[8, 16])
