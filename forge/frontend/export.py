@@ -236,7 +236,7 @@ def call_signature(
     paths, spec = pytree.tree_flatten_with_path((args, ordered))
     if spec != in_spec or len(paths) != len(user):
         raise ExportError(f"the exported program's inputs ({len(user)}) do not match the call's ({len(paths)})")
-    names = [p.name for p in (parameters or [])]
+    names = _positional_names(parameters or [], len(args))
     leaves = []
     for (path, value), spec_ in zip(paths, user, strict=True):
         name, kind = _leaf_name(path, names)
@@ -362,6 +362,13 @@ def _one_line(text: str, limit: int = 400) -> str:
 
 
 # --- names ---------------------------------------------------------------------------------------------
+
+
+def _positional_names(parameters: list[inspect.Parameter], count: int) -> list[str]:
+    """The names `count` positional arguments bind to: parameters in order, then `*args[i]`."""
+    names = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    star = next((p.name for p in parameters if p.kind == p.VAR_POSITIONAL), "args")
+    return names[:count] + [f"{star}[{i}]" for i in range(count - len(names))]
 
 
 def _leaf_name(path: tuple[Any, ...], names: list[str]) -> tuple[str, str]:
