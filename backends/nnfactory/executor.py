@@ -16,7 +16,7 @@ At construction (never at run time):
     its buffer after the run;
   - `RunCpu(fn, input_buffers, output_buffer)`: a torch kernel writing its result into the
     output view (`cpu_kernel`);
-  - `Transfer(src, dst)`: `dst.copy_(src)`.
+  - `Transfer(src, dst)`: `dst <- src` (`host_copy`: numpy's one-thread copy, see there).
 
 A call binds the inputs (checked against the input specs), runs the instructions in order and
 copies the outputs out of their buffers: those copies are the only allocation per call (none
@@ -194,20 +194,49 @@ class RunCpu:
 
 @dataclass
 class Transfer:
-    """`env[dst].copy_(env[src])`: the explicit device transition."""
+    """`env[dst] <- env[src]` (`host_copy`): the explicit device transition."""
 
     src: int
     dst: int
     text: str = ""
 
     def __call__(self, env: list[Any]) -> None:
-        env[self.dst].copy_(env[self.src])
+        host_copy(env[self.dst], env[self.src])
 
     def __str__(self) -> str:
         return self.text or f"Transfer({self.src} -> {self.dst})"
 
 
 Instruction = RunSegment | RunCpu | Transfer
+
+
+# Copies next to a segment run go through numpy (one thread, no OpenMP): torch's copy_/clone of a
+# large tensor runs on its OpenMP pool, whose threads then spin-wait on the cores OpenVINO's own
+# threads compute on. Measured on a 2-core Xeon (latency helper, issue 15): ResNet-50's input
+# transfer and output copy cost 10-30% of its latency that way, GPT-2's logits copy 5-10% under load.
+_NUMPY_DTYPES = frozenset({torch.float16, torch.float32, torch.float64, torch.int8, torch.int16, torch.int32,
+                           torch.int64, torch.uint8, torch.bool})
+
+
+def _numpy_able(*tensors: torch.Tensor) -> bool:
+    return all(t.dtype in _NUMPY_DTYPES and t.device.type == "cpu" for t in tensors)
+
+
+def host_copy(dst: torch.Tensor, src: torch.Tensor) -> None:
+    """`dst.copy_(src)` (same shape and dtype), single-threaded through numpy where both have a numpy dtype."""
+    if _numpy_able(dst, src) and dst.dtype == src.dtype and dst.shape == src.shape:
+        np.copyto(dst.detach().numpy(), src.detach().numpy())
+    else:
+        dst.copy_(src)
+
+
+def host_clone(t: torch.Tensor) -> torch.Tensor:
+    """`t.clone()` of a contiguous tensor, single-threaded through numpy where its dtype allows."""
+    if _numpy_able(t) and t.is_contiguous():
+        out = torch.empty_like(t, memory_format=torch.contiguous_format)
+        np.copyto(out.numpy(), t.detach().numpy())
+        return out
+    return t.clone()
 
 
 # ============================================================================== executor
@@ -354,11 +383,11 @@ class CompiledNPUExecutor:
             for instruction in self.instructions:
                 instruction(env)
             if out is None:
-                return [env[i].clone() for i in self._output_slots]
+                return [host_clone(env[i]) for i in self._output_slots]
             if len(out) != len(self._output_slots):
                 raise ExecutorInputError(f"expected {len(self._output_slots)} output tensors, got {len(out)}")
             for dst, i in zip(out, self._output_slots, strict=True):
-                dst.copy_(env[i])
+                host_copy(dst, env[i])
             return list(out)
         finally:
             for slot in self._input_slots:
