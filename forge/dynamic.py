@@ -494,6 +494,9 @@ def compile_dynamic(
 ) -> DynamicCompiledModel:
     """Validate the spec, export once with it (`export_check`), probe the padding, and return the
     lazily-bucketed model (nothing is compiled yet; `compile_all()` compiles every bucket)."""
+    from forge.frontend.export import register_cache_types  # lazy: start-up cost (transformers)
+
+    register_cache_types()  # a transformers forward with use_cache returns a DynamicCache: a pytree node
     model = model.eval()
     args, kwargs = tuple(args), dict(kwargs or {})
     inputs = bind_inputs(model, args, kwargs)

@@ -1,10 +1,14 @@
-"""Dynamic sequence length (forge.dynamic): one compile with a torch.export Dim on the sequence dim
-serves every length in [min, max] through lazily compiled, cached shape buckets.
+"""Dynamic sequence length (forge.dynamic): one `forge.compile(..., dynamic_shapes=...)` with a
+torch.export Dim on the sequence dim serves every length in [min, max] through lazily compiled,
+cached shape buckets.
 
-Parity is against eager PyTorch on the valid positions (max |diff| <= 2.1e-5); the bucket
-compiles are counted through the static compile passed in; bad specs, out-of-range lengths and
-models whose padding is not exact are clear `DynamicShapeError`s naming the input and dim.
-Small zoo configs (2 layers, hidden 64), one dynamic model per family per module.
+Parity is against eager PyTorch on the valid positions (max |diff| <= 2.1e-5): the zoo Llama
+(positional input_ids), an unwrapped transformers GPT-2 (kwargs input_ids + attention_mask, its
+default use_cache: the ModelOutput's logits and the DynamicCache's key/value tensors are sliced)
+and BERT (attention_mask padded with zeros). The bucket compiles are counted through the
+compiled object's static compile; bad specs, out-of-range lengths and models whose padding is not
+exact are clear `DynamicShapeError`s naming the input and dim. Small configs (2 layers, hidden 64),
+one dynamic model per family per module.
 """
 
 from __future__ import annotations
@@ -15,8 +19,8 @@ import pytest
 import torch
 from torch.export import Dim
 
-import forge.compiler
-from forge.dynamic import DynamicShapeError, bucket_sizes, compile_dynamic, parse_dynamic_shapes
+import forge
+from forge.dynamic import DynamicShapeError, bucket_sizes, parse_dynamic_shapes
 from forge.models import build_model, example_inputs
 
 TOL = 2.1e-5
@@ -25,60 +29,71 @@ SEQ = Dim("seq", min=8, max=128)
 
 
 class CountingCompile:
-    """forge.compiler.compile, counting the compiles per sequence length."""
+    """A compiled object's static compile, counting the compiles per sequence length."""
 
-    def __init__(self) -> None:
+    def __init__(self, compile_fn) -> None:
+        self.compile_fn = compile_fn
         self.lengths: Counter[int] = Counter()
 
-    def __call__(self, model, args, **options):
-        self.lengths[args[0].shape[1]] += 1
-        return forge.compiler.compile(model, args, **options)
-
-
-class BertWithMask(torch.nn.Module):
-    """The zoo BERT's HF encoder called with an attention mask: ``last_hidden_state``."""
-
-    def __init__(self, hf: torch.nn.Module) -> None:
-        super().__init__()
-        self.hf = hf
-
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        return self.hf(input_ids=input_ids, attention_mask=attention_mask, return_dict=True).last_hidden_state
+    def __call__(self, model, args, kwargs=None, **options):
+        self.lengths[(args[0] if args else kwargs["input_ids"]).shape[1]] += 1
+        return self.compile_fn(model, args, kwargs=kwargs, **options)
 
 
 def _ids(name: str, length: int) -> torch.Tensor:
     return example_inputs(name, seq_len=length, small=True, seed=length)[0]
 
 
-def _dynamic(name: str):
-    model = build_model(name, small=True)
-    counter = CountingCompile()
-    compiled = compile_dynamic(
-        model, (_ids(name, 16),), {}, {"input_ids": {1: SEQ}}, static_compile=counter
-    )
-    return model, compiled, counter
+def _counted(compiled):
+    compiled.static_compile = counter = CountingCompile(compiled.static_compile)
+    return compiled, counter
 
 
 @pytest.fixture(scope="module")
 def gpt2():
-    return _dynamic("gpt2")
+    """The unwrapped transformers GPT-2 (use_cache default), called with keyword inputs."""
+    model = build_model("gpt2", small=True).hf.eval()
+    model.config.use_cache = True
+    ids = _ids("gpt2", 16)
+    compiled = forge.compile(model, kwargs={"input_ids": ids, "attention_mask": torch.ones_like(ids)},
+                             dynamic_shapes={"input_ids": {1: SEQ}, "attention_mask": {1: SEQ}})
+    return (model, *_counted(compiled))
 
 
 @pytest.fixture(scope="module")
 def llama():
-    return _dynamic("llama")
+    """The zoo Llama (logits only), called with positional input_ids."""
+    model = build_model("llama", small=True)
+    return (model, *_counted(forge.compile(model, (_ids("llama", 16),), dynamic_shapes=({1: SEQ},))))
 
 
-@pytest.mark.parametrize("family", ["gpt2", "llama"])
-def test_one_compile_serves_lengths_8_to_128_with_parity(family, request):
-    model, compiled, counter = request.getfixturevalue(family)
+def test_one_compile_serves_llama_at_lengths_8_to_128_with_parity(llama):
+    model, compiled, counter = llama
     for length in LENGTHS:
-        ids = _ids(family, length)
+        ids = _ids("llama", length)
         with torch.no_grad():
             expected = model(ids)
         got = compiled(ids)
         assert got.shape == expected.shape == (1, length, expected.shape[-1])
-        assert (got - expected).abs().max().item() <= TOL, f"{family} at length {length}"
+        assert (got - expected).abs().max().item() <= TOL, f"llama at length {length}"
+    assert {8, 16, 32, 128} <= set(compiled.buckets)
+    assert all(counter.lengths[b] == 1 for b in compiled.buckets), counter.lengths
+
+
+def test_one_compile_serves_hf_gpt2_with_its_model_output_and_cache(gpt2):
+    model, compiled, counter = gpt2
+    for length in LENGTHS:
+        ids = _ids("gpt2", length)
+        mask = torch.ones_like(ids)
+        with torch.no_grad():
+            expected = model(input_ids=ids, attention_mask=mask)
+        got = compiled(input_ids=ids, attention_mask=mask)
+        assert type(got) is type(expected) and list(got.keys()) == list(expected.keys())
+        assert got.logits.shape == (1, length, expected.logits.shape[-1])
+        assert (got.logits - expected.logits).abs().max().item() <= TOL, f"gpt2 at length {length}"
+        (want, _), (have, _) = torch.utils._pytree.tree_flatten(expected), torch.utils._pytree.tree_flatten(got)
+        assert len(want) == len(have) > 1  # the key/value tensors of the cache, sliced to the length too
+        assert all(w.shape == h.shape and (w - h).abs().max().item() <= TOL for w, h in zip(want, have, strict=True))
     assert {8, 16, 32, 128} <= set(compiled.buckets)
     assert all(counter.lengths[b] == 1 for b in compiled.buckets), counter.lengths
 
@@ -87,13 +102,15 @@ def test_buckets_compile_lazily_once_and_are_reused(gpt2):
     _, compiled, counter = gpt2
     assert compiled.bucket_sizes == (8, 16, 32, 64, 128)
     for length in (17, 20, 31, 32):  # all served by bucket 32
-        compiled(_ids("gpt2", length))
+        ids = _ids("gpt2", length)
+        compiled(input_ids=ids, attention_mask=torch.ones_like(ids))
     assert counter.lengths[32] == 1 and 32 in compiled.buckets
     assert compiled.bucket_for(17) == 32 and compiled.bucket_for(33) == 64
     assert compiled.report["dynamic"]["padded_tokens"] >= (32 - 17) + (32 - 20) + (32 - 31)
 
 
 def test_compile_all_gives_a_memory_plan_and_report_per_bucket(llama):
+    """(after the parity test: compile_all compiles only the buckets not yet compiled)"""
     _, compiled, counter = llama
     compiled.compile_all().warmup([64])
     assert list(compiled.buckets) == [8, 16, 32, 64, 128]
@@ -107,21 +124,20 @@ def test_compile_all_gives_a_memory_plan_and_report_per_bucket(llama):
 
 
 def test_bert_pads_the_attention_mask_with_zeros():
-    model = BertWithMask(build_model("bert", small=True).hf).eval()
+    model = build_model("bert", small=True).hf.eval()
     ids = _ids("bert", 16)
     seq = Dim("seq", min=8, max=64)
-    compiled = compile_dynamic(
-        model, (ids, torch.ones_like(ids)), {}, {"input_ids": {1: seq}, "attention_mask": {1: seq}},
-        static_compile=forge.compiler.compile,
-    )
+    compiled = forge.compile(model, kwargs={"input_ids": ids, "attention_mask": torch.ones_like(ids)},
+                             dynamic_shapes={"input_ids": {1: seq}, "attention_mask": {1: seq}})
     for length in (8, 13, 40):
         ids = _ids("bert", length)
         mask = torch.ones_like(ids)
         mask[0, length - 3:] = 0  # the caller's own padding stays masked too
         with torch.no_grad():
-            expected = model(ids, mask)
-        got = compiled(ids, mask)
-        assert got.shape == expected.shape and (got - expected).abs().max().item() <= TOL, length
+            expected = model(input_ids=ids, attention_mask=mask)
+        got = compiled(input_ids=ids, attention_mask=mask)
+        assert type(got) is type(expected) and got.last_hidden_state.shape == expected.last_hidden_state.shape
+        assert (got.last_hidden_state - expected.last_hidden_state).abs().max().item() <= TOL, length
     assert set(compiled.buckets) == {8, 16, 64}
 
 
@@ -129,11 +145,11 @@ def test_bidirectional_model_without_a_mask_is_refused():
     model = build_model("bert", small=True)
     with pytest.raises(DynamicShapeError, match=r"right-padding 'input_ids' with 0 along 'seq' changes output.*"
                                                 r"attention_mask"):
-        compile_dynamic(model, (_ids("bert", 16),), {}, ({1: SEQ},), static_compile=forge.compiler.compile)
+        forge.compile(model, (_ids("bert", 16),), dynamic_shapes=({1: SEQ},))
 
 
-def test_out_of_range_and_mismatched_calls_are_clear_errors(gpt2):
-    _, compiled, _ = gpt2
+def test_out_of_range_and_mismatched_calls_are_clear_errors(llama, gpt2):
+    _, compiled, _ = llama
     with pytest.raises(DynamicShapeError, match=r"'seq' = 7 is outside the compiled range \[8, 128\]"):
         compiled(torch.zeros(1, 7, dtype=torch.long))
     with pytest.raises(DynamicShapeError, match=r"'seq' = 129 is outside"):
@@ -144,6 +160,9 @@ def test_out_of_range_and_mismatched_calls_are_clear_errors(gpt2):
         compiled(torch.zeros(1, 16))
     with pytest.raises(DynamicShapeError, match=r"do not match"):
         compiled(torch.zeros(1, 16, dtype=torch.long), torch.zeros(1, 16))
+    _, hf_gpt2, _ = gpt2
+    with pytest.raises(DynamicShapeError, match=r"with inputs input_ids, attention_mask; called with input_ids$"):
+        hf_gpt2(input_ids=torch.zeros(1, 16, dtype=torch.long))
 
 
 def _spec_error(spec, inputs=None):
@@ -178,8 +197,8 @@ def test_shared_dim_must_agree_at_call_time():
         def forward(self, a, b):
             return a + b
 
-    compiled = compile_dynamic(Add(), (torch.ones(1, 16), torch.ones(1, 16)), {}, {"a": {1: SEQ}, "b": {1: SEQ}},
-                               static_compile=forge.compiler.compile)
+    spec = {"a": {1: SEQ}, "b": {1: SEQ}}
+    compiled = forge.compile(Add(), (torch.ones(1, 16), torch.ones(1, 16)), dynamic_shapes=spec)
     with pytest.raises(DynamicShapeError, match=r"inputs sharing Dim 'seq' disagree: 'a' dim 1 = 16, 'b' dim 1 = 20"):
         compiled(torch.ones(1, 16), torch.ones(1, 20))
     assert compiled.compiles == 0
@@ -191,7 +210,7 @@ def test_a_model_that_specializes_the_dim_is_refused_by_the_export_check():
             return x * 2 if x.shape[1] > 32 else x
 
     with pytest.raises(DynamicShapeError, match=r"torch.export cannot keep Dim 'seq' dynamic over \[8, 128\]"):
-        compile_dynamic(Branchy(), (torch.ones(1, 16),), {}, ({1: SEQ},), static_compile=forge.compiler.compile)
+        forge.compile(Branchy(), (torch.ones(1, 16),), dynamic_shapes=({1: SEQ},))
 
 
 def test_an_output_dim_that_is_not_the_sequence_length_is_refused():
@@ -200,7 +219,7 @@ def test_an_output_dim_that_is_not_the_sequence_length_is_refused():
             return torch.cat([x, x], dim=1)
 
     with pytest.raises(DynamicShapeError, match=r"output dim 1 is 32 at 'seq' = 16 and 256 at 128"):
-        compile_dynamic(Twice(), (torch.ones(1, 16),), {}, ({1: SEQ},), static_compile=forge.compiler.compile)
+        forge.compile(Twice(), (torch.ones(1, 16),), dynamic_shapes=({1: SEQ},))
 
 
 def test_bucket_sizes_are_powers_of_two_or_a_list_clipped_to_the_range():
@@ -212,3 +231,16 @@ def test_bucket_sizes_are_powers_of_two_or_a_list_clipped_to_the_range():
     assert bucket_sizes(dim(8, 128), [4, 48, 96, 512]) == (48, 96, 128)
     with pytest.raises(DynamicShapeError, match="buckets should be positive ints"):
         bucket_sizes(dim(8, 128), [0, 16])
+
+
+def test_dict_outputs_are_sliced_per_leaf_and_unsliced_leaves_kept():
+    class Heads(torch.nn.Module):
+        def forward(self, x):
+            return {"hidden": x * 2, "first": x[:, 0] + 1}  # "first" has no sequence dim
+
+    compiled = forge.compile(Heads(), (torch.randn(1, 16, 4),), dynamic_shapes=({1: SEQ},))
+    x = torch.randn(1, 11, 4)
+    got = compiled(x)
+    assert set(got) == {"hidden", "first"} and got["hidden"].shape == (1, 11, 4)
+    assert torch.allclose(got["hidden"], x * 2) and torch.allclose(got["first"], x[:, 0] + 1)
+    assert compiled.plan.seq_dims == {"['hidden']": (1,), "['first']": ()}
