@@ -1,0 +1,245 @@
+"""Per-node-type profile (issue 15 part 1): the OpenVINO graph Forge emits against the one OpenVINO's own
+PyTorch frontend builds from the same ExportedProgram, both f32, op by op.
+
+For each model, one process builds both graphs from the same seeded model and token batch:
+
+* **Forge**: `forge.compile`, then the same buffer IR emitted again on an OpenVINO runtime with
+  `PERF_COUNT: YES` (every other compile property unchanged: Forge's f32 precision hint, threads and
+  streams), run through Forge's executor (so the wall time includes its transfers and output copies);
+* **OpenVINO**: `ov.convert_model(torch.export.export(model, inputs))` compiled with the same
+  properties as the `bench/peers.py` OpenVINO peer (`peers.OV_CPU_PROPERTIES`: f32, the thread/stream
+  settings of `forge.precision.peer_properties`) plus `PERF_COUNT: YES`.
+
+`ROUNDS` calls of each, interleaved (one Forge call, one OpenVINO call, ...) after `WARMUP` calls.
+`request.get_profiling_info()` after each call gives every executed node's type, its implementation
+(`exec_type`, e.g. `gemm_mlas_f32`, `brgconv_avx512_1x1_f32`, `jit_avx512_f32`) and its time; per
+node type (and per exec type) we keep the count and the median over the rounds of the summed time.
+The runtime graphs (`compiled.get_runtime_model()`, the CPU plugin's graph after its fusions) are
+counted by layer type: a layer type present on one side only (an `Eltwise` the other side fused into a
+`Subgraph`, an `MVN`/`RMS` the other side left as reductions, `MatMul` left where the other side has
+`FullyConnected` with constant weights, extra `Reorder`/`Transpose`/`Convert` nodes) is the first thing
+to read when the totals differ. Profiling adds a little time per node on both sides alike: read the
+ratios, not the absolute times (those are in the `latency` section).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from bench import common, peers
+
+MODELS: tuple[common.ModelSpec, ...] = (
+    common.ModelSpec("gpt2", "eager"),
+    common.ModelSpec("llama", "sdpa"),
+    common.ModelSpec("bert", "sdpa"),
+    common.ModelSpec("resnet", "none"),
+)
+"""GPT-2 12L with eager attention, the Llama-style decoder, BERT and one convolutional zoo model."""
+QUICK_MODELS: tuple[common.ModelSpec, ...] = (common.ModelSpec("gpt2", "eager"),)
+WARMUP, ROUNDS = 3, 15
+QUICK_WARMUP, QUICK_ROUNDS = 1, 3
+TOP = 8
+"""Rows of the per-model table (node types by |Forge - OpenVINO| time); the JSON keeps all."""
+TARGET = 1.0
+"""Forge's summed node time / OpenVINO's, per model (<= 1: Forge's graph is not slower)."""
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    warmup, rounds = (QUICK_WARMUP, QUICK_ROUNDS) if quick else (WARMUP, ROUNDS)
+    specs = QUICK_MODELS if quick else MODELS
+    config = {"warmup": warmup, "rounds": rounds, "seq_len": common.seq_len(quick), "small_models": quick,
+              "models": [m.label for m in specs], "ov_properties": _ov_properties()}
+    with common.recorded("node_profile", quick, config) as result:
+        result["models"] = {spec.label: _profile(spec, quick, warmup, rounds) for spec in specs}
+    return result
+
+
+def _ov_properties() -> dict[str, Any]:
+    return {**peers.OV_CPU_PROPERTIES, "PERF_COUNT": "YES"}
+
+
+# --- measuring ---------------------------------------------------------------------------------------
+
+
+def _profile(spec: common.ModelSpec, quick: bool, warmup: int, rounds: int) -> dict[str, Any]:
+    model, inputs = common.model_and_inputs(spec, quick)
+    forge_call, forge_requests, forge_compiled = _forge(model, inputs)
+    ov_call, ov_request, ov_compiled = _openvino(model, inputs)
+    for _ in range(warmup):
+        forge_call()
+        ov_call()
+    gc.collect()
+    per_round: dict[str, list[dict[tuple[str, str], tuple[int, float]]]] = {"forge": [], "openvino": []}
+    wall: dict[str, list[float]] = {"forge": [], "openvino": []}
+    for i in range(rounds):
+        order = [("forge", forge_call), ("openvino", ov_call)]
+        for system, call in order if i % 2 == 0 else order[::-1]:
+            start = time.perf_counter()
+            call()
+            wall[system].append((time.perf_counter() - start) * 1e3)
+        per_round["forge"].append(_by_type(info for r in forge_requests for info in r.get_profiling_info()))
+        per_round["openvino"].append(_by_type(ov_request.get_profiling_info()))
+    sides = {s: _summarize(per_round[s], wall[s]) for s in per_round}
+    graphs = {"forge": _runtime_graph(forge_compiled), "openvino": _runtime_graph([ov_compiled])}
+    return {"sides": sides, "runtime_graph": graphs, "top": _differences(sides),
+            "graph_only": _graph_only(graphs), "forge_segments": len(forge_compiled)}
+
+
+def _forge(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]):
+    """Forge's program re-emitted with PERF_COUNT on (same buffer IR, same compile properties)."""
+    import forge
+    from backends.nnfactory import emit
+    from backends.nnfactory.openvino_runtime import OpenVINORuntime
+
+    compiled = forge.compile(model, inputs)
+    runtime = OpenVINORuntime("CPU", properties={"PERF_COUNT": "YES"})
+    program = emit(compiled.buffer_module, compiled.weights, runtime=runtime)
+    executor = program.executor()
+    graphs = [seg.graph for seg in program.segments]
+    return (lambda: executor(*inputs)), [g._request for g in graphs], [g.compiled_model for g in graphs]
+
+
+def _openvino(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]):
+    import openvino as ov
+
+    with peers.quiet():
+        ov_model = ov.convert_model(peers.export(model, inputs))
+    compiled = ov.Core().compile_model(ov_model, "CPU", _ov_properties())
+    request = compiled.create_infer_request()
+    feed = {i: x.numpy() for i, x in enumerate(inputs)}
+    return (lambda: request.infer(feed)), request, compiled
+
+
+def _by_type(infos) -> dict[tuple[str, str], tuple[int, float]]:
+    """(node type, exec type) -> (executed nodes, summed µs) of one call."""
+    found: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
+    for info in infos:
+        if info.status != info.Status.EXECUTED:
+            continue
+        entry = found[(info.node_type, info.exec_type)]
+        entry[0] += 1
+        entry[1] += info.real_time.total_seconds() * 1e6
+    return {k: (int(v[0]), v[1]) for k, v in found.items()}
+
+
+def _summarize(rounds: list[dict[tuple[str, str], tuple[int, float]]], wall: list[float]) -> dict[str, Any]:
+    """Per node type: count, median µs over the rounds, and the same per exec type."""
+    keys = sorted({k for r in rounds for k in r})
+    types: dict[str, dict[str, Any]] = {}
+    for node_type, exec_type in keys:
+        samples = [r.get((node_type, exec_type), (0, 0.0)) for r in rounds]
+        count = max(n for n, _ in samples)
+        us = common.median([t for _, t in samples])
+        entry = types.setdefault(node_type, {"count": 0, "us": 0.0, "exec": {}})
+        entry["count"] += count
+        entry["us"] += us
+        entry["exec"][exec_type] = {"count": count, "us": us}
+    return {"types": types, "total_us": sum(t["us"] for t in types.values()),
+            "wall_ms": common.summary(wall)}
+
+
+def _runtime_graph(compiled_models: list[Any]) -> dict[str, int]:
+    """Layer types of the CPU plugin's runtime graph(s) after its fusions (constants left out)."""
+    counts: dict[str, int] = defaultdict(int)
+    for compiled in compiled_models:
+        for op in compiled.get_runtime_model().get_ordered_ops():
+            layer = str(op.get_rt_info()["layerType"].value)
+            if layer not in ("Const", "Input", "Output"):
+                counts[layer] += 1
+    return dict(sorted(counts.items()))
+
+
+def _differences(sides: dict[str, Any]) -> list[dict[str, Any]]:
+    f, o = sides["forge"]["types"], sides["openvino"]["types"]
+    rows = []
+    for node_type in sorted(set(f) | set(o)):
+        a, b = f.get(node_type, {"count": 0, "us": 0.0}), o.get(node_type, {"count": 0, "us": 0.0})
+        rows.append({"type": node_type, "forge_count": a["count"], "forge_us": a["us"],
+                     "openvino_count": b["count"], "openvino_us": b["us"], "diff_us": a["us"] - b["us"]})
+    return sorted(rows, key=lambda r: -abs(r["diff_us"]))
+
+
+def _graph_only(graphs: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """Runtime-graph layer types whose count differs, per side (the fusions one side got)."""
+    f, o = graphs["forge"], graphs["openvino"]
+    return {"forge": {k: v - o.get(k, 0) for k, v in f.items() if v > o.get(k, 0)},
+            "openvino": {k: v - f.get(k, 0) for k, v in o.items() if v > f.get(k, 0)}}
+
+
+# --- derived figures and rendering -----------------------------------------------------------------------
+
+
+def node_ratio(mr: dict[str, Any]) -> float:
+    """Forge's summed node time / OpenVINO's."""
+    return mr["sides"]["forge"]["total_us"] / mr["sides"]["openvino"]["total_us"]
+
+
+def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for label, mr in result["models"].items():
+        top = mr["top"][0] if mr["top"] else None
+        why = (f"largest difference: {top['type']} {top['forge_us'] / 1e3:.2f} ms (Forge, {top['forge_count']} nodes) "
+               f"vs {top['openvino_us'] / 1e3:.2f} ms (OpenVINO, {top['openvino_count']})") if top else ""
+        rows.append(common.target_row(f"{label}: f32 graph node time, Forge / OpenVINO (PERF_COUNT)", node_ratio(mr),
+                                      TARGET, higher_is_better=False, unit="x", why=why))
+    return rows
+
+
+def render(result: dict[str, Any], figures: Path) -> str:
+    cfg = result["config"]
+    out = ["## Per-node-type profile (Forge's OpenVINO graph vs OpenVINO's own, f32)\n",
+           f"OpenVINO's per-node profiling (`PERF_COUNT`) of the graph Forge emits and of the one "
+           f"`ov.convert_model` builds from the same ExportedProgram; batch 1, sequence {cfg['seq_len']}, f32, "
+           f"{cfg['rounds']} interleaved calls each (medians). Node time = the sum of the executed nodes' times; "
+           "wall = one call (Forge: through its executor).\n"]
+    out.append(_figure(result, figures))
+    for label, mr in result["models"].items():
+        f, o = mr["sides"]["forge"], mr["sides"]["openvino"]
+        out.append(f"### {label}\n")
+        out.append(f"Node time: Forge {f['total_us'] / 1e3:.2f} ms, OpenVINO {o['total_us'] / 1e3:.2f} ms "
+                   f"(**{node_ratio(mr):.3f}x**); wall (profiling on): Forge {f['wall_ms']['median']:.2f} ms, "
+                   f"OpenVINO {o['wall_ms']['median']:.2f} ms; Forge segments: {mr['forge_segments']}.\n")
+        rows = [[r["type"], r["forge_count"], f"{r['forge_us']:,.0f}", _execs(f, r["type"]), r["openvino_count"],
+                 f"{r['openvino_us']:,.0f}", _execs(o, r["type"]), f"{r['diff_us']:+,.0f}"] for r in mr["top"][:TOP]]
+        out.append(common.table(["node type", "Forge n", "Forge µs", "Forge exec", "OV n", "OV µs", "OV exec",
+                                 "Forge - OV µs"], rows))
+        only = mr["graph_only"]
+        out.append("\nRuntime graph (after the CPU plugin's fusions), layer types with more nodes on one side: "
+                   f"Forge {_counts(only['forge'])}; OpenVINO {_counts(only['openvino'])}.\n")
+    return "\n".join(out)
+
+
+def _execs(side: dict[str, Any], node_type: str) -> str:
+    entry = side["types"].get(node_type)
+    return ", ".join(sorted(entry["exec"])) if entry else ""
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"+{n} {k}" for k, n in counts.items()) or "none"
+
+
+def _figure(result: dict[str, Any], figures: Path) -> str:
+    plt = common.pyplot()
+    labels = list(result["models"])
+    fig, axes = plt.subplots(1, len(labels), figsize=(5.2 * len(labels), 3.6), squeeze=False)
+    for ax, label in zip(axes[0], labels, strict=True):
+        top = result["models"][label]["top"][:6]
+        names = [r["type"] for r in top]
+        ys = range(len(names))
+        ax.barh([y - 0.2 for y in ys], [r["forge_us"] / 1e3 for r in top], height=0.4,
+                color=common.SYSTEM_COLORS["forge"], label="forge")
+        ax.barh([y + 0.2 for y in ys], [r["openvino_us"] / 1e3 for r in top], height=0.4,
+                color=common.SYSTEM_COLORS["openvino"], label="openvino")
+        ax.set_yticks(list(ys), names, fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel("ms per call (node time, median)")
+        ax.set_title(f"{label}: node types by |Forge - OpenVINO|", fontsize=9)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return common.save_figure(fig, figures, "node_profile", "per-node-type time, Forge vs OpenVINO")
