@@ -13,9 +13,11 @@ returns the ExportedProgram with its `CallSignature`:
 - `unflatten(outputs)`: the graph's outputs in the model's structure (the same keys and class).
 
 `transformers` models: `ModelOutput` classes are pytree nodes already (transformers registers every
-subclass), and the default `use_cache=True` forward returns a `DynamicCache`; `register_cache_types` makes
-it a pytree node with transformers' own export helper (`integrations.executorch`), so the model exports
-as it comes and its cache's key/value tensors are outputs, returned as a `DynamicCache`.
+subclass), and the default `use_cache=True` forward returns a KV cache (`DynamicCache`, an
+`EncoderDecoderCache` for seq2seq); `register_cache_types` makes the cache classes pytree nodes with
+transformers' own export helpers (`integrations.executorch` for DynamicCache, `exporters.exporter_dynamo`
+for the rest), so the model exports as it comes and its cache's key/value tensors are outputs,
+returned as the same cache class.
 
 A torch.export failure the call caused (a tensor passed positionally onto a cache parameter, a keyword
 the forward does not take, a result type torch.export cannot return) is an `ExportError` naming the
@@ -42,7 +44,7 @@ from forge.frontend.errors import ImportError_
 __all__ = ["CallError", "CallSignature", "ExportError", "InputLeaf", "export_model", "register_cache_types"]
 
 POSITIONAL, KEYWORD = "positional", "keyword"
-_CACHE_REGISTERED: list[bool] = []  # register_cache_types ran
+_CACHE_REGISTERED: set[type] = set()  # model classes whose module's caches are registered
 _CACHE_PARAMETER = re.compile(r"(^|_)(past|cache|past_key_values?|layer_past|caches?)($|_)")
 
 
@@ -211,7 +213,7 @@ def export_model(
     parameters = _forward_parameters(model)
     _check_binding(model, parameters, args, kwargs)
     if _is_transformers_model(model):
-        register_cache_types()
+        register_cache_types(model)
     start = time.perf_counter()
     try:
         with torch.no_grad():
@@ -250,10 +252,11 @@ def call_signature(
     return CallSignature(in_spec, out_spec, tuple(leaves), type(model).__name__)
 
 
-def register_cache_types() -> None:
-    """Make transformers' DynamicCache a pytree node (transformers' own torch.export helper), once."""
-    if _CACHE_REGISTERED:
-        return
+def register_cache_types(model: torch.nn.Module | None = None) -> None:
+    """Make transformers' KV caches pytree nodes with transformers' own torch.export helpers:
+    DynamicCache as its executorch integration does (key_cache/value_cache lists), once; then the
+    other Cache classes and `model`'s module's own *Cache classes (EncoderDecoderCache, ...) as its
+    exporter does (`exporters.exporter_dynamo.register_cache_pytrees_for_model`)."""
     try:
         from transformers.cache_utils import DynamicCache  # lazy: only for transformers models
         from transformers.integrations.executorch import register_dynamic_cache_export_support
@@ -261,7 +264,14 @@ def register_cache_types() -> None:
         return
     if DynamicCache not in pytree.SUPPORTED_NODES:
         register_dynamic_cache_export_support()
-    _CACHE_REGISTERED.append(True)
+    if model is None or type(model) in _CACHE_REGISTERED:
+        return
+    try:
+        from transformers.exporters.exporter_dynamo import register_cache_pytrees_for_model
+    except ImportError:  # a transformers without it: such caches keep their clear CompileError
+        return
+    register_cache_pytrees_for_model(model)
+    _CACHE_REGISTERED.add(type(model))
 
 
 # --- errors at export time -----------------------------------------------------------------------------
@@ -448,6 +458,8 @@ def _dumps_or_none(spec: pytree.TreeSpec) -> str | None:
 def _loads_leniently(text: str, notes: list[str]) -> pytree.TreeSpec:
     """A stored TreeSpec; a node type that is not registered is imported by its serialized name
     (transformers registers ModelOutput classes on import), else rebuilt as a dict (or tuple)."""
+    if "transformers." in text:
+        register_cache_types()  # DynamicCache, in a process that has not exported a transformers model
     try:
         return pytree.treespec_loads(text)
     except Exception:  # an unregistered serialized type: import, or degrade below
@@ -461,11 +473,7 @@ def _loads_leniently(text: str, notes: list[str]) -> pytree.TreeSpec:
 def _degrade_unknown(node: dict[str, Any], notes: list[str]) -> None:
     name = node.get("type")
     if name is not None and name not in pytree.SERIALIZED_TYPE_TO_PYTHON_TYPE:
-        module, _, _ = name.rpartition(".")
-        try:
-            importlib.import_module(module)
-        except Exception:  # not importable here: degrade below
-            pass
+        _import_node_type(name)
         if name not in pytree.SERIALIZED_TYPE_TO_PYTHON_TYPE:
             context = json.loads(node["context"]) if node.get("context") else None
             keyed = isinstance(context, list) and all(isinstance(k, str) for k in context)
@@ -474,6 +482,24 @@ def _degrade_unknown(node: dict[str, Any], notes: list[str]) -> None:
             notes.append(f"{name} is not importable: returned as a {'dict' if keyed else 'tuple'}")
     for child in node.get("children_spec", []):
         _degrade_unknown(child, notes)
+
+
+def _import_node_type(name: str) -> None:
+    """Import the module of a serialized node type (transformers registers its ModelOutput classes on
+    import; a transformers cache class is registered as its exporter does)."""
+    module, _, cls_name = name.rpartition(":" if ":" in name else ".")  # exporter_dynamo writes module:Class
+    try:
+        cls = getattr(importlib.import_module(module), cls_name, None)
+    except Exception:  # not importable here: the caller degrades the node
+        return
+    if cls is not None and module.startswith("transformers") and name not in pytree.SERIALIZED_TYPE_TO_PYTHON_TYPE:
+        try:
+            from transformers.exporters.exporter_dynamo import is_cache_class, register_pytree_node
+
+            if is_cache_class(cls):
+                register_pytree_node(cls)
+        except ImportError:
+            return
 
 
 def _is_transformers_model(model: torch.nn.Module) -> bool:
