@@ -24,7 +24,6 @@ eager at every length (max |diff| on the valid positions).
 from __future__ import annotations
 
 import gc
-import inspect
 import time
 from pathlib import Path
 from typing import Any
@@ -71,15 +70,10 @@ def _timed(fn):
 
 
 def build_forge_dynamic(model, ids: torch.Tensor, lo: int, hi: int):
-    """forge.compile with dynamic_shapes (forge.dynamic directly while forge.compile lacks the keyword)."""
+    """`forge.compile` with a dynamic seq dim (forge.dynamic's buckets; nothing compiled yet)."""
     import forge
-    import forge.compiler
-    from forge.dynamic import compile_dynamic
 
-    spec = {"input_ids": {1: _seq_dim(lo, hi)}}
-    if "dynamic_shapes" in inspect.signature(forge.compiler.compile).parameters:
-        return forge.compile(model, (ids,), dynamic_shapes=spec)
-    return compile_dynamic(model, (ids,), {}, spec, static_compile=forge.compiler.compile)
+    return forge.compile(model, (ids,), dynamic_shapes={"input_ids": {1: _seq_dim(lo, hi)}})
 
 
 def convert_openvino(model, ids: torch.Tensor, lo: int, hi: int):
