@@ -728,7 +728,7 @@ def load(directory: str | Path, *, runtime: str | None = None, device: str | Non
         "emit_ms": round(times.emit_ms, 3),
         "device_compile_ms": round(times.device_compile_ms, 3),
     }
-    signature, cast, notes = _meta_call(directory, meta, inputs)
+    signature, cast, notes = _meta_call(directory, meta, inputs, len(fn.function_type.outputs))
     if notes:
         report["notes"] = [*report.get("notes", []), *notes]
     return CompiledModel(
@@ -737,7 +737,7 @@ def load(directory: str | Path, *, runtime: str | None = None, device: str | Non
     )
 
 
-def _meta_call(directory: Path, meta: dict[str, Any], inputs: list[InputSpec]):
+def _meta_call(directory: Path, meta: dict[str, Any], inputs: list[InputSpec], results: int):
     """The saved call signature and cast policy (None for a model saved before they were stored: it is
     called with its positional tensors). An output class that cannot be imported here comes back as a
     dict with the same keys (said in the notes)."""
@@ -746,15 +746,20 @@ def _meta_call(directory: Path, meta: dict[str, Any], inputs: list[InputSpec]):
     try:
         if "call" in meta:
             signature, notes = CallSignature.from_json(meta["call"])
-            if signature.out_spec is None:
-                raise ValueError("no output structure")
         cast = CastPolicy.from_json(meta["cast"]) if "cast" in meta else None
     except Exception as err:  # json shapes, TreeSpec parsing, dtypes: all mean a corrupt entry
         raise LoadError(
             f"{path}: corrupt 'call' or 'cast' entry ({type(err).__name__}: {one_line(str(err))})"
         ) from None
-    if signature is not None and sum(leaf.is_tensor for leaf in signature.inputs) != len(inputs):
-        raise LoadError(f"{path}: 'call' names {len(signature.inputs)} inputs, but the model takes {len(inputs)}")
+    if signature is not None:
+        tensors = [leaf for leaf in signature.inputs if leaf.is_tensor]
+        if [leaf.shape for leaf in tensors] != [spec.shape for spec in inputs]:
+            raise LoadError(
+                f"{path}: 'call' takes {', '.join(leaf.describe() for leaf in tensors) or 'no tensors'}, but "
+                f"'inputs' are {', '.join(f'{s.name} {list(s.shape)}' for s in inputs) or 'none'}"
+            )
+        if signature.out_spec.num_leaves != results:
+            raise LoadError(f"{path}: 'call' returns {signature.out_spec.num_leaves} outputs, the model {results}")
     return signature, cast, [f"loaded: {note}" for note in notes]
 
 

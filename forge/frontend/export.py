@@ -105,10 +105,6 @@ class CallSignature:
     # --- calls ---------------------------------------------------------------------------------
 
     @property
-    def positional(self) -> list[InputLeaf]:
-        return [leaf for leaf in self.inputs if leaf.kind == POSITIONAL]
-
-    @property
     def keywords(self) -> list[str]:
         return list(self.in_spec.child(1).context)
 
@@ -186,6 +182,7 @@ class CallSignature:
             "model": self.model_name,
             "in_spec": pytree.treespec_dumps(self.in_spec),
             "out_spec": _dumps_or_none(self.out_spec),
+            "outputs": self.out_spec.num_leaves,
             "inputs": self.describe(),
         }
 
@@ -196,7 +193,11 @@ class CallSignature:
         notes: list[str] = []
         in_spec = pytree.treespec_loads(entry["in_spec"])
         out_text = entry.get("out_spec")
-        out_spec = _loads_leniently(out_text, notes) if out_text else None
+        if out_text:
+            out_spec = _loads_leniently(out_text, notes)
+        else:  # a node type without a serialized name: the outputs come back flat
+            out_spec = pytree.tree_structure(tuple(range(int(entry["outputs"]))))
+            notes.append("the output structure was not serializable: returned as a tuple")
         inputs = tuple(InputLeaf.from_json(e) for e in entry["inputs"])
         return CallSignature(in_spec, out_spec, inputs, str(entry.get("model", "model"))), notes
 

@@ -16,7 +16,7 @@ import torch.utils._pytree as pytree
 transformers = pytest.importorskip("transformers")
 
 from forge.cli.main import format_report  # noqa: E402
-from forge.compiler import STAGE_KEYS, CompileError, load  # noqa: E402
+from forge.compiler import STAGE_KEYS, CompileError, LoadError, load  # noqa: E402
 from forge.compiler import compile as forge_compile  # noqa: E402
 from forge.frontend.export import CallError  # noqa: E402
 
@@ -181,6 +181,15 @@ def test_save_and_load_keep_the_call_and_the_output_class(gpt2, tmp_path):
     assert type(got) is dict and list(got) == ["logits", "cache"]
     assert torch.equal(got["logits"], want.logits)
     assert any("gone_package.SomeOutput" in note for note in degraded.report["notes"])
+    # a 'call' entry that does not fit the IR is a LoadError naming meta.json
+    meta["call"]["inputs"][1]["shape"] = [2, SEQ + 1]
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(LoadError, match=r"meta.json: 'call' takes input_ids: int64 \[2, 8\] \(positional\), attent"):
+        load(tmp_path / "gpt2")
+    meta["call"]["in_spec"] = "not a treespec"
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(LoadError, match=r"meta.json: corrupt 'call' or 'cast' entry"):
+        load(tmp_path / "gpt2")
 
 
 def test_use_cache_false_compiles_the_cache_free_forward():
