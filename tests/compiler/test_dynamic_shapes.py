@@ -244,3 +244,25 @@ def test_dict_outputs_are_sliced_per_leaf_and_unsliced_leaves_kept():
     assert set(got) == {"hidden", "first"} and got["hidden"].shape == (1, 11, 4)
     assert torch.allclose(got["hidden"], x * 2) and torch.allclose(got["first"], x[:, 0] + 1)
     assert compiled.plan.seq_dims == {"['hidden']": (1,), "['first']": ()}
+
+
+class MaskedTotal(torch.nn.Module):
+    """Bidirectional along the sequence: every position sees the mask's total."""
+
+    def forward(self, x, mask):
+        return x + (x * mask).sum(1, keepdim=True) + mask.sum(1, keepdim=True)
+
+
+def test_buckets_and_pad_values_given_to_forge_compile():
+    seq = Dim("seq", min=8, max=32)
+    x, mask = torch.randn(1, 16), torch.ones(1, 16)
+    spec = {"x": {1: seq}, "mask": {1: seq}}
+    compiled = forge.compile(MaskedTotal(), (x, mask), dynamic_shapes=spec, buckets=[12, 24])
+    assert compiled.bucket_sizes == (12, 24, 32)
+    x, mask = torch.randn(1, 10), torch.ones(1, 10)
+    assert torch.allclose(compiled(x, mask), MaskedTotal()(x, mask), atol=TOL)
+    assert list(compiled.buckets) == [12]
+    with pytest.raises(DynamicShapeError, match=r"right-padding 'x' with 0, 'mask' with 1 along 'seq' changes output"):
+        forge.compile(MaskedTotal(), (x, mask), dynamic_shapes=spec, pad_values={"mask": 1})
+    with pytest.raises(DynamicShapeError, match=r"pad_values names unknown input\(s\) 'attention_mask'"):
+        forge.compile(MaskedTotal(), (x, mask), dynamic_shapes=spec, pad_values={"attention_mask": 0})
