@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python bench/run_all.py` puts bench/, not the repository, on the path
     sys.path.insert(0, str(ROOT))
 
-SECTIONS = ["compile_time", "latency", "scaling", "pass_profile", "fidelity", "fusion_gain", "dynamic_shapes"]
+SECTIONS = ["compile_time", "latency", "scaling", "pass_profile", "fidelity", "fusion_gain", "dynamic_shapes",
+            "precision", "node_profile"]
 
 DOC_HEADER = """# Benchmarks
 

@@ -1,0 +1,246 @@
+"""Precision modes (issue 15 items 2-3): latency and accuracy of Forge at f32 / bf16 / f16 and with
+weight-only int8 / int4 weights, next to OpenVINO's own PyTorch path pinned to f32 and at its default
+precision (bf16 on AMX/AVX512-BF16 CPUs).
+
+Latency: each system is built once per model at batch 1, sequence 128 (`--quick`: the small model,
+16 tokens), warmed up, then timed in interleaved rounds (call i of every system, in a rotating
+order, before call i + 1), so a busy moment on the shared machine lands on every system alike.
+Every system runs with the same explicit thread/stream settings (`forge.precision.peer_properties`:
+`INFERENCE_NUM_THREADS` = this process's cores, `NUM_STREAMS` 1, `PERFORMANCE_HINT` LATENCY).
+
+Accuracy: every mode is compiled again at sequence `ACCURACY_SEQ_LEN` (32, to keep 100 sequences
+affordable) and compared with eager f32 on `SEQUENCES` seeded token sequences (seeds 0..99, uniform
+over the vocabulary; `forge.precision.evaluate_accuracy`): max |logit diff|, mean KL(eager || mode)
+and top-1 agreement over all positions. The eager logits are computed once per model.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from bench import common, peers
+
+WARMUP, RUNS = 5, 30
+QUICK_WARMUP, QUICK_RUNS = 1, 3
+SEQUENCES, QUICK_SEQUENCES = 100, 3
+ACCURACY_SEQ_LEN = 32
+FORGE_MODES: tuple[tuple[str, str, str | None], ...] = (
+    ("forge f32", "f32", None),
+    ("forge bf16", "bf16", None),
+    ("forge f16", "f16", None),
+    ("forge int8w", "f32", "int8"),
+    ("forge bf16+int8w", "bf16", "int8"),
+    ("forge int4w", "f32", "int4"),
+)
+QUICK_FORGE_MODES = FORGE_MODES[:2] + FORGE_MODES[3:4]
+OPENVINO_MODES: tuple[tuple[str, str | None], ...] = (("openvino f32", "f32"), ("openvino default", None))
+TARGETS = {"bf16_vs_openvino_default": 1.0, "top1": 0.99, "kl_mean": 1e-3}
+
+
+def _modes(quick: bool) -> tuple[tuple[str, str, str | None], ...]:
+    return QUICK_FORGE_MODES if quick else FORGE_MODES
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    from forge.precision import peer_properties
+
+    warmup, runs = (QUICK_WARMUP, QUICK_RUNS) if quick else (WARMUP, RUNS)
+    n = QUICK_SEQUENCES if quick else SEQUENCES
+    systems = [m[0] for m in _modes(quick)] + [m[0] for m in OPENVINO_MODES]
+    config = {"warmup": warmup, "runs": runs, "seq_len": common.seq_len(quick), "small_models": quick,
+              "accuracy_sequences": n, "accuracy_seq_len": _acc_len(quick),
+              "models": [m.label for m in common.models(quick)], "systems": systems,
+              "thread_settings": peer_properties()}
+    with common.recorded("precision", quick, config) as result:
+        result["models"] = {spec.label: _measure(spec, quick, warmup, runs, n) for spec in common.models(quick)}
+    return result
+
+
+def _acc_len(quick: bool) -> int:
+    return common.QUICK_SEQ_LEN if quick else ACCURACY_SEQ_LEN
+
+
+# --- systems ---------------------------------------------------------------------------------------
+
+
+def _forge(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...], precision: str, weights: str | None):
+    import forge
+
+    gc.collect()
+    compiled = forge.compile(model, inputs, precision=precision, weights=weights)
+    return compiled, compiled.report["runtime_config"]
+
+
+def _openvino(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...], precision: str | None):
+    """OpenVINO's PyTorch path with the same thread settings; `precision` None: its default hint."""
+    import openvino as ov
+
+    from forge.precision import peer_properties
+
+    gc.collect()
+    core = ov.Core()
+    props: dict[str, Any] = dict(peer_properties())
+    if precision is not None:
+        props["INFERENCE_PRECISION_HINT"] = precision
+    with peers.quiet():
+        compiled = core.compile_model(ov.convert_model(peers.export(model, inputs)), "CPU", props)
+    request = compiled.create_infer_request()
+
+    def run(input_ids: torch.Tensor) -> torch.Tensor:
+        return torch.from_numpy(request.infer({0: input_ids.numpy()})[0].copy())
+
+    effective = {k: str(compiled.get_property(k)) for k in (*props, "INFERENCE_PRECISION_HINT")}
+    return run, {"runtime": "openvino (convert_model)", "effective": effective}
+
+
+def _build_all(model, inputs, quick: bool) -> dict[str, tuple[Callable, dict[str, Any]]]:
+    built: dict[str, tuple[Callable, dict[str, Any]]] = {}
+    for label, precision, weights in _modes(quick):
+        built[label] = _forge(model, inputs, precision, weights)
+    for label, precision in OPENVINO_MODES:
+        built[label] = _openvino(model, inputs, precision)
+    return built
+
+
+# --- measurement -----------------------------------------------------------------------------------
+
+
+def _measure(spec: common.ModelSpec, quick: bool, warmup: int, runs: int, n: int) -> dict[str, Any]:
+    model, inputs = common.model_and_inputs(spec, quick)
+    built = _build_all(model, inputs, quick)
+    latency, configs = _latency(built, inputs[0], warmup, runs)
+    same_length = _acc_len(quick) == common.seq_len(quick)  # --quick: the latency builds serve accuracy too
+    if not same_length:
+        del built
+        built = None
+    accuracy = _accuracy(spec, model, quick, n, built)
+    del built
+    return {"layers": model.config.num_hidden_layers, "samples": latency,
+            "summary": {s: common.summary(v) for s, v in latency.items()},
+            "accuracy": accuracy, "runtime_config": configs}
+
+
+def _latency(built: dict[str, tuple[Callable, dict[str, Any]]], x: torch.Tensor, warmup: int, runs: int):
+    for run, _ in built.values():
+        for _ in range(warmup):
+            run(x)
+    gc.collect()
+    order = list(built)
+    samples: dict[str, list[float]] = {s: [] for s in order}
+    for i in range(runs):
+        for system in order[i % len(order):] + order[: i % len(order)]:
+            start = time.perf_counter()
+            built[system][0](x)
+            samples[system].append((time.perf_counter() - start) * 1e3)
+    configs = {s: cfg for s, (_, cfg) in built.items()}
+    return samples, configs
+
+
+def _accuracy(spec: common.ModelSpec, model, quick: bool, n: int, built=None) -> dict[str, dict[str, Any]]:
+    """Every mode at the accuracy length (`built` at that length, else built here) against eager
+    logits computed once."""
+    from forge.models import example_inputs
+    from forge.precision import bounds, evaluate_accuracy, sequence_inputs, within_bounds
+
+    inputs = example_inputs(spec.name, seq_len=_acc_len(quick), small=quick, seed=common.INPUT_SEED)
+    with torch.no_grad():
+        eager = {s: model(*sequence_inputs(model, inputs, s)) for s in range(n)}
+    cache = _Reference(model, inputs, eager)
+    built = built if built is not None else _build_all(model, inputs, quick)
+    out: dict[str, dict[str, Any]] = {}
+    for label, (run, _) in built.items():
+        acc = evaluate_accuracy(model, run, inputs, sequences=n, reference=cache)
+        mode = next((m for m in _modes(quick) if m[0] == label), None)
+        if mode is not None:
+            b = bounds(mode[1], mode[2])
+            acc["bounds"] = {"max_abs": b.max_abs, "kl_mean": b.kl_mean, "top1": b.top1}
+            acc["within_bounds"] = within_bounds(acc, b)
+        out[label] = acc
+    return out
+
+
+class _Reference:
+    """Eager logits of `sequence_inputs(seed)`, looked up by the input tensor (computed once)."""
+
+    def __init__(self, model, inputs, eager: dict[int, torch.Tensor]):
+        from forge.precision import sequence_inputs
+
+        self._by_key = {self._key(sequence_inputs(model, inputs, s)[0]): v for s, v in eager.items()}
+
+    @staticmethod
+    def _key(ids: torch.Tensor) -> bytes:
+        return ids.numpy().tobytes()
+
+    def __call__(self, ids: torch.Tensor) -> torch.Tensor:
+        return self._by_key[self._key(ids)]
+
+
+# --- targets and rendering -------------------------------------------------------------------------
+
+
+def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for label, mr in result["models"].items():
+        s, acc = mr["summary"], mr["accuracy"]
+        ratio = s["forge bf16"]["median"] / s["openvino default"]["median"]
+        why = (f"forge bf16 {s['forge bf16']['median']:.1f} ms vs openvino default "
+               f"{s['openvino default']['median']:.1f} ms; forge f32 vs openvino f32: "
+               f"{s['forge f32']['median'] / s['openvino f32']['median']:.2f}x (the f32 graph gap carries over)")
+        rows.append(common.target_row(f"{label}: forge bf16 median / openvino default", ratio,
+                                      TARGETS["bf16_vs_openvino_default"], higher_is_better=False, unit="x", why=why))
+        bf = acc["forge bf16"]
+        rows.append(common.target_row(f"{label}: forge bf16 top-1 agreement vs eager f32", bf["top1"],
+                                      TARGETS["top1"], higher_is_better=True, why="bf16 rounding flips close logits"))
+        rows.append(common.target_row(f"{label}: forge bf16 mean KL vs eager f32", bf["kl_mean"],
+                                      TARGETS["kl_mean"], higher_is_better=False, why="bf16 rounding"))
+    return rows
+
+
+def render(result: dict[str, Any], figures: Path) -> str:
+    cfg = result["config"]
+    out = ["## Precision modes\n",
+           f"Latency: batch 1, sequence {cfg['seq_len']}, {cfg['runs']} interleaved rounds after {cfg['warmup']} "
+           f"warm-up calls, thread settings `{cfg['thread_settings']}` for every system. Accuracy: "
+           f"{cfg['accuracy_sequences']} seeded sequences of {cfg['accuracy_seq_len']} tokens against eager f32 "
+           "(max |logit diff|, mean KL, top-1 agreement over all positions; *bounds* are each mode's stated "
+           "contract, `forge.precision.BOUNDS`).\n"]
+    out.append(_figure(result, figures))
+    for label, mr in result["models"].items():
+        s, acc = mr["summary"], mr["accuracy"]
+        ref = s["openvino default"]["median"]
+        rows = []
+        for system in s:
+            a = acc[system]
+            b = a.get("bounds")
+            rows.append([f"**{system}**" if system.startswith("forge") else system, common.ms(s[system]["median"]),
+                         f"{common.ms(s[system]['min'])}–{common.ms(s[system]['max'])}",
+                         common.ratio(s[system]["median"] / ref), common.sci(a["max_abs"]), common.sci(a["kl_mean"]),
+                         f"{a['top1']:.2%}",
+                         "" if b is None else f"{b['max_abs']:g} / {b['kl_mean']:g} / {b['top1']:.0%}",
+                         "" if b is None else ("yes" if a["within_bounds"] else "**no**")])
+        out.append(f"### {label} ({mr['layers']} layers)\n")
+        out.append(common.table(["system", "median ms", "min–max", "vs openvino default", "max abs diff", "mean KL",
+                                 "top-1", "bounds (max / KL / top-1)", "within"], rows))
+    return "\n".join(out)
+
+
+def _figure(result: dict[str, Any], figures: Path) -> str:
+    plt = common.pyplot()
+    labels = list(result["models"])
+    fig, axes = plt.subplots(1, len(labels), figsize=(6.0 * len(labels), 3.4), squeeze=False)
+    for ax, label in zip(axes[0], labels, strict=True):
+        s = result["models"][label]["summary"]
+        systems = list(s)
+        colors = [common.SYSTEM_COLORS["forge" if x.startswith("forge") else "openvino"] for x in systems]
+        ax.barh(systems, [s[x]["median"] for x in systems], color=colors)
+        ax.invert_yaxis()
+        ax.set_xlabel("median latency (ms)")
+        ax.set_title(f"{label}: precision modes", fontsize=10)
+    fig.tight_layout()
+    return common.save_figure(fig, figures, "precision", "median latency per precision mode")
