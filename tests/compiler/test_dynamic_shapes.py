@@ -266,3 +266,9 @@ def test_buckets_and_pad_values_given_to_forge_compile():
         forge.compile(MaskedTotal(), (x, mask), dynamic_shapes=spec, pad_values={"mask": 1})
     with pytest.raises(DynamicShapeError, match=r"pad_values names unknown input\(s\) 'attention_mask'"):
         forge.compile(MaskedTotal(), (x, mask), dynamic_shapes=spec, pad_values={"attention_mask": 0})
+
+
+def test_a_range_beyond_the_models_context_is_refused_by_the_probe():
+    model = build_model("gpt2", small=True)  # 128 positions
+    with pytest.raises(DynamicShapeError, match=r"the eager model fails at length 256 \(the Dim's max\): IndexError"):
+        forge.compile(model, (_ids("gpt2", 16),), dynamic_shapes=({1: Dim("seq", min=8, max=256)},))
