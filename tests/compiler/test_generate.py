@@ -1,0 +1,141 @@
+"""forge.generate: greedy generation with a KV cache kept in state buffers (issue 17 item 4).
+
+Small zoo decoders (2 layers, hidden 64, random seeded weights). What is asserted:
+
+* the tokens equal `transformers` `generate(do_sample=False)` for 32 new tokens, batch 1 and a
+  left-padded batch 2 (positions from the attention mask), on GPT-2 and the Llama-style model;
+* logits parity of the prefill and of decode steps against eager with a DynamicCache;
+* the KV cache lives in state buffers allocated once: the same memory across steps and calls,
+  shared by the prefill and decode programs, updated in place (the update instruction is the
+  in-place index_put; no per-step copy of the cache by a cpu kernel);
+* the importer still refuses mutating a user input, with its clear error.
+
+One generator per (model, batch) for the whole module: compiling both functions is most of the time.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from backends.nnfactory.executor import RunCpu
+from forge.frontend.fx_importer import InputMutationError, import_module
+from forge.generate import GenerateError, compile_generator, generate
+from forge.models import build_model
+
+PROMPT, NEW = 8, 32
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def _prompt(vocab: int, batch: int, seed: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """Seeded ids and a mask: row 1 (of a batch of 2) is left-padded by 3 tokens."""
+    ids = torch.randint(0, vocab - 1, (batch, PROMPT), generator=torch.Generator().manual_seed(seed))
+    mask = torch.ones(batch, PROMPT, dtype=torch.long)
+    if batch > 1:
+        mask[1, :3] = 0
+        ids[1, :3] = 0
+    return ids, mask
+
+
+@pytest.fixture(scope="module", params=["gpt2", "llama"])
+def model(request):
+    return build_model(request.param, small=True).hf
+
+
+@pytest.fixture(scope="module")
+def generators(model):
+    return {b: compile_generator(model, batch=b, prompt_len=PROMPT, max_new_tokens=NEW) for b in (1, 2)}
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+def test_tokens_equal_transformers_generate(model, generators, batch):
+    ids, mask = _prompt(model.config.vocab_size, batch)
+    ours = generators[batch].generate(ids, NEW, attention_mask=mask)
+    with torch.no_grad():
+        expected = model.generate(ids, attention_mask=mask, max_new_tokens=NEW, do_sample=False, use_cache=True)
+    assert ours.shape == expected.shape
+    assert torch.equal(ours, expected), f"first difference at {(ours != expected).nonzero()[:1].tolist()}"
+
+
+def test_prefill_and_decode_logits_match_eager(model, generators):
+    """Prefill logits, then three decode steps fed the same tokens, against eager with a cache."""
+    gen = generators[2]
+    ids, mask = _prompt(model.config.vocab_size, 2)
+    from transformers import DynamicCache
+
+    cache = DynamicCache(config=model.config)
+    positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
+    with torch.no_grad():
+        eager = model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True)
+    ours = gen.prefill_logits(ids, mask)
+    assert (ours[:, -1] - eager.logits[:, -1]).abs().max().item() <= 1e-4
+    full = torch.ones(2, gen.cache_len, dtype=torch.long)
+    full[:, :PROMPT] = mask
+    real, step_mask = mask.sum(-1), mask
+    token = eager.logits[:, -1].argmax(-1)
+    for j in range(3):
+        step_mask = torch.cat([step_mask, torch.ones(2, 1, dtype=torch.long)], dim=1)
+        pos = (real + j)[:, None]
+        with torch.no_grad():
+            eager = model(input_ids=token[:, None], attention_mask=step_mask, position_ids=pos, cache=cache,
+                          use_cache=True)
+        got = gen.decode.executor(token[:, None], full, pos, torch.tensor([PROMPT + j]))[0]
+        assert (got[:, -1] - eager.logits[:, -1]).abs().max().item() <= 1e-4, f"decode step {j}"
+        token = eager.logits[:, -1].argmax(-1)
+
+
+def test_cache_lives_in_state_buffers_allocated_once(model, generators):
+    gen = generators[1]
+    states = gen.states
+    layers = model.config.num_hidden_layers
+    assert sorted(states.buffers) == sorted(f"{kv}_cache_{i}" for kv in ("key", "value") for i in range(layers))
+    before = states.pointers()
+    prefill_ex, decode_ex = gen.prefill.executor, gen.decode.executor
+    for name, bid in decode_ex.program.states.items():  # both programs use the store's memory
+        assert decode_ex.buffers[bid].data_ptr() == before[name]
+        assert prefill_ex.buffers[prefill_ex.program.states[name]].data_ptr() == before[name]
+    ids, mask = _prompt(model.config.vocab_size, 1, seed=2)
+    gen.generate(ids, NEW, attention_mask=mask)
+    gen.generate(ids, 4, attention_mask=mask)
+    assert states.pointers() == before, "a state buffer was reallocated"
+    key = states.buffers["key_cache_0"]
+    assert key.view(torch.float32).abs().sum() > 0, "the cache was not written"
+    gen.reset()
+    assert states.pointers() == before and key.abs().sum() == 0
+    cpu = [i for i in decode_ex.instructions if isinstance(i, RunCpu)]
+    updates = [i for i in cpu if str(i).endswith("in place")]
+    assert len(updates) == 2 * layers and all(i.output_buffer in _state_slots(decode_ex) for i in updates)
+    assert all(i.output_buffer not in _state_slots(decode_ex) for i in cpu if i not in updates)
+
+
+def _state_slots(executor) -> set[int]:
+    """The executor's env slots of the values living in state buffers."""
+    held = set(executor.program.states.values())
+    return {slot for ref, slot in executor._slots.items() if ref.source == "buffer" and ref.key in held}
+
+
+def test_forge_generate_function_caches_the_generator(model):
+    ids, _ = _prompt(model.config.vocab_size, 1, seed=3)
+    first = generate(model, ids, max_new_tokens=4)
+    with torch.no_grad():
+        expected = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=4, do_sample=False,
+                                  use_cache=True)
+    assert torch.equal(first, expected)
+
+
+def test_generate_errors_name_the_problem(generators):
+    gen = generators[1]
+    with pytest.raises(GenerateError, match=r"compiled for \[1, 8\]"):
+        gen.generate(torch.zeros(1, 5, dtype=torch.long), 4)
+    with pytest.raises(GenerateError, match="exceed the cache of 40 positions"):
+        gen.generate(torch.zeros(1, PROMPT, dtype=torch.long), 33)
+
+
+def test_user_input_mutation_is_still_refused():
+    class Mutates(torch.nn.Module):
+        def forward(self, x):
+            x.add_(1)
+            return x * 2
+
+    with pytest.raises(InputMutationError, match="mutates user input 'x' in place"):
+        import_module(Mutates(), (torch.zeros(3),), state=True)
