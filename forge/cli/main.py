@@ -4,6 +4,7 @@
     forge run llama --small --iterations 20
     forge compile resnet --small --check      # every zoo family: text, vision, audio
     forge models                              # name, kind, attention implementations, inputs
+    forge generate gpt2 --prompt-len 128 --new-tokens 64   # KV-cache generation (forge/cli/generate.py)
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from forge.cli.generate import add_generate_parser, cmd_generate
 from forge.cli.import_cmd import IR_STAGES, add_import_parser, cmd_emit_stage, cmd_import
 
 EMIT_STAGES = ("aten", "npuir", "buffer", "nnfactory-py")
@@ -85,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument("--iterations", type=int, default=50, help="timed runs after warm-up")
     sub.add_parser("models", help="list the zoo models")
     add_import_parser(sub)
+    add_generate_parser(sub)
     return parser
 
 
@@ -382,6 +385,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "import":
             return cmd_import(args)
+        if args.command == "generate":
+            return cmd_generate(args)
         if args.command == "compile" and args.emit in IR_STAGES:
             return cmd_emit_stage(args)  # stops after that stage (forge/cli/import_cmd.py)
         return _cmd_compile(args) if args.command == "compile" else _cmd_run(args)
