@@ -25,16 +25,24 @@ from bench import common, peers
 
 WARMUP, RUNS = 10, 100
 QUICK_WARMUP, QUICK_RUNS = 2, 5
+EXTRA_MODELS: tuple[common.ModelSpec, ...] = (common.ModelSpec("bert", "sdpa"), common.ModelSpec("resnet", "none"))
+"""Issue 15's f32 models besides `common.MODELS`: BERT and one convolutional zoo model (full runs only)."""
+EXTRA_RUNS = 40
+"""Timed calls per system for `EXTRA_MODELS` (keeps the section inside the `make bench` budget)."""
 PROFILE_CALLS = 10
-TARGETS = {"median_vs_fastest_peer": 1.0, "p99_over_p50": 1.20}
+TARGETS = {"median_vs_fastest_peer": 1.0, "median_vs_openvino": 1.0, "median_vs_onnxruntime": 1.0,
+           "p99_over_p50": 1.20}
 
 
 def run(quick: bool = False) -> dict[str, Any]:
     warmup, runs = (QUICK_WARMUP, QUICK_RUNS) if quick else (WARMUP, RUNS)
+    specs = [(m, runs) for m in common.models(quick)] + ([] if quick else [(m, EXTRA_RUNS) for m in EXTRA_MODELS])
     config = {"warmup": warmup, "runs": runs, "seq_len": common.seq_len(quick), "small_models": quick,
-              "models": [m.label for m in common.models(quick)], "systems": list(peers.SYSTEMS)}
+              "models": [m.label for m, _ in specs], "runs_per_model": {m.label: n for m, n in specs},
+              "systems": list(peers.SYSTEMS), "threads": dict(peers.THREADS),
+              "openvino_properties": dict(peers.OV_CPU_PROPERTIES)}
     with common.recorded("latency", quick, config) as result:
-        result["models"] = {spec.label: _measure(spec, quick, warmup, runs) for spec in common.models(quick)}
+        result["models"] = {spec.label: _measure(spec, quick, warmup, n) for spec, n in specs}
     return result
 
 
@@ -55,7 +63,7 @@ def _measure(spec: common.ModelSpec, quick: bool, warmup: int, runs: int) -> dic
             samples[system].append((time.perf_counter() - start) * 1e3)
     forge = built["forge"]
     result = {
-        "layers": model.config.num_hidden_layers,
+        "layers": getattr(model.config, "num_hidden_layers", None),  # None: a convolutional model
         "samples": samples,
         "summary": {s: _summary(v) for s, v in samples.items()},
         "compile_ms": {s: b.to_runnable_ms for s, b in built.items()},
@@ -139,6 +147,10 @@ def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
         rows.append(common.target_row(
             f"{label}: latency median, Forge / fastest peer ({peer})", value, TARGETS["median_vs_fastest_peer"],
             higher_is_better=False, unit="x", why=_why_slow(mr, peer)))
+        for named in ("openvino", "onnxruntime"):
+            rows.append(common.target_row(
+                f"{label}: latency median, Forge / {named} (f32)", summ["forge"]["median"] / summ[named]["median"],
+                TARGETS[f"median_vs_{named}"], higher_is_better=False, unit="x", why=_why_slow(mr, named)))
         rows.append(common.target_row(
             f"{label}: Forge latency P99/P50", summ["forge"]["p99_over_p50"], TARGETS["p99_over_p50"],
             higher_is_better=False,
@@ -163,14 +175,18 @@ def render(result: dict[str, Any], figures: Path) -> str:
     cfg = result["config"]
     out = ["## Latency\n",
            f"Batch 1, sequence {cfg['seq_len']}, CPU, fp32; {cfg['warmup']} warm-up calls, then {cfg['runs']} timed "
-           "calls per system, interleaved. Ratio = system median / Forge median (> 1: Forge is faster).\n"]
+           "calls per system (per model: `runs` column), interleaved. Ratio = system median / Forge median (> 1: "
+           "Forge is faster).\n"]
+    if "threads" in cfg:
+        out.append("Threads, set explicitly: " + ", ".join(f"{k} {v}" for k, v in cfg["threads"].items())
+                   + f"; OpenVINO (the peer and Forge's segments): `{cfg['openvino_properties']}`.\n")
     out.append(_figure(result, figures))
     for label, mr in result["models"].items():
         summ = mr["summary"]
         rows = [[f"**{s}**" if s == "forge" else s, f"{summ[s]['median']:.2f}", f"{summ[s]['p50']:.2f}",
                  f"{summ[s]['p99']:.2f}", f"{summ[s]['p99_over_p50']:.2f}",
                  f"{summ[s]['median'] / summ['forge']['median']:.2f}x", summ[s]["n"]] for s in peers.SYSTEMS]
-        out.append(f"### {label} ({mr['layers']} layers)\n")
+        out.append(f"### {label} ({mr['layers']} layers)\n" if mr["layers"] else f"### {label}\n")
         out.append(common.table(["system", "median ms", "P50 ms", "P99 ms", "P99/P50", "ratio", "runs"], rows))
         prof = mr["executor_profile"]
         parts = ", ".join(f"{name} {p['share']:.0%}" for name, p in prof["parts"].items())

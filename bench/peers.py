@@ -19,7 +19,12 @@ Every build starts from a fresh state, so no system profits from an earlier one'
   inductor's FX-graph and AOT-autograd caches are off and it gets a new, empty cache directory.
 * ``eager``: the model itself (no compile).
 
-All systems run fp32 on the CPU with their default thread counts; inference under `no_grad`.
+All systems run fp32 on the CPU; inference under `no_grad`. Threads and streams are set explicitly and
+alike (issue 15 item 3): Forge's segments and the OpenVINO peer compile with
+`forge.precision.peer_properties()` (`INFERENCE_NUM_THREADS` = the cores of this process, `NUM_STREAMS` 1,
+`PERFORMANCE_HINT` LATENCY; the CPU plugin's default core pinning on both), ONNX Runtime gets
+`intra_op_num_threads` = the same cores and one inter-op thread (sequential execution), torch (eager and
+inductor) runs with `torch.get_num_threads()` (the same cores by default; `THREADS` records all of them).
 """
 
 from __future__ import annotations
@@ -37,12 +42,18 @@ from typing import Any
 
 import torch
 
+from forge.precision import cores, peer_properties
+
 SYSTEMS: tuple[str, ...] = ("forge", "openvino", "onnxruntime", "torch.compile", "eager")
 PEERS: tuple[str, ...] = ("openvino", "onnxruntime", "torch.compile", "eager")
 COMPILERS: tuple[str, ...] = ("forge", "openvino", "onnxruntime", "torch.compile")
 """The systems that compile (eager has nothing to compile)."""
 
-OV_CPU_PROPERTIES = {"INFERENCE_PRECISION_HINT": "f32"}
+OV_CPU_PROPERTIES = {"INFERENCE_PRECISION_HINT": "f32", **peer_properties()}
+"""The OpenVINO peer's compile properties: f32, and the thread/stream settings Forge's runtime uses."""
+THREADS = {"openvino": OV_CPU_PROPERTIES["INFERENCE_NUM_THREADS"], "onnxruntime": cores(),
+           "torch": torch.get_num_threads()}
+"""The intra-op threads of each system (Forge's segments: `OV_CPU_PROPERTIES`, as the OpenVINO peer)."""
 
 
 @dataclass
@@ -149,6 +160,9 @@ def build_onnxruntime(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) 
     proto = program.model_proto.SerializeToString()
     options = ort.SessionOptions()
     options.log_severity_level = 3
+    options.intra_op_num_threads = THREADS["onnxruntime"]
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     session = ort.InferenceSession(proto, options, providers=["CPUExecutionProvider"])
     device_ms = _ms(start)
     input_name = session.get_inputs()[0].name
