@@ -63,6 +63,17 @@ def _ids(spec: common.ModelSpec, quick: bool, length: int) -> torch.Tensor:
     return example_inputs(spec.name, seq_len=length, seed=length, small=quick)[0]
 
 
+def rss_mib() -> float:
+    """This process's resident set size (Linux /proc), MiB; 0 where /proc is missing."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 def _timed(fn):
     start = time.perf_counter()
     value = fn()
@@ -111,8 +122,12 @@ def _measure(spec, quick, rng, lengths, warmup, runs) -> dict[str, Any]:
     model, _ = common.model_and_inputs(spec, quick)
     lo, hi = rng
     with peers.quiet():
+        gc.collect()
+        rss_before = rss_mib()
         dyn, setup_ms = _timed(lambda: build_forge_dynamic(model, _ids(spec, quick, 16), lo, hi))
         _, all_ms = _timed(dyn.compile_all)
+        gc.collect()
+        rss_buckets = rss_mib() - rss_before
         ov_model, ov_convert_ms = _timed(lambda: convert_openvino(model, _ids(spec, quick, 16), lo, hi))
         ov_dyn, ov_dyn_ms = compile_openvino(ov_model, rng)
         per_length = {}
@@ -134,6 +149,8 @@ def _measure(spec, quick, rng, lengths, warmup, runs) -> dict[str, Any]:
         "buckets": {str(b): v for b, v in buckets.items()},
         "forge_setup_ms": setup_ms, "forge_compile_all_ms": all_ms,
         "export_check_ms": dynamic.get("export_check_ms", 0.0), "probe_ms": dynamic["probe_ms"],
+        "rss_all_buckets_mib": rss_buckets,
+        "weight_mib": next(iter(dyn.reports.values()))["weight_bytes"] / 2**20,
         "openvino_convert_ms": ov_convert_ms, "openvino_dynamic_compile_ms": ov_dyn_ms,
         "per_length": per_length,
     }
@@ -176,7 +193,9 @@ def render(result: dict[str, Any], figures: Path) -> str:
                    f"{common.ms(mr['probe_ms'])} ms, all {len(mr['buckets'])} buckets compiled in "
                    f"{common.ms(mr['forge_compile_all_ms'])} ms; OpenVINO: torch.export (dynamic) + convert_model "
                    f"{common.ms(mr['openvino_convert_ms'])} ms once, then compile_model "
-                   f"{common.ms(mr['openvino_dynamic_compile_ms'])} ms for the range (static: per length, below).\n")
+                   f"{common.ms(mr['openvino_dynamic_compile_ms'])} ms for the range (static: per length, below). "
+                   f"Memory: the process grew {mr['rss_all_buckets_mib']:,.0f} MiB for all buckets (weights "
+                   f"{mr['weight_mib']:,.0f} MiB; every bucket holds its own runtime copy).\n")
         rows = [[b, common.ms(v["compile_ms"]), f"{v['peak_bytes_planned'] / 2**20:.1f}", v["segments"]]
                 for b, v in mr["buckets"].items()]
         out.append(common.table(["bucket", "compile ms", "planned peak MiB", "segments"], rows))
