@@ -321,6 +321,8 @@ def compile(
     start = time.perf_counter()
     modes = _check_modes(precision, weights, accuracy)
     args, kwargs = _example_inputs(args, kwargs)
+    if accuracy and kwargs:  # forge.precision.evaluate_accuracy draws positional inputs only
+        raise CompileError("accuracy= measures models called with positional inputs; drop kwargs= or accuracy=")
     exported_model, cast = _cast_policy(model, args, kwargs, dtype)
     xargs, xkwargs = cast.apply(args, kwargs) if cast is not None else (args, kwargs)
     times = StageTimes()
