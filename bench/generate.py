@@ -1,0 +1,296 @@
+"""Text generation with a KV cache (issue 17 items 4 and 6): prefill latency and decode tokens/s.
+
+Per model (the zoo decoders at benchmark size, batch 1, a seeded prompt of `PROMPT` tokens,
+`NEW` new tokens, greedy; `--quick`: GPT-2 small, 16 + 8), three systems generate the same tokens:
+
+* **forge**: `forge.generate.compile_generator` (prefill + decode functions over one KV cache kept
+  in state buffers, updated in place; the index_put writing each step's rows is a CPU step);
+* **eager**: `transformers` `model.generate(do_sample=False, use_cache=True)` (DynamicCache);
+* **openvino**: OpenVINO's stateful model, the way its API offers one: the same static-cache
+  module with the cache as explicit inputs/outputs (`index_copy` on them), exported with a
+  dynamic query length, `ov.convert_model`, then `apply_make_stateful_transformation` turns the
+  cache inputs/outputs into internal states (ReadValue/Assign, what optimum-intel's stateful
+  export does); one compiled model serves prefill and decode, the states live in the infer
+  request. (Converting the exported program with the cache as *buffers* directly is not enough:
+  `convert_model` keeps no state for buffer mutations, the cache would be a constant.)
+
+EOS is disabled for all three (every run generates exactly `NEW` tokens). Timing: `WARMUP`
+generations, then `ROUNDS` interleaved rounds (each round runs every system once, in a rotating
+order). *prefill ms* is the time to the first new token; *decode tokens/s* is the decode steps
+divided by their total time; *per-token* the median decode step. For eager, a logits processor
+timestamps each step inside `generate`. The tokens of forge and openvino are compared with
+eager's, and the prefill logits with eager's (max |diff|).
+"""
+
+from __future__ import annotations
+
+import copy
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from bench import common, peers
+
+PROMPT, NEW = 128, 64
+QUICK_PROMPT, QUICK_NEW = 16, 8
+WARMUP, ROUNDS = 1, 3
+QUICK_WARMUP, QUICK_ROUNDS = 0, 1
+SYSTEMS = ("forge", "eager", "openvino")
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    prompt, new = (QUICK_PROMPT, QUICK_NEW) if quick else (PROMPT, NEW)
+    warmup, rounds = (QUICK_WARMUP, QUICK_ROUNDS) if quick else (WARMUP, ROUNDS)
+    config = {"prompt": prompt, "new_tokens": new, "batch": 1, "warmup": warmup, "rounds": rounds,
+              "small_models": quick, "models": [m.label for m in common.models(quick)], "systems": list(SYSTEMS)}
+    with common.recorded("generate", quick, config) as result:
+        result["models"] = {spec.label: _measure(spec, quick, prompt, new, warmup, rounds)
+                            for spec in common.models(quick)}
+    return result
+
+
+# --- the systems -------------------------------------------------------------------------------------
+
+
+class _Eager:
+    """transformers generate, timed per step by a logits processor."""
+
+    def __init__(self, hf: nn.Module):
+        self.hf = hf
+        self.config = copy.deepcopy(hf.generation_config)
+        self.config.eos_token_id = None
+        self.config.pad_token_id = self.config.pad_token_id if self.config.pad_token_id is not None else 0
+        self.config.do_sample, self.config.use_cache = False, True
+
+    def generate(self, ids: torch.Tensor, new: int) -> tuple[torch.Tensor, dict[str, Any]]:
+        stamps: list[float] = []
+
+        def stamp(input_ids, scores):
+            stamps.append(time.perf_counter())
+            return scores
+
+        from transformers import LogitsProcessorList
+
+        self.config.max_new_tokens = new
+        start = time.perf_counter()
+        with torch.no_grad():
+            out = self.hf.generate(ids, attention_mask=torch.ones_like(ids), generation_config=self.config,
+                                   logits_processor=LogitsProcessorList([stamp]))
+        return out, {"prefill_ms": (stamps[0] - start) * 1e3,
+                     "decode_ms": [(b - a) * 1e3 for a, b in zip(stamps, stamps[1:], strict=False)]}
+
+
+class _ExplicitCache:
+    """The cache as explicit tensors: `update` returns `index_copy`s (new values, not writes)."""
+
+    is_compileable = True
+
+    def __init__(self, kv: tuple[torch.Tensor, ...], cache_position: torch.Tensor):
+        self.kv, self.cache_position = kv, cache_position
+        self.new: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def update(self, key_states, value_states, layer_idx, *args, **kwargs):
+        keys = self.kv[2 * layer_idx].index_copy(2, self.cache_position, key_states)
+        values = self.kv[2 * layer_idx + 1].index_copy(2, self.cache_position, value_states)
+        self.new[layer_idx] = (keys, values)
+        return keys, values
+
+
+class _ExplicitKV(nn.Module):
+    """`forge.generate.StaticCacheLM`'s forward with the cache as inputs and outputs."""
+
+    def __init__(self, hf: nn.Module, cache_len: int):
+        super().__init__()
+        self.hf, self.cache_len = hf, cache_len
+
+    def forward(self, input_ids, attention_mask, position_ids, cache_position, *kv):
+        keys = torch.arange(self.cache_len)
+        allowed = (keys[None, :] <= cache_position[:, None])[None, None] & attention_mask[:, None, None, :].bool()
+        mask = torch.where(allowed, 0.0, torch.finfo(torch.float32).min)
+        cache = _ExplicitCache(kv, cache_position)
+        out = self.hf(input_ids=input_ids, attention_mask=mask, position_ids=position_ids, cache=cache,
+                      use_cache=True, logits_to_keep=1, return_dict=True)
+        return (out.logits, *[t for i in range(len(kv) // 2) for t in cache.new[i]])
+
+
+class _OpenVINOStateful:
+    """OpenVINO's stateful model (see the module docstring); `generate` resets the states first."""
+
+    def __init__(self, hf: nn.Module, prompt: int, cache_len: int):
+        import openvino as ov
+        from openvino._offline_transformations import apply_make_stateful_transformation
+
+        from forge.generate import _head_shapes
+
+        start = time.perf_counter()
+        layers, heads, head_dim = _head_shapes(hf.config)
+        self.prompt, self.cache_len, self.shape = prompt, cache_len, (1, heads, cache_len, head_dim)
+        kv = tuple(torch.zeros(self.shape) for _ in range(2 * layers))
+        args = (torch.zeros(1, prompt, dtype=torch.long), torch.ones(1, cache_len, dtype=torch.long),
+                torch.arange(prompt)[None], torch.arange(prompt), *kv)
+        q = torch.export.Dim("q", min=1, max=cache_len)
+        with torch.no_grad():
+            program = torch.export.export(_ExplicitKV(hf, cache_len).eval(), args,
+                                          dynamic_shapes=({1: q}, None, {1: q}, {0: q}, tuple([None] * len(kv))))
+        model = ov.convert_model(program)
+        names_in = [i.get_any_name() for i in model.inputs][4:]
+        names_out = [o.get_any_name() for o in model.outputs][1:]
+        apply_make_stateful_transformation(model, dict(zip(names_in, names_out, strict=True)))
+        self.compiled = ov.Core().compile_model(model, "CPU", peers.OV_CPU_PROPERTIES)
+        self.request = self.compiled.create_infer_request()
+        self.zeros = ov.Tensor(np.zeros(self.shape, dtype=np.float32))
+        self.states = len(self.request.query_state())
+        self.compile_ms = (time.perf_counter() - start) * 1e3
+
+    def reset(self) -> None:
+        for state in self.request.query_state():
+            state.state = self.zeros  # the initial value is a zero cache (copied into the state)
+
+    def step(self, ids: np.ndarray, mask: np.ndarray, pos: np.ndarray, cache_pos: np.ndarray) -> np.ndarray:
+        return self.request.infer({0: ids, 1: mask, 2: pos, 3: cache_pos})[0]
+
+    def generate(self, ids: torch.Tensor, new: int) -> tuple[torch.Tensor, dict[str, Any]]:
+        self.reset()
+        mask = np.ones((1, self.cache_len), dtype=np.int64)
+        start = time.perf_counter()
+        logits = self.step(ids.numpy(), mask, np.arange(self.prompt)[None], np.arange(self.prompt))
+        tokens = [int(logits[0, -1].argmax())]
+        prefill_ms = (time.perf_counter() - start) * 1e3
+        decode_ms = []
+        for j in range(new - 1):
+            start = time.perf_counter()
+            p = self.prompt + j
+            logits = self.step(np.array([[tokens[-1]]]), mask, np.array([[p]]), np.array([p]))
+            tokens.append(int(logits[0, -1].argmax()))
+            decode_ms.append((time.perf_counter() - start) * 1e3)
+        return torch.cat([ids, torch.tensor([tokens])], dim=1), {"prefill_ms": prefill_ms, "decode_ms": decode_ms}
+
+
+class _Forge:
+    def __init__(self, hf: nn.Module, prompt: int, new: int):
+        from forge.generate import compile_generator
+
+        start = time.perf_counter()
+        self.gen = compile_generator(hf, batch=1, prompt_len=prompt, max_new_tokens=new)
+        self.compile_ms = (time.perf_counter() - start) * 1e3
+        self.gen.eos = []
+
+    def generate(self, ids: torch.Tensor, new: int) -> tuple[torch.Tensor, dict[str, Any]]:
+        out = self.gen.generate(ids, new)
+        return out, dict(self.gen.last_timings)
+
+
+# --- measuring ---------------------------------------------------------------------------------------
+
+
+def _measure(spec: common.ModelSpec, quick: bool, prompt: int, new: int, warmup: int, rounds: int) -> dict[str, Any]:
+    model, _ = common.model_and_inputs(spec, quick)
+    hf = model.hf.eval()
+    gen = torch.Generator().manual_seed(common.INPUT_SEED)
+    ids = torch.randint(0, hf.config.vocab_size, (1, prompt), generator=gen)
+    forge = _Forge(hf, prompt, new)
+    ov = _OpenVINOStateful(hf, prompt, prompt + new)
+    systems = {"forge": forge, "eager": _Eager(hf), "openvino": ov}
+    samples: dict[str, list[dict[str, Any]]] = {s: [] for s in SYSTEMS}
+    tokens: dict[str, torch.Tensor] = {}
+    for r in range(warmup + rounds):
+        order = SYSTEMS[r % len(SYSTEMS):] + SYSTEMS[: r % len(SYSTEMS)]
+        for name in order:
+            out, timing = systems[name].generate(ids, new)
+            tokens[name] = out
+            if r >= warmup:
+                samples[name].append(timing)
+    with torch.no_grad():
+        eager_logits = hf(input_ids=ids, use_cache=False).logits[:, -1]
+    forge_logits = forge.gen.prefill_logits(ids)[:, -1]
+    report = forge.gen.report()
+    return {
+        "samples": samples,
+        "summary": {name: _summary(runs, new) for name, runs in samples.items()},
+        "tokens_equal_eager": {n: bool(torch.equal(tokens[n], tokens["eager"])) for n in ("forge", "openvino")},
+        "prefill_max_abs": float((forge_logits - eager_logits).abs().max()),
+        "compile_ms": {"forge": forge.compile_ms, "openvino": ov.compile_ms},
+        "forge": {"prefill": report["prefill"], "decode": report["decode"], "cache_len": report["cache_len"]},
+        "openvino_states": ov.states,
+    }
+
+
+def _summary(runs: list[dict[str, Any]], new: int) -> dict[str, float]:
+    rates = [len(r["decode_ms"]) / (sum(r["decode_ms"]) / 1e3) for r in runs if r["decode_ms"]]
+    steps = [ms for r in runs for ms in r["decode_ms"]]
+    return {
+        "prefill_ms": statistics.median(r["prefill_ms"] for r in runs),
+        "decode_tokens_per_s": statistics.median(rates) if rates else 0.0,
+        "per_token_ms": statistics.median(steps) if steps else 0.0,
+        "total_ms": statistics.median(r["prefill_ms"] + sum(r["decode_ms"]) for r in runs),
+    }
+
+
+# --- rendering ---------------------------------------------------------------------------------------
+
+
+def render(result: dict[str, Any], figures: Path) -> str:
+    cfg = result["config"]
+    out = [f"## Text generation (KV cache): prompt {cfg['prompt']}, {cfg['new_tokens']} new tokens, batch 1\n",
+           f"Greedy, EOS disabled; {cfg['rounds']} interleaved rounds after {cfg['warmup']} warm-up "
+           "generation(s); medians. *tokens = eager*: the generated tokens are exactly eager transformers'.\n"]
+    rows = []
+    for label, m in result["models"].items():
+        s = m["summary"]
+        for name in SYSTEMS:
+            equal = "yes" if name == "eager" else ("yes" if m["tokens_equal_eager"][name] else "**no**")
+            rows.append([label, name, common.ms(s[name]["prefill_ms"]), f"{s[name]['decode_tokens_per_s']:.1f}",
+                         f"{s[name]['per_token_ms']:.2f}",
+                         common.ratio(s[name]["decode_tokens_per_s"] / s["eager"]["decode_tokens_per_s"]),
+                         equal, common.ms(m["compile_ms"].get(name))])
+    out.append(common.table(["model", "system", "prefill ms", "decode tokens/s", "per-token ms",
+                             "decode vs eager", "tokens = eager", "compile ms"], rows))
+    notes = []
+    for label, m in result["models"].items():
+        f = m["forge"]
+        notes.append(f"{label}: Forge prefill logits max |diff| vs eager {common.sci(m['prefill_max_abs'])}; KV cache "
+                     f"{f['cache_len']} positions in {f['decode']['states']} state buffers "
+                     f"({f['decode']['state_bytes'] / 2**20:.1f} MiB, allocated once); decode step: "
+                     f"{f['decode']['segments']} NPU segments, {f['decode']['cpu_ops']} cpu ops "
+                     f"({', '.join(f'{k} x{v}' for k, v in f['decode']['cpu_fallback'].items()) or 'no fallback'}), "
+                     f"{f['decode']['transfers']} transfers; OpenVINO: {m['openvino_states']} states.")
+    out.append("\n".join(f"- {n}" for n in notes) + "\n")
+    out.append(_figure(result, figures))
+    return "\n".join(out)
+
+
+def _figure(result: dict[str, Any], figures: Path) -> str:
+    plt = common.pyplot()
+    labels = list(result["models"])
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    width = 0.8 / len(SYSTEMS)
+    for i, name in enumerate(SYSTEMS):
+        xs = [k + i * width for k in range(len(labels))]
+        color = common.SYSTEM_COLORS.get(name, "#9467bd")
+        axes[0].bar(xs, [result["models"][m]["summary"][name]["prefill_ms"] for m in labels], width, label=name,
+                    color=color)
+        axes[1].bar(xs, [result["models"][m]["summary"][name]["decode_tokens_per_s"] for m in labels], width,
+                    label=name, color=color)
+    for ax, title in zip(axes, ("prefill ms (lower is better)", "decode tokens/s (higher is better)"), strict=True):
+        ax.set_xticks([k + width for k in range(len(labels))], labels, fontsize=8)
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return common.save_figure(fig, figures, "generate", "prefill latency and decode throughput")
+
+
+def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for label, m in result["models"].items():
+        s = m["summary"]
+        rows.append(common.target_row(
+            f"{label} decode tokens/s vs eager transformers", s["forge"]["decode_tokens_per_s"],
+            s["eager"]["decode_tokens_per_s"], higher_is_better=True, unit="tokens/s",
+            why=f"per-token {s['forge']['per_token_ms']:.2f} ms vs eager {s['eager']['per_token_ms']:.2f} ms; "
+                f"{m['forge']['decode']['transfers']} transfers per step (the cache crosses to the NPU side)"))
+    return rows
