@@ -16,7 +16,8 @@ Per model (the zoo decoders at benchmark size; `--quick`: GPT-2 small over [8, 1
   (`convert_model` leaves every input dim dynamic, `[?,?]`, unless reshaped).
 
 Latency: at each length, `WARMUP` calls then `RUNS` timed calls per system, interleaved (call i of
-every system in a rotating order before call i + 1), batch 1, seeded token ids. *pad waste* is the
+every system in a rotating order before call i + 1), batch 1, seeded token ids; wall ms and the
+process's CPU ms per call (all threads: steadier than wall time on a shared machine). *pad waste* is the
 share of the bucket's tokens that are padding, (B - L) / B. The bucket output is checked against
 eager at every length (max |diff| on the valid positions).
 """
@@ -165,15 +166,18 @@ def _latency(model, ids, calls, warmup, runs, dyn) -> dict[str, Any]:
         for _ in range(warmup):
             fn(ids)
     samples: dict[str, list[float]] = {s: [] for s in calls}
+    cpu: dict[str, list[float]] = {s: [] for s in calls}
     order = list(calls)
     for i in range(runs):
         for system in order[i % len(order):] + order[: i % len(order)]:
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             calls[system](ids)
             samples[system].append((time.perf_counter() - start) * 1e3)
+            cpu[system].append((time.process_time() - start_cpu) * 1e3)
     bucket = dyn.bucket_for(length)
     return {"bucket": bucket, "pad_waste": (bucket - length) / bucket, "max_abs": max_abs, "samples": samples,
-            "median_ms": {s: common.median(v) for s, v in samples.items()}}
+            "cpu_samples": cpu, "median_ms": {s: common.median(v) for s, v in samples.items()},
+            "median_cpu_ms": {s: common.median(v) for s, v in cpu.items()}}
 
 
 # --- rendering -------------------------------------------------------------------------------------
@@ -202,8 +206,9 @@ def render(result: dict[str, Any], figures: Path) -> str:
         out.append("")
         out.append(common.table(
             ["length", "bucket", "pad waste", "forge bucket ms", "forge static ms", "bucket / static",
-             "OV dynamic ms", "OV static ms", "OV dynamic / static", "bucket max abs", "compile ms: forge static",
-             "OV static"], _length_rows(mr)))
+             "OV dynamic ms", "OV static ms", "OV dynamic / static", "CPU ms: bucket / static",
+             "CPU ms: OV dynamic / static", "bucket max abs", "compile ms: forge static", "OV static"],
+            _length_rows(mr)))
     return "\n".join(out)
 
 
@@ -215,9 +220,16 @@ def _length_rows(mr: dict[str, Any]) -> list[list[Any]]:
                      f"{m['forge-static']:.2f}", common.ratio(m["forge-bucket"] / m["forge-static"]),
                      f"{m['openvino-dynamic']:.2f}", f"{m['openvino-static']:.2f}",
                      common.ratio(m["openvino-dynamic"] / m["openvino-static"]),
+                     _cpu_ratio(p, "forge-bucket", "forge-static"),
+                     _cpu_ratio(p, "openvino-dynamic", "openvino-static"),
                      common.sci(p["max_abs"]["forge-bucket"]), common.ms(p["compile_ms"]["forge-static"]),
                      common.ms(p["compile_ms"]["openvino-static"])])
     return rows
+
+
+def _cpu_ratio(p: dict[str, Any], a: str, b: str) -> str:
+    cpu = p.get("median_cpu_ms")
+    return common.ratio(cpu[a] / cpu[b]) if cpu and cpu[b] > 0 else "n/a"
 
 
 def _figure(result: dict[str, Any], figures: Path) -> str:
