@@ -27,7 +27,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from forge.analysis import metrics
 from forge.analysis.dominance import verify_module
 from forge.context import get_all_passes, make_context
 from forge.diagnostics import one_line
+from forge.frontend.errors import ImportError_
 from forge.frontend.export import CallError, CallSignature, ExportError, export_model
 from forge.frontend.fx_importer import ImportedProgram, InputSpec, import_program
 from forge.pipeline import PassRecord, PipelineRunner
@@ -326,14 +327,7 @@ def compile(
     exported_model, cast = _cast_policy(model, args, kwargs, dtype)
     xargs, xkwargs = cast.apply(args, kwargs) if cast is not None else (args, kwargs)
     times = StageTimes()
-    program, signature = _timed(
-        "torch.export", times, "export_ms", progress, lambda: _export(exported_model, xargs, xkwargs)
-    )
-    imported: ImportedProgram = _timed(
-        "import (aten)", times, "import_ms", progress, lambda: import_program(program)
-    )
-    times.decompose_ms = imported.decompose_ms
-    times.import_ms -= imported.decompose_ms
+    signature, imported, fallback = _export_and_import(exported_model, xargs, xkwargs, times, progress)
     if cast is not None:
         signature = signature.retyped(args, kwargs)
     with _gc_paused():
@@ -342,6 +336,8 @@ def compile(
             runtime=runtime, check=False, name=name, keep_stages=keep_stages, progress=progress,
             lowering=lowering, modes=modes, signature=signature, cast=cast,
         )
+    if fallback is not None:
+        result.report["notes"].insert(0, fallback)
     if check:
         check_start = time.perf_counter()
         result.report["parity"] = measure_parity(exported_model, result, args, kwargs)
@@ -367,6 +363,46 @@ def _export(model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any
     except ExportError as err:
         raise CompileError(str(err)) from err
     return program, signature
+
+
+def _export_and_import(model, args, kwargs, times: StageTimes, progress: Progress | None):
+    """Export and import; a `transformers` model whose default (cache-returning) forward fails is
+    compiled as its cache-free forward, `use_cache=False` (a default of the call, and a note)."""
+
+    def once(call_kwargs):
+        program, signature = _timed(
+            "torch.export", times, "export_ms", progress, lambda: _export(model, args, call_kwargs)
+        )
+        imported = _timed("import (aten)", times, "import_ms", progress, lambda: import_program(program))
+        times.decompose_ms += imported.decompose_ms
+        times.import_ms -= imported.decompose_ms
+        return signature, imported
+
+    try:
+        signature, imported = once(kwargs)
+        return signature, imported, None
+    except (CompileError, ImportError_) as err:
+        if not _may_drop_cache(model, kwargs):
+            raise
+        why = one_line(str(err))
+    signature, imported = once({**kwargs, "use_cache": False})
+    note = (
+        f"the cache-returning forward (use_cache default) did not compile ({why}); compiled the cache-free "
+        "forward: use_cache=False is a default of the call"
+    )
+    return replace(signature, defaults={"use_cache": False}), imported, note
+
+
+def _may_drop_cache(model: torch.nn.Module, kwargs: dict[str, Any]) -> bool:
+    """A transformers model called without use_cache, whose forward takes it."""
+    import inspect
+
+    if "use_cache" in kwargs or not any(c.__module__.startswith("transformers.") for c in type(model).__mro__):
+        return False
+    try:
+        return "use_cache" in inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _cast_policy(
@@ -645,7 +681,12 @@ def measure_parity(
     a cast policy is compared in the compute dtype (its outputs before they are cast back, against
     `model` on the cast inputs): what the compiler changed, not the rounding to bf16."""
     kwargs = dict(kwargs or {})
-    eager_args, eager_kwargs = compiled.cast.apply(tuple(args), kwargs) if compiled.cast else (tuple(args), kwargs)
+    defaults = compiled.signature.defaults if compiled.signature is not None else {}
+    eager_kwargs = {**defaults, **kwargs}
+    if compiled.cast is not None:
+        eager_args, eager_kwargs = compiled.cast.apply(tuple(args), eager_kwargs)
+    else:
+        eager_args = tuple(args)
     with torch.no_grad():
         expected = model(*eager_args, **eager_kwargs)
     got = compiled.run(tuple(args), kwargs, cast_back=False)

@@ -241,7 +241,8 @@ def format_inputs(report: dict[str, Any]) -> list[str]:
             f"{entry['dtype'].removeprefix('torch.')} {entry['shape']}" if "dtype" in entry
             else f"= {entry.get('value')!r} (constant)"
         )
-        lines.append(f"  {entry['name']:<26}{what}  {entry['kind']}")
+        added = " (added by the compile: callers may leave it out)" if entry.get("added") else ""
+        lines.append(f"  {entry['name']:<26}{what}  {entry['kind']}{added}")
     lines.append(f"outputs: {report.get('outputs', '?')}")
     cast = report.get("cast_policy")
     lines.append(

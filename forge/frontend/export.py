@@ -32,7 +32,7 @@ import inspect
 import json
 import re
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -101,6 +101,8 @@ class CallSignature:
     out_spec: pytree.TreeSpec
     inputs: tuple[InputLeaf, ...]
     model_name: str = "model"
+    defaults: dict[str, Any] = field(default_factory=dict)
+    """Keywords the compile added to the call (`use_cache=False`): a call may leave them out."""
 
     # --- calls ---------------------------------------------------------------------------------
 
@@ -110,7 +112,7 @@ class CallSignature:
 
     def flatten(self, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> list[torch.Tensor]:
         """The tensors the compiled graph takes for this call, after checking it matches the compiled one."""
-        args, kwargs = tuple(args), dict(kwargs or {})
+        args, kwargs = tuple(args), {**self.defaults, **(kwargs or {})}
         self._check_arity(args, kwargs)
         ordered = {key: kwargs[key] for key in self.keywords}
         values, spec = pytree.tree_flatten((args, ordered))
@@ -162,14 +164,16 @@ class CallSignature:
     # --- report and storage ------------------------------------------------------------------------
 
     def describe(self) -> list[dict[str, Any]]:
-        """The report's `inputs`: name, positional or keyword, shape and dtype (or the constant)."""
-        return [leaf.to_json() for leaf in self.inputs]
+        """The report's `inputs`: name, positional or keyword, shape and dtype (or the constant);
+        `added`: a default of the call the compile added (`use_cache=False`)."""
+        return [{**leaf.to_json(), **({"added": True} if leaf.name in self.defaults else {})} for leaf in self.inputs]
 
     def output_structure(self) -> str:
         return _spec_text(self.out_spec)
 
     def retyped(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CallSignature:
         """The same signature with the tensor dtypes of this call (the user's, before a compile-time cast)."""
+        kwargs = {**self.defaults, **kwargs}
         values = pytree.tree_leaves((tuple(args), {k: kwargs[k] for k in self.keywords}))
         leaves = tuple(
             replace(leaf, dtype=value.dtype) if leaf.is_tensor and isinstance(value, torch.Tensor) else leaf
@@ -184,6 +188,7 @@ class CallSignature:
             "out_spec": _dumps_or_none(self.out_spec),
             "outputs": self.out_spec.num_leaves,
             "inputs": self.describe(),
+            "defaults": self.defaults,
         }
 
     @staticmethod
@@ -199,7 +204,8 @@ class CallSignature:
             out_spec = pytree.tree_structure(tuple(range(int(entry["outputs"]))))
             notes.append("the output structure was not serializable: returned as a tuple")
         inputs = tuple(InputLeaf.from_json(e) for e in entry["inputs"])
-        return CallSignature(in_spec, out_spec, inputs, str(entry.get("model", "model"))), notes
+        defaults = dict(entry.get("defaults", {}))
+        return CallSignature(in_spec, out_spec, inputs, str(entry.get("model", "model")), defaults), notes
 
 
 # --- export ------------------------------------------------------------------------------------------

@@ -203,6 +203,24 @@ def test_use_cache_false_compiles_the_cache_free_forward():
         compiled(ids, attention_mask=mask, use_cache=True)
 
 
+def test_a_cache_returning_forward_that_fails_compiles_cache_free_with_a_note():
+    # Gemma's default forward lifts constants inside its cache update that torch's run_decompositions
+    # cannot find ("Constant tensor lifted_tensor_0 is not in the constants dictionary")
+    _quiet()
+    torch.manual_seed(4)
+    config = transformers.GemmaConfig(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=1,
+        head_dim=16, vocab_size=VOCAB, max_position_embeddings=32, bos_token_id=0, eos_token_id=0, pad_token_id=0,
+    )
+    model, ids, mask = transformers.GemmaForCausalLM(config).eval(), _tokens(5), _left_padded()
+    compiled = forge_compile(model, (ids,), kwargs={"attention_mask": mask})
+    expected = _eager(model, ids, attention_mask=mask, use_cache=False)
+    _assert_same_output(compiled(ids, attention_mask=mask), expected)
+    _assert_same_output(compiled(ids, attention_mask=mask, use_cache=False), expected)
+    assert "use_cache=False is a default of the call" in compiled.report["notes"][0]
+    assert compiled.report["inputs"][-1] == {"name": "use_cache", "kind": "keyword", "value": False, "added": True}
+
+
 @pytest.mark.parametrize("runtime", runtimes())
 def test_llama_with_grouped_query_attention_and_left_padding(runtime):
     model, ids, mask = _llama(), _tokens(2), _left_padded()
