@@ -18,13 +18,11 @@ clock). Nothing here decides how a stage works; it only sequences them.
 
 from __future__ import annotations
 
-import copy
 import gc
 import hashlib
 import json
 import math
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -42,7 +40,7 @@ from forge.analysis.dominance import verify_module
 from forge.context import get_all_passes, make_context
 from forge.diagnostics import one_line
 from forge.frontend.errors import ImportError_
-from forge.frontend.export import CallError, CallSignature, ExportError, export_model
+from forge.frontend.export import CallError, CallSignature, CastPolicy, ExportError, cast_policy, export_model
 from forge.frontend.fx_importer import ImportedProgram, InputSpec, import_program
 from forge.pipeline import PassRecord, PipelineRunner
 from forge.pipelines import DEFAULT_PIPELINE, LOWER_TO_NPUIR, PLAN_MEMORY
@@ -71,64 +69,6 @@ STAGE_KEYS = (
     "export_ms", "decompose_ms", "import_ms", "passes_ms", "lower_ms", "emit_ms", "device_compile_ms", "check_ms",
 )
 """The report's named stages; with `other_ms` (the rest of the wall clock) they add up to `total_ms`."""
-
-
-REDUCED_FLOATS = (torch.bfloat16, torch.float16)
-
-
-@dataclass(frozen=True)
-class CastPolicy:
-    """How a model whose floats are not the compute dtype was compiled: its floating weights and float
-    inputs cast to `compute_dtype` (float32 unless `dtype=` says otherwise), its float outputs cast
-    back to `model_dtype`. Reduced-precision *compute* is `precision=` (forge.precision), not this."""
-
-    model_dtype: torch.dtype
-    compute_dtype: torch.dtype
-    weights: int = 0
-    inputs: tuple[str, ...] = ()
-
-    def apply(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """(args, kwargs) with their floating tensors in the compute dtype."""
-        return pytree.tree_map(self._up, (tuple(args), dict(kwargs)))
-
-    def _up(self, value: Any) -> Any:
-        if isinstance(value, torch.Tensor) and value.is_floating_point() and value.dtype != self.compute_dtype:
-            return value.to(self.compute_dtype)
-        return value
-
-    def restore(self, outputs: list[Any]) -> list[Any]:
-        """Float outputs back in the model's dtype."""
-        return [
-            o.to(self.model_dtype) if isinstance(o, torch.Tensor) and o.dtype == self.compute_dtype else o
-            for o in outputs
-        ]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "model_dtype": _dtype_name(self.model_dtype),
-            "compute_dtype": _dtype_name(self.compute_dtype),
-            "weights_cast": self.weights,
-            "inputs_cast": list(self.inputs),
-            "outputs_cast_to": _dtype_name(self.model_dtype),
-        }
-
-    @staticmethod
-    def from_json(entry: dict[str, Any]) -> CastPolicy:
-        return CastPolicy(
-            _dtype_named(entry["model_dtype"]), _dtype_named(entry["compute_dtype"]),
-            int(entry.get("weights_cast", 0)), tuple(entry.get("inputs_cast", ())),
-        )
-
-
-def _dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
-
-
-def _dtype_named(name: str) -> torch.dtype:
-    dtype = getattr(torch, str(name).removeprefix("torch."), None)
-    if not isinstance(dtype, torch.dtype):
-        raise ValueError(f"unknown dtype {name!r}")
-    return dtype
 
 
 @dataclass
@@ -324,7 +264,7 @@ def compile(
     args, kwargs = _example_inputs(args, kwargs)
     if accuracy and kwargs:  # forge.precision.evaluate_accuracy draws positional inputs only
         raise CompileError("accuracy= measures models called with positional inputs; drop kwargs= or accuracy=")
-    exported_model, cast = _cast_policy(model, args, kwargs, dtype)
+    exported_model, cast = cast_policy(model, args, kwargs, dtype)
     xargs, xkwargs = cast.apply(args, kwargs) if cast is not None else (args, kwargs)
     times = StageTimes()
     signature, imported, fallback = _export_and_import(exported_model, xargs, xkwargs, times, progress)
@@ -403,33 +343,6 @@ def _may_drop_cache(model: torch.nn.Module, kwargs: dict[str, Any]) -> bool:
         return "use_cache" in inspect.signature(model.forward).parameters
     except (TypeError, ValueError):
         return False
-
-
-def _cast_policy(
-    model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], dtype: torch.dtype
-) -> tuple[torch.nn.Module, CastPolicy | None]:
-    """The model to export and its cast policy: floating weights and inputs that are not `dtype` are
-    cast on a copy, when `dtype` is not float32 or they are bf16/f16 (float64 stays, as torch runs it)."""
-    model = model.eval()
-    tensors = [t for t in (*model.parameters(), *model.buffers()) if t.is_floating_point()]
-    leaves = [(n, t) for n, t in _named_leaves(args, kwargs) if isinstance(t, torch.Tensor) and t.is_floating_point()]
-
-    def needs_cast(t: torch.Tensor) -> bool:
-        return t.dtype != dtype and (dtype != torch.float32 or t.dtype in REDUCED_FLOATS)
-
-    cast_weights = sum(1 for t in tensors if needs_cast(t))
-    cast_inputs = tuple(n for n, t in leaves if needs_cast(t))
-    if not cast_weights and not cast_inputs:
-        return model, None
-    counts = Counter(t.dtype for t in tensors) or Counter(t.dtype for _, t in leaves)
-    model_dtype = counts.most_common(1)[0][0]
-    copied = copy.deepcopy(model).to(dtype) if cast_weights else model
-    return copied, CastPolicy(model_dtype, dtype, cast_weights, cast_inputs)
-
-
-def _named_leaves(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[str, Any]]:
-    paths, _ = pytree.tree_flatten_with_path((args, kwargs))
-    return [(pytree.keystr(path[1:]).lstrip("."), value) for path, value in paths]
 
 
 def _account_wall_clock(report: dict[str, Any], times: StageTimes, start: float) -> None:
@@ -553,13 +466,6 @@ def _emit(
     return CompiledNPUExecutor(program)
 
 
-def _cast(model: torch.nn.Module, args: Sequence[torch.Tensor], dtype: torch.dtype):
-    if dtype == torch.float32:
-        return model.eval(), tuple(args)
-    cast_args = tuple(a.to(dtype) if a.is_floating_point() else a for a in args)
-    return model.eval().to(dtype), cast_args
-
-
 def _count_body_ops(module: ModuleOp) -> int:
     """Ops inside functions (what a graph has), not counting the module/func wrappers."""
     return sum(1 for op in module.walk() if op.name not in ("builtin.module", "func.func", "func.return"))
@@ -615,22 +521,13 @@ def _call_report(signature: CallSignature | None, cast: CastPolicy | None) -> di
             "outputs, returned as the same cache type; pass kwargs={'use_cache': False} to compile without them"
         )
     if cast is not None:
-        notes.append(_cast_note(cast))
+        notes.append(cast.note())
     return {
         "inputs": signature.describe(),
         "outputs": signature.output_structure(),
         "cast_policy": cast.to_json() if cast is not None else None,
         "notes": notes,
     }
-
-
-def _cast_note(cast: CastPolicy) -> str:
-    what = f"{cast.weights} weights" + (f" and inputs {', '.join(cast.inputs)}" if cast.inputs else "")
-    why = " (numpy, and so the runtime API, cannot hold bfloat16)" if cast.model_dtype == torch.bfloat16 else ""
-    return (
-        f"{_dtype_name(cast.model_dtype)} model compiled in {_dtype_name(cast.compute_dtype)}{why}: {what} cast to "
-        f"{_dtype_name(cast.compute_dtype)}, float outputs cast back to {_dtype_name(cast.model_dtype)}"
-    )
 
 
 def _spec_types(spec: pytree.TreeSpec) -> list[type]:

@@ -19,6 +19,10 @@ transformers' own export helpers (`integrations.executorch` for DynamicCache, `e
 for the rest), so the model exports as it comes and its cache's key/value tensors are outputs,
 returned as the same cache class.
 
+`cast_policy(model, args, kwargs, dtype)`: a bf16/f16 model (numpy, and so the runtime API, cannot hold
+bfloat16) is exported from a float32 copy with float32 inputs; the `CastPolicy` casts a call's inputs
+up and the float outputs back to the model's dtype, and is what the report's `cast_policy` says.
+
 A torch.export failure the call caused (a tensor passed positionally onto a cache parameter, a keyword
 the forward does not take, a result type torch.export cannot return) is an `ExportError` naming the
 argument and what to do; anything else is an `ExportError` with torch's message on one line.
@@ -26,12 +30,14 @@ argument and what to do; anything else is an `ExportError` with torch's message 
 
 from __future__ import annotations
 
+import copy
 import difflib
 import importlib
 import inspect
 import json
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -41,7 +47,10 @@ from torch.export.graph_signature import ConstantArgument, InputKind, OutputKind
 
 from forge.frontend.errors import ImportError_
 
-__all__ = ["CallError", "CallSignature", "ExportError", "InputLeaf", "export_model", "register_cache_types"]
+__all__ = [
+    "CallError", "CallSignature", "CastPolicy", "ExportError", "InputLeaf", "cast_policy", "export_model",
+    "register_cache_types",
+]
 
 POSITIONAL, KEYWORD = "positional", "keyword"
 _CACHE_REGISTERED: set[type] = set()  # model classes whose module's caches are registered
@@ -206,6 +215,103 @@ class CallSignature:
         inputs = tuple(InputLeaf.from_json(e) for e in entry["inputs"])
         defaults = dict(entry.get("defaults", {}))
         return CallSignature(in_spec, out_spec, inputs, str(entry.get("model", "model")), defaults), notes
+
+
+# --- the cast policy ----------------------------------------------------------------------------------
+
+
+REDUCED_FLOATS = (torch.bfloat16, torch.float16)
+
+
+@dataclass(frozen=True)
+class CastPolicy:
+    """How a model whose floats are not the compute dtype was compiled: its floating weights and float
+    inputs cast to `compute_dtype` (float32 unless `dtype=` says otherwise), its float outputs cast
+    back to `model_dtype`. Reduced-precision *compute* is `precision=` (forge.precision), not this."""
+
+    model_dtype: torch.dtype
+    compute_dtype: torch.dtype
+    weights: int = 0
+    inputs: tuple[str, ...] = ()
+
+    def apply(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """(args, kwargs) with their floating tensors in the compute dtype."""
+        return pytree.tree_map(self._up, (tuple(args), dict(kwargs)))
+
+    def _up(self, value: Any) -> Any:
+        if isinstance(value, torch.Tensor) and value.is_floating_point() and value.dtype != self.compute_dtype:
+            return value.to(self.compute_dtype)
+        return value
+
+    def restore(self, outputs: list[Any]) -> list[Any]:
+        """Float outputs back in the model's dtype."""
+        return [
+            o.to(self.model_dtype) if isinstance(o, torch.Tensor) and o.dtype == self.compute_dtype else o
+            for o in outputs
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model_dtype": _dtype_name(self.model_dtype),
+            "compute_dtype": _dtype_name(self.compute_dtype),
+            "weights_cast": self.weights,
+            "inputs_cast": list(self.inputs),
+            "outputs_cast_to": _dtype_name(self.model_dtype),
+        }
+
+    def note(self) -> str:
+        """The report's one-line note on the cast."""
+        what = f"{self.weights} weights" + (f" and inputs {', '.join(self.inputs)}" if self.inputs else "")
+        why = " (numpy, and so the runtime API, cannot hold bfloat16)" if self.model_dtype == torch.bfloat16 else ""
+        return (
+            f"{_dtype_name(self.model_dtype)} model compiled in {_dtype_name(self.compute_dtype)}{why}: {what} cast to "
+            f"{_dtype_name(self.compute_dtype)}, float outputs cast back to {_dtype_name(self.model_dtype)}"
+        )
+
+    @staticmethod
+    def from_json(entry: dict[str, Any]) -> CastPolicy:
+        return CastPolicy(
+            _dtype_named(entry["model_dtype"]), _dtype_named(entry["compute_dtype"]),
+            int(entry.get("weights_cast", 0)), tuple(entry.get("inputs_cast", ())),
+        )
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _dtype_named(name: str) -> torch.dtype:
+    dtype = getattr(torch, str(name).removeprefix("torch."), None)
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"unknown dtype {name!r}")
+    return dtype
+
+
+def cast_policy(
+    model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], dtype: torch.dtype
+) -> tuple[torch.nn.Module, CastPolicy | None]:
+    """The model to export and its cast policy: floating weights and inputs that are not `dtype` are
+    cast on a copy, when `dtype` is not float32 or they are bf16/f16 (float64 stays, as torch runs it)."""
+    model = model.eval()
+    tensors = [t for t in (*model.parameters(), *model.buffers()) if t.is_floating_point()]
+    leaves = [(n, t) for n, t in _named_leaves(args, kwargs) if isinstance(t, torch.Tensor) and t.is_floating_point()]
+
+    def needs_cast(t: torch.Tensor) -> bool:
+        return t.dtype != dtype and (dtype != torch.float32 or t.dtype in REDUCED_FLOATS)
+
+    cast_weights = sum(1 for t in tensors if needs_cast(t))
+    cast_inputs = tuple(n for n, t in leaves if needs_cast(t))
+    if not cast_weights and not cast_inputs:
+        return model, None
+    counts = Counter(t.dtype for t in tensors) or Counter(t.dtype for _, t in leaves)
+    model_dtype = counts.most_common(1)[0][0]
+    copied = copy.deepcopy(model).to(dtype) if cast_weights else model
+    return copied, CastPolicy(model_dtype, dtype, cast_weights, cast_inputs)
+
+
+def _named_leaves(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[str, Any]]:
+    paths, _ = pytree.tree_flatten_with_path((args, kwargs))
+    return [(pytree.keystr(path[1:]).lstrip("."), value) for path, value in paths]
 
 
 # --- export ------------------------------------------------------------------------------------------
