@@ -92,8 +92,8 @@ class _CacheView:
     def update(self, key_states: torch.Tensor, value_states: torch.Tensor, layer_idx: int, *args: Any, **kwargs: Any):
         keys = self.owner.get_buffer(f"key_cache_{layer_idx}")
         values = self.owner.get_buffer(f"value_cache_{layer_idx}")
-        keys.index_copy_(2, self.cache_position, key_states)
-        values.index_copy_(2, self.cache_position, value_states)
+        keys[:, :, self.cache_position] = key_states  # aten.index_put_ (StaticLayer's index_copy_, same rows)
+        values[:, :, self.cache_position] = value_states
         return keys, values
 
 
@@ -122,7 +122,8 @@ class StaticCacheLM(nn.Module):
         causal = keys[None, :] <= cache_position[:, None]
         allowed = causal[None, None, :, :] & attention_mask[:, None, None, :].bool()
         dtype = self.get_buffer("key_cache_0").dtype
-        mask = torch.where(allowed, 0.0, torch.finfo(dtype).min).to(dtype)
+        zero, lowest = torch.zeros((), dtype=dtype), torch.full((), torch.finfo(dtype).min, dtype=dtype)
+        mask = torch.where(allowed, zero, lowest)  # where.self: the dialect has it (where.Scalar it lacks)
         out = self.hf(
             input_ids=input_ids,
             attention_mask=mask,

@@ -171,10 +171,35 @@ def inplace_rewrites(
         if node.target in METADATA_ONLY:
             rewrites[node] = functional
             continue
-        if functional is None or not isinstance(root, torch.fx.Node) or not _is_private(root):
+        private = isinstance(root, torch.fx.Node) and (
+            _is_private(root) or (allow_buffers and _is_private_buffer(program, root))
+        )
+        if functional is None or not private:
             return None
         rewrites[node] = functional
     return rewrites
+
+
+def _is_private_buffer(program: ExportedProgram, value: torch.fx.Node) -> bool:
+    """A buffer placeholder no view reads (`allow_buffers`: its in-place writes become a state's
+    functional updates, rebound like a private value's)."""
+    if value.op != "placeholder" or _input_names(program).get(value.name, ("",))[0] != "buffer":
+        return False
+    return not any(_is_view(user) for user in value.users)
+
+
+def buffer_writes(program: ExportedProgram) -> list[str]:
+    """The buffer placeholders that in-place ops write into, in graph order (their targets)."""
+    names = _input_names(program)
+    found: list[str] = []
+    for node in program.graph.nodes:
+        if node.op == "call_function" and is_inplace(node.target) and node.target not in METADATA_ONLY:
+            root = _mutated_root(node)
+            if isinstance(root, torch.fx.Node) and root.op == "placeholder":
+                kind, target = names.get(root.name, ("", ""))
+                if kind == "buffer" and target not in found:
+                    found.append(target)
+    return found
 
 
 def torch_functionalize(program: ExportedProgram, where=_node_name, allow_buffers: bool = False) -> ExportedProgram:

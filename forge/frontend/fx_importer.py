@@ -45,6 +45,7 @@ from forge.frontend import symbolic
 from forge.frontend.decompose import decompose_missing
 from forge.frontend.errors import DataDependentShapeError, ImportError_, InputMutationError, UnsupportedOpsError
 from forge.frontend.functionalize import (
+    buffer_writes,
     functional_overload,
     inplace_rewrites,
     is_inplace,
@@ -139,9 +140,17 @@ def import_program(program: ExportedProgram, *, func_name: str = "forward", stat
     """
     start = time.perf_counter()
     symbolic.analyze(program.graph, _location_text, _target_name)  # data-dependent shapes: fail early
-    if state and _mutates_buffers(program):
+    if state and _mutates_buffers(program) and (_missing_targets(program) or inplace_rewrites(
+        program, _location_text, allow_buffers=True
+    ) is None):
         _check_dtypes(program)
-        program = torch_functionalize(program, _location_text, allow_buffers=True)
+        # one run_decompositions both functionalizes and decomposes what we lack (index_copy):
+        # each re-trace costs seconds, so the decomposition round is the functionalization; a
+        # program whose buffer writes are all private in-place ops the dialect has (`index_put_`)
+        # needs neither: the builder imports them as functional updates of the state
+        program, rounds = decompose_missing(program, _missing_targets)
+        if rounds == 0:
+            program = torch_functionalize(program, _location_text, allow_buffers=True)
     if inplace_rewrites(program, _location_text, allow_buffers=state) is None:
         _check_dtypes(program)  # torch's pass trips over complex views with internal assertions
         program = torch_functionalize(program, _location_text)
@@ -160,7 +169,7 @@ def import_program(program: ExportedProgram, *, func_name: str = "forward", stat
     facts = symbolic.analyze(program.graph, _location_text, _target_name)
     _raise_on_unsupported(program, rewrites, facts)
     start = time.perf_counter()
-    builder = _GraphBuilder(program, func_name, rewrites, facts)
+    builder = _GraphBuilder(program, func_name, rewrites, facts, state)
     imported = builder.build()
     imported.import_ms = (time.perf_counter() - start) * 1e3
     imported.decompose_ms = decompose_ms
@@ -289,6 +298,7 @@ class _GraphBuilder:
         func_name: str,
         rewrites: dict[torch.fx.Node, Any] | None = None,
         facts: symbolic.SymbolicFacts | None = None,
+        state: bool = False,
     ):
         self.program = program
         self.func_name = func_name
@@ -301,6 +311,9 @@ class _GraphBuilder:
         self.inputs: list[InputSpec] = []
         self.states: list[StateSpec] = []
         self.state_targets = set(program.graph_signature.buffers_to_mutate.values())
+        if state:
+            self.state_targets |= set(buffer_writes(program))
+        self.state_nodes: dict[str, torch.fx.Node] = {}
 
     def build(self) -> ImportedProgram:
         kinds = {spec.arg.name: spec for spec in self.program.graph_signature.input_specs}
@@ -348,6 +361,7 @@ class _GraphBuilder:
         arg = self.block.insert_arg(tensor_type(tuple(tensor.shape), tensor.dtype), len(self.block.args))
         arg.name_hint = _ssa_name(node.name)
         self.states.append(StateSpec(spec.target, tensor.clone()))
+        self.state_nodes[spec.target] = node
         self.values[node] = arg
 
     def _state_tensor(self, spec) -> torch.Tensor:
@@ -448,7 +462,8 @@ class _GraphBuilder:
                     updates[spec.target] = value
                 else:
                     user.append(value)
-            results = user + [updates[s.name] for s in self.states]
+            # a state written by in-place ops (not functionalized): its value is rebound to the last write
+            results = user + [updates.get(s.name, self.state_nodes[s.name]) for s in self.states]
         outputs = [self.values[v] for v in results]
         self.block.add_op(func.ReturnOp(*outputs))
         function = func.FuncOp(
