@@ -158,7 +158,7 @@ def test_cli_reports_the_mode_its_settings_and_accuracy(capsys):
     assert "NUM_STREAMS=1" in out and "accuracy vs eager f32 (2 sequences, bf16)" in out and "within" in out
 
 
-def test_nnfactory_runtime_refuses_what_it_cannot_run(gpt2):
+def test_nnfactory_runtime_runs_int8_weights_and_refuses_what_it_cannot_run(gpt2):
     from backends.nnfactory.runtime import available_runtimes
 
     if "nnfactory" not in available_runtimes():
@@ -168,6 +168,9 @@ def test_nnfactory_runtime_refuses_what_it_cannot_run(gpt2):
         forge.compile(model, inputs, runtime="nnfactory", precision="bf16")
     with pytest.raises(CompileError, match=r"cannot express an i4 constant"):
         forge.compile(model, inputs, runtime="nnfactory", weights="int4")
+    c = forge.compile(model, inputs, runtime="nnfactory", weights="int8", accuracy=2)  # int8 weights run there
+    acc = c.report["accuracy"]
+    assert acc["max_abs"] > 10 * P.F32_BOUNDS.max_abs and acc["within_bounds"], acc
 
 
 def test_evaluate_accuracy_counts_disagreement():
