@@ -115,12 +115,18 @@ def _state_slots(executor) -> set[int]:
 
 
 def test_forge_generate_function_caches_the_generator(model):
+    import forge
+    import forge.generate as module
+
     ids, _ = _prompt(model.config.vocab_size, 1, seed=3)
-    first = generate(model, ids, max_new_tokens=4)
+    first = forge.generate(model, ids, max_new_tokens=4)  # the package attribute: the callable module
     with torch.no_grad():
         expected = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=4, do_sample=False,
                                   use_cache=True)
     assert torch.equal(first, expected)
+    cached = dict(module._GENERATORS[model])
+    assert torch.equal(generate(model, ids, max_new_tokens=4), expected)
+    assert module._GENERATORS[model] == cached and len(cached) == 1, "the second call compiled again"
 
 
 def test_generate_errors_name_the_problem(generators):
