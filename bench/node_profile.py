@@ -176,7 +176,7 @@ def _graph_only(graphs: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
 
 
 FINDINGS = """
-#### The f32 gap: cause and fix (issue 15; measured 2026-12-01 on the Intel Xeon above, not by this run)
+#### The f32 gap: where it is, and what was changed (issue 15; measured 2026-12-01 on the Intel Xeon above, not by this run)
 
 * **Not in the graph.** Per node type, Forge's OpenVINO graph and OpenVINO's own cost the same (PERF_COUNT,
   20 interleaved calls, medians, load 1-3): GPT-2 12L 200.4 vs 200.9 ms, Llama 192.2 vs 196.8 ms, BERT 350.4
@@ -184,18 +184,30 @@ FINDINGS = """
   `gemm_mlas_f32` / `brgconv_avx512_1x1_f32` kernels, constant weights on both sides); the CPU plugin fuses
   both graphs alike (MVN/RMS, GELU and the residual adds into `Subgraph`s, attention into an MHA `Subgraph`);
   both run 2 threads, 1 stream, LATENCY, pinned.
-* **In the executor, around the graph.** Forge copied its input transfers and its outputs with torch
-  (`copy_`/`clone`). torch runs a large copy on its libgomp OpenMP pool; its threads then compete for the 2
-  cores with OpenVINO's (pinned) TBB threads. ResNet-50, 20 interleaved calls, load 3.8: the segment's
-  `infer` 140 ms; after a torch `copy_` of the 600 KB input 158 ms; after a numpy copy 142 ms; with
-  `torch.set_num_threads(1)` no difference. GPT-2's 25 MB logits copy has the same effect on the next call.
-* **Fix** (90f4f69): the executor's transfers and output copies go through numpy (`host_copy`/`host_clone`,
-  one thread, no OpenMP). Before/after in one process: the same compiled program run with torch's copies
-  (before) and numpy's (after), interleaved with OpenVINO f32 and ONNX Runtime, 20 rounds, medians, load 7-10
-  (the machine was shared by other jobs): ResNet-50 416 -> 315 ms (OpenVINO 284, ONNX Runtime 334);
-  GPT-2 12L 1,467 -> 1,313 ms (OpenVINO 1,334, ONNX Runtime 1,354): Forge/OpenVINO 1.10x -> 0.985x. At load
-  11-18 the four systems were within the noise of each other (before/after: GPT-2 0.99x/1.05x, ResNet-50
-  0.97x/0.94x, BERT 1.01x/1.02x OpenVINO; ONNX Runtime 0.80x on BERT): rerun `latency` on a quiet machine.
+* **Around the graph: the executor's copies (a cause under some load, not a stable one).** Forge copied its
+  input transfers and outputs with torch (`copy_`/`clone`): torch runs a large copy on its libgomp OpenMP
+  pool, whose threads then compete for the 2 cores with OpenVINO's pinned TBB threads. ResNet-50, 20
+  interleaved calls, load 3.8: the segment's `infer` 140 ms; after a torch `copy_` of the 600 KB input
+  158 ms; after a numpy copy 142 ms; with `torch.set_num_threads(1)` no difference.
+* **Change** (90f4f69): the executor's transfers and output copies go through numpy (`host_copy` /
+  `host_clone`, one thread, no OpenMP). Before/after in one process (the same compiled program run with
+  torch's copies and with numpy's, interleaved with OpenVINO f32 and ONNX Runtime, medians), on a machine
+  shared with other jobs, so read each line as one noisy sample:
+
+  | run | load | Forge before | Forge after | OpenVINO | ONNX Runtime | before/OV | after/OV |
+  |---|---|---|---|---|---|---|---|
+  | ResNet-50, 20 rounds | 7 | 416 ms | 315 ms | 284 ms | 334 ms | 1.46x | 1.11x |
+  | GPT-2 12L, 20 rounds | 7-10 | 1,467 ms | 1,313 ms | 1,334 ms | 1,354 ms | 1.10x | 0.985x |
+  | GPT-2 12L, 20 rounds | 11-15 | 1,762 ms | 1,861 ms | 1,775 ms | 2,005 ms | 0.99x | 1.05x |
+  | ResNet-50, 20 rounds | 15-18 | 1,059 ms | 1,028 ms | 1,089 ms | 1,057 ms | 0.97x | 0.94x |
+  | BERT, 20 rounds | 12 | 1,234 ms | 1,243 ms | 1,220 ms | 1,536 ms | 1.01x | 1.02x |
+  | Llama, 20 rounds | 12-14 | 2,235 ms | 2,282 ms | 2,196 ms | 2,576 ms | 1.02x | 1.04x |
+  | ResNet-50, 30 rounds | 12 | 238 ms | 290 ms | 216 ms | 263 ms | 1.10x | 1.35x |
+
+  A 2-layer GPT-2 at load 8-10 (60 rounds): `infer` alone 1.00, after a torch copy of 600 KB 1.04, after a
+  numpy copy 1.04; `infer` then a 25 MB logits copy: torch 1.11, numpy 1.08. So on this loaded machine the
+  change is not shown to help or hurt beyond the noise; the clean figure (`latency`, interleaved 100 runs)
+  needs a quiet machine. Forge/ONNX Runtime: 0.80-0.89x on BERT and Llama in every run above.
 """
 """Recorded findings (rendered after the measured tables; the figures are not this run's)."""
 
