@@ -272,3 +272,26 @@ def test_a_range_beyond_the_models_context_is_refused_by_the_probe():
     model = build_model("gpt2", small=True)  # 128 positions
     with pytest.raises(DynamicShapeError, match=r"the eager model fails at length 256 \(the Dim's max\): IndexError"):
         forge.compile(model, (_ids("gpt2", 16),), dynamic_shapes=({1: Dim("seq", min=8, max=256)},))
+
+
+def test_batch_two_with_the_callers_own_left_and_right_padding_and_a_constant_input():
+    model = build_model("gpt2", small=True).hf.eval()
+    gen = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, 512, (2, 16), generator=gen)
+    seq = Dim("seq", min=9, max=16)  # one bucket: 16
+    compiled = forge.compile(
+        model, kwargs={"input_ids": ids, "attention_mask": torch.ones_like(ids), "use_cache": False},
+        dynamic_shapes={"input_ids": {1: seq}, "attention_mask": {1: seq}, "use_cache": None},
+    )
+    for length, left in ((12, True), (12, False), (9, False)):
+        ids = torch.randint(0, 512, (2, length), generator=gen)
+        mask = torch.ones_like(ids)
+        mask[1, :4] = 0 if left else 1
+        mask[1, length - 4:] = 1 if left else 0
+        with torch.no_grad():
+            expected = model(input_ids=ids, attention_mask=mask, use_cache=False).logits
+        got = compiled(input_ids=ids, attention_mask=mask, use_cache=False).logits
+        assert got.shape == expected.shape and (got - expected).abs().max().item() <= TOL, (length, left)
+    assert list(compiled.buckets) == [16]
+    with pytest.raises(DynamicShapeError, match=r"input 'use_cache' was compiled as the constant False, got True"):
+        compiled(input_ids=ids, attention_mask=mask, use_cache=True)
