@@ -176,7 +176,7 @@ def _graph_only(graphs: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
 
 
 FINDINGS = """
-#### The f32 gap: where it is, and what was changed (issue 15; measured 2026-12-01 on the Intel Xeon above, not by this run)
+#### The f32 gap: where it is, what was changed (issue 15; measured 2026-12-01 on this Xeon, not this run)
 
 * **Not in the graph.** Per node type, Forge's OpenVINO graph and OpenVINO's own cost the same (PERF_COUNT,
   20 interleaved calls, medians, load 1-3): GPT-2 12L 200.4 vs 200.9 ms, Llama 192.2 vs 196.8 ms, BERT 350.4
@@ -204,7 +204,10 @@ FINDINGS = """
   | Llama, 20 rounds | 12-14 | 2,235 ms | 2,282 ms | 2,196 ms | 2,576 ms | 1.02x | 1.04x |
   | ResNet-50, 30 rounds | 12 | 238 ms | 290 ms | 216 ms | 263 ms | 1.10x | 1.35x |
 
-  A 2-layer GPT-2 at load 8-10 (60 rounds): `infer` alone 1.00, after a torch copy of 600 KB 1.04, after a
+  Before the change, at load 1.0-1.3 (the quietest moments of the day): GPT-2 12L Forge/OpenVINO 1.08x
+  and Forge/ONNX Runtime 1.02x (30 rounds through `bench.peers`), and 1.004x (30 rounds, Forge's call vs
+  OpenVINO's `infer` with its output copy). A 2-layer GPT-2 at load 8-10 (60 rounds): `infer` alone 1.00,
+  after a torch copy of 600 KB 1.04, after a
   numpy copy 1.04; `infer` then a 25 MB logits copy: torch 1.11, numpy 1.08. So on this loaded machine the
   change is not shown to help or hurt beyond the noise; the clean figure (`latency`, interleaved 100 runs)
   needs a quiet machine. Forge/ONNX Runtime: 0.80-0.89x on BERT and Llama in every run above.
