@@ -24,7 +24,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_i
 
 from dialects import buffer as B
 from dialects import npuir as N
-from dialects.torch_types import dense_tensor
+from dialects.torch_types import dense_tensor, dtype_of, shape_of
 from forge.kinds import KINDS
 from forge.weights import WeightStore
 
@@ -122,6 +122,7 @@ class BufferFunctions(InterpreterFunctions):
         super().__init__()
         self.weights = weights
         self._constants: dict[Any, torch.Tensor] = {}
+        self.states: dict[str, torch.Tensor] = {}
 
     @impl(B.AllocOp)
     def run_alloc(self, interpreter: Interpreter, op: B.AllocOp, args: tuple) -> tuple:
@@ -141,6 +142,17 @@ class BufferFunctions(InterpreterFunctions):
     @impl(B.ConstantOp)
     def run_constant(self, interpreter: Interpreter, op: B.ConstantOp, args: tuple) -> tuple:
         return (_constant(self._constants, op.value),)
+
+    @impl(B.StateOp)
+    def run_state(self, interpreter: Interpreter, op: B.StateOp, args: tuple) -> tuple:
+        # a state's entry value: what `states` holds under its name (zeros when unset), as the
+        # executor's StateStore starts
+        (buf,) = args
+        t = op.result.type
+        value = self.states.get(op.state_name.data)
+        if value is None:
+            value = torch.zeros(shape_of(t), dtype=dtype_of(t))
+        return (_write(buf, value),)
 
     @impl(B.TransferOp)
     def run_transfer(self, interpreter: Interpreter, op: B.TransferOp, args: tuple) -> tuple:
