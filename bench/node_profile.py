@@ -6,7 +6,8 @@ For each model, one process builds both graphs from the same seeded model and to
 * **Forge**: `forge.compile`, then the same buffer IR emitted again on an OpenVINO runtime with
   `PERF_COUNT: YES` (every other compile property unchanged: Forge's f32 precision hint, threads and
   streams), run through Forge's executor (so the wall time includes its transfers and output copies);
-* **OpenVINO**: `ov.convert_model(torch.export.export(model, inputs))` compiled with the same
+* **OpenVINO**: `ov.convert_model(torch.export.export(model, inputs))`, reshaped to the inputs' static
+  shapes as the peer is, compiled with the same
   properties as the `bench/peers.py` OpenVINO peer (`peers.OV_CPU_PROPERTIES`: f32, the thread/stream
   settings of `forge.precision.peer_properties`) plus `PERF_COUNT: YES`.
 
@@ -110,6 +111,7 @@ def _openvino(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]):
 
     with peers.quiet():
         ov_model = ov.convert_model(peers.export(model, inputs))
+    ov_model.reshape(peers.static_shapes(inputs))
     compiled = ov.Core().compile_model(ov_model, "CPU", _ov_properties())
     request = compiled.create_infer_request()
     feed = {i: x.numpy() for i, x in enumerate(inputs)}
