@@ -177,3 +177,21 @@ func.func @case18(%x: tensor<4xi64>) {
   %0 = buffer.exec npu aten(%w) into %b0 {op = "aten.cumsum", attrs = {dim = 0 : i64}} : (tensor<4xi64>) -> tensor<4xi64> in !buffer.buf<0, npu, 32>
   func.return
 }
+
+// -----
+
+// CHECK: buffer.state "cache": buffer 0 holds 64 bytes but tensor<8x4xf32> needs 128
+func.func @state_too_small() {
+  %b0 = buffer.alloc : !buffer.buf<0, cpu, 64>
+  %0 = buffer.state "cache" in %b0 : tensor<8x4xf32> in !buffer.buf<0, cpu, 64>
+  func.return
+}
+
+// -----
+
+// CHECK: buffer.state: state name is empty
+func.func @state_unnamed() {
+  %b0 = buffer.alloc : !buffer.buf<0, cpu, 128>
+  %0 = buffer.state "" in %b0 : tensor<8x4xf32> in !buffer.buf<0, cpu, 128>
+  func.return
+}

@@ -52,3 +52,21 @@ func.func @params(%q: tensor<1x8x4x2xf32>, %kv: tensor<1x2x4x2xf32>, %t: tensor<
   %cat = buffer.exec npu concat(%red, %red) into %b5 {axis = 0} : (tensor<4x1x1xf32>, tensor<4x1x1xf32>) -> tensor<8x1x1xf32> in !buffer.buf<5, npu, 256>
   func.return
 }
+
+// A state (a KV cache row update): the entry value lives in the state's buffer and the update
+// writes into that same buffer, reading the value it replaces (the in-place update).
+// CHECK-LABEL: func.func @state_update
+func.func @state_update(%pos: tensor<1xi64>, %row: tensor<1x4xf32>) -> tensor<8x4xf32> {
+  // CHECK-NEXT: %b0 = buffer.alloc : !buffer.buf<0, cpu, 128>
+  %b0 = buffer.alloc : !buffer.buf<0, cpu, 128>
+  // CHECK-NEXT: %p = buffer.input 0 : tensor<1xi64>
+  // CHECK-NEXT: %r = buffer.input 1 : tensor<1x4xf32>
+  %p = buffer.input 0 : tensor<1xi64>
+  %r = buffer.input 1 : tensor<1x4xf32>
+  // CHECK-NEXT: %cache = buffer.state "cache" in %b0 : tensor<8x4xf32> in !buffer.buf<0, cpu, 128>
+  %cache = buffer.state "cache" in %b0 : tensor<8x4xf32> in !buffer.buf<0, cpu, 128>
+  // CHECK-NEXT: %new = buffer.exec cpu aten(%cache, %p, %r) into %b0 {op = "aten.index_put", attrs = {present = array<i64: 1>}} : (tensor<8x4xf32>, tensor<1xi64>, tensor<1x4xf32>) -> tensor<8x4xf32> in !buffer.buf<0, cpu, 128>
+  %new = buffer.exec cpu aten(%cache, %p, %r) into %b0 {op = "aten.index_put", attrs = {present = array<i64: 1>}} : (tensor<8x4xf32>, tensor<1xi64>, tensor<1x4xf32>) -> tensor<8x4xf32> in !buffer.buf<0, cpu, 128>
+  // CHECK-NEXT: func.return %new : tensor<8x4xf32>
+  func.return %new : tensor<8x4xf32>
+}
