@@ -33,10 +33,10 @@ import torch
 
 from bench import common, peers
 
-WARMUP, RUNS = 3, 20
+WARMUP, RUNS = 3, 30
 QUICK_WARMUP, QUICK_RUNS = 1, 3
 RANGE, QUICK_RANGE = (8, 128), (8, 16)
-LENGTHS, QUICK_LENGTHS = (8, 13, 32, 48, 100, 128), (13,)
+LENGTHS, QUICK_LENGTHS = (13, 48, 100, 128), (13,)
 SYSTEMS = ("forge-bucket", "forge-static", "openvino-dynamic", "openvino-static")
 COLORS = {"forge-bucket": "#d62728", "forge-static": "#ff9896", "openvino-dynamic": "#1f77b4",
           "openvino-static": "#aec7e8"}
