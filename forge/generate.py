@@ -8,7 +8,9 @@ A `transformers` causal LM is compiled into two functions that share one KV cach
 Both are the same module, `StaticCacheLM`, exported at two shapes. It holds the cache as
 buffers `key_cache_<layer>` / `value_cache_<layer>` of shape `[B, kv_heads, T, head_dim]` (`T`, the
 cache length, is `P + K` unless given) and writes each step's new rows with
-`index_copy_(2, cache_position, k)`. The importer (`state=True`) makes those mutated buffers
+`cache[:, :, cache_position] = k` (`aten.index_put_`: the rows transformers' StaticLayer writes
+with `index_copy_`, in an op the `aten` dialect has, so the import needs no decomposition and no
+torch re-trace). The importer (`state=True`) makes those mutated buffers
 *states*: function arguments and results named by `forge.state`; the memory planner gives each
 state a buffer of its own (`buffer.state "key_cache_0" in %bS`) and writes the update into it in
 place (the KV cache is a persistent buffer, not a new value per step); the executor takes the
