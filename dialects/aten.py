@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import torch
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
@@ -57,9 +56,14 @@ from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from dialects import aten_schema as schema
-from dialects.aten_schema import ArgKind, ArgSpec, Signature
+from dialects import aten_shapes
+from dialects.aten_schema import ArgKind, ArgSpec, Signature, is_elementwise
+from dialects.aten_table import SIGNATURES
 from dialects.shapes import broadcast_shapes
 from dialects.torch_types import dense_tensor, dtype_of, is_dtype_attr, meta_tensor, shape_of, tensor_type
+
+if TYPE_CHECKING:
+    import torch
 
 PRESENT_MASK = "present"
 """Property of ops with a `Tensor?[]` argument: 1/0 per list entry, whether a tensor is there."""
@@ -73,7 +77,7 @@ _NO_META_KERNEL = "attempted to run this operator with Meta tensors"
 _ZEROS_RUN_LIMIT = 1 << 22  # ops without a meta kernel run on zeros: bound what that may allocate
 
 # Ops whose `dim` may name the position just past the last dim (a new one).
-_DIM_PAST_LAST = {torch.ops.aten.unsqueeze.default: 1}
+_DIM_PAST_LAST = {"aten::unsqueeze.default": 1}
 
 
 class AtenOp(IRDLOperation):
@@ -142,16 +146,18 @@ class AtenOp(IRDLOperation):
         value-semantics equivalent (`view` as `reshape`), see VALUE_SEMANTICS.
         """
         args, kwargs = self.call_arguments(values)
-        target = VALUE_SEMANTICS.get(self.SIGNATURE.target, self.SIGNATURE.target)
+        target = schema.resolve_overload(_VALUE_SEMANTICS.get(self.SIGNATURE.qualname, self.SIGNATURE.qualname))
         out = target(*args, **kwargs)
-        if self.SIGNATURE.target in AUX_RESULTS and all(isinstance(t, TensorType) for t in self.result_types):
+        if self.SIGNATURE.qualname in _AUX_RESULTS and all(isinstance(t, TensorType) for t in self.result_types):
             out = self.with_declared_aux_shapes(out)
         return out
 
     def with_declared_aux_shapes(self, out: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
         """The CPU kernel's results, with each AUX_RESULTS entry whose shape differs from the declared
         (meta) type replaced by zeros of the declared type, so memory planned from the IR fits."""
-        aux = AUX_RESULTS.get(self.SIGNATURE.target, frozenset())
+        import torch
+
+        aux = _AUX_RESULTS.get(self.SIGNATURE.qualname, frozenset())
         fixed = []
         for i, (value, ty) in enumerate(zip(out, self.result_types, strict=True)):
             if i in aux and tuple(value.shape) != shape_of(ty):
@@ -177,7 +183,7 @@ class AtenOp(IRDLOperation):
                 raise VerifyException(f"{self.name}: unsupported element type {operand.type.element_type}")
         inferred = self.infer_result_types()
         self._verify_dim_in_range()
-        if not _same_result_types(self.SIGNATURE.target, inferred, self.result_types):
+        if not _same_result_types(self.SIGNATURE.qualname, inferred, self.result_types):
             got = ", ".join(map(str, self.result_types))
             want = ", ".join(map(str, inferred))
             raise VerifyException(f"{self.name}: result type {got} does not match inferred type {want}")
@@ -190,7 +196,7 @@ class AtenOp(IRDLOperation):
         if first is None or first.kind is not ArgKind.TENSOR or not has_dim or not self.operands:
             return
         dim = self.arg("dim")
-        rank = max(len(shape_of(self.operands[0].type)), 1) + _DIM_PAST_LAST.get(self.SIGNATURE.target, 0)
+        rank = max(len(shape_of(self.operands[0].type)), 1) + _DIM_PAST_LAST.get(self.SIGNATURE.qualname, 0)
         if dim is not None and not -rank <= dim < rank:
             raise VerifyException(
                 f"{self.name}: dim {dim} is out of range for a rank-{len(shape_of(self.operands[0].type))} "
@@ -208,19 +214,31 @@ class AtenOp(IRDLOperation):
             raise VerifyException(f"{self.name}: '{PRESENT_MASK}' mask does not match the operand count")
 
     def infer_result_types(self) -> list[Attribute]:
-        """Result types computed by the overload's meta kernel; VerifyException if it rejects the op.
+        """Result types from the op's native result-type function (dialects/aten_shapes.py, no torch),
+        else from the overload's meta kernel (imports torch); VerifyException if it rejects the op.
 
         Memoized on (op, operand types, properties): transformer layers repeat the same signatures.
         """
         key = (self.name, tuple(self.operand_types), tuple(self.properties.items()))
         cached = _INFERRED_TYPES.get(key)
         if cached is None:
-            cached = _INFERRED_TYPES[key] = self._infer_on_meta()
+            cached = _INFERRED_TYPES[key] = self._infer()
         return cached
 
-    def _infer_on_meta(self) -> list[Attribute]:
-        if self.SIGNATURE.target in ELEMENTWISE_TARGETS:
+    def _infer(self) -> list[Attribute]:
+        native = aten_shapes.infer(self)
+        return native if native is not None else self.infer_with_torch()
+
+    def infer_with_torch(self) -> list[Attribute]:
+        """Result types from torch (the meta kernel, or the CPU kernel on 1-element probes for the
+        elementwise ops): the reference the native functions are tested against."""
+        if self.SIGNATURE.qualname in ELEMENTWISE_NAMES:
             return self._infer_elementwise()
+        return self._infer_on_meta()
+
+    def _infer_on_meta(self) -> list[Attribute]:
+        import torch
+
         metas = [meta_tensor(v.type) for v in self.operands]
         args, kwargs = self.call_arguments(metas, device=torch.device("meta"))
         try:
@@ -246,6 +264,8 @@ class AtenOp(IRDLOperation):
                 raise ValueError(f"'{spec.name}' is too large to infer shapes without a meta kernel")
         if sum(math.prod(shape_of(v.type)) for v in self.operands) > _ZEROS_RUN_LIMIT:
             raise ValueError("operands too large to infer shapes without a meta kernel")
+        import torch
+
         zeros = [torch.zeros(shape_of(v.type), dtype=dtype_of(v.type)) for v in self.operands]
         args, kwargs = self.call_arguments(zeros, device=torch.device("cpu"))
         return self.SIGNATURE.target(*args, **kwargs)
@@ -324,6 +344,8 @@ class AtenOp(IRDLOperation):
         """Broadcast shape, and the dtype the real kernel gives on 1-element tensors of the same
         ranks and dtypes (so type promotion is exactly torch's). Cheaper than meta tensors, whose
         Python elementwise kernels import torch._dynamo on first use (seconds per process)."""
+        import torch
+
         shapes = [shape_of(v.type) for v in self.operands]
         try:
             shape = broadcast_shapes(*shapes)
@@ -338,11 +360,11 @@ class AtenOp(IRDLOperation):
         return [tensor_type(shape, out.dtype)]
 
 
-def _same_result_types(target: Any, inferred: Sequence[Attribute], declared: Sequence[Attribute]) -> bool:
+def _same_result_types(qualname: str, inferred: Sequence[Attribute], declared: Sequence[Attribute]) -> bool:
     """Whether the declared result types are the inferred ones (AUX_RESULTS: dtype and rank only)."""
     if len(inferred) != len(declared):
         return False
-    aux = AUX_RESULTS.get(target, frozenset())
+    aux = _AUX_RESULTS.get(qualname, frozenset())
     for i, (want, got) in enumerate(zip(inferred, declared, strict=True)):
         if i in aux and isinstance(want, TensorType) and isinstance(got, TensorType):
             if want.element_type != got.element_type or len(want.get_shape()) != len(got.get_shape()):
@@ -516,6 +538,8 @@ def _parse_properties(sig: Signature, parser: Parser) -> dict[str, Attribute]:
 
 
 def _flatten_outputs(out: Any) -> list[torch.Tensor]:
+    import torch
+
     if out is None:
         return []
     if isinstance(out, torch.Tensor):
@@ -526,8 +550,8 @@ def _flatten_outputs(out: Any) -> list[torch.Tensor]:
 # --- defining ops from overloads ---------------------------------------------------------------
 
 
-def _mnemonic(target: Any) -> str:
-    packet, overload = target._schema.name.split("::")[1], target._overloadname
+def _mnemonic(qualname: str) -> str:
+    packet, _, overload = qualname.split("::")[1].rpartition(".")
     return packet if overload == "default" else f"{packet}.{overload}"
 
 
@@ -573,7 +597,9 @@ def _result_constructs(sig: Signature) -> dict[str, Any]:
 
 
 def aten_op(target: Any, *, mnemonic: str | None = None, pure: bool = True, generated: bool = False) -> type[AtenOp]:
-    """Define the IRDL op mirroring `target` (a torch OpOverload) from its schema.
+    """Define the IRDL op mirroring `target` from its schema: a qualified overload name
+    (`"aten::view.default"`, whose schema entry dialects/aten_table.py holds, so no torch is needed)
+    or a torch OpOverload (its live schema).
 
     Forge IR has value semantics, so a schema that mutates or aliases an argument (`add_`, `.out`,
     `resize_`) is refused (SchemaError): the importer rewrites in-place ops to their functional
@@ -583,16 +609,23 @@ def aten_op(target: Any, *, mnemonic: str | None = None, pure: bool = True, gene
     dropout_p, yet Forge imports inference graphs where it is 0). `generated`: a class of
     the generated table (its class name keeps a leading underscore).
     """
-    if target._schema.is_mutable:
-        raise schema.SchemaError(f"{target}: mutates an argument (Forge ops are functional)")
-    if generated and torch.Tag.nondeterministic_seeded in target.tags:
+    if isinstance(target, str):
+        if target not in SIGNATURES:
+            raise schema.SchemaError(f"{target}: not in dialects/aten_table.py (run scripts/gen_aten_ops.py)")
+        qualname, entry = target, SIGNATURES[target]
+    else:
+        qualname, entry = schema.qualified_name(target), schema.schema_entry(target)
+    tags = entry[3]
+    if "mutable" in tags:
+        raise schema.SchemaError(f"{_overload_text(qualname)}: mutates an argument (Forge ops are functional)")
+    if generated and "nondeterministic_seeded" in tags:
         pure = False  # hand-defined ops say it themselves (sdpa is tagged for its dropout_p)
-    sig = schema.parse_signature(target, _RESERVED_FIELDS)
-    op_name = f"aten.{mnemonic or _mnemonic(target)}"
+    sig = schema.signature(qualname, entry, _RESERVED_FIELDS)
+    op_name = f"aten.{mnemonic or _mnemonic(qualname)}"
     operands, needs_segments = _operand_constructs(sig)
     namespace: dict[str, Any] = {
         "name": op_name,
-        "__doc__": f"`{target._schema}`",
+        "__doc__": f"`{sig.schema}`",
         "__module__": __name__,
         **operands,
         **_property_constructs(sig),
@@ -609,47 +642,69 @@ def aten_op(target: Any, *, mnemonic: str | None = None, pure: bool = True, gene
     return cls
 
 
-VALUE_SEMANTICS: dict[Any, Any] = {
-    torch.ops.aten.view.default: torch.ops.aten.reshape.default,
-    torch.ops.aten._unsafe_view.default: torch.ops.aten.reshape.default,
+def _overload_text(qualname: str) -> str:
+    """How torch prints an overload: `aten.add_.Tensor`."""
+    return qualname.replace("::", ".")
+
+
+_VALUE_SEMANTICS: dict[str, str] = {
+    "aten::view.default": "aten::reshape.default",
+    "aten::_unsafe_view.default": "aten::reshape.default",
 }
 """Overloads whose result depends on input strides, and the stride-free overload that computes
-the same values; `AtenOp.call` uses the latter (shape inference is unaffected)."""
+the same values; `AtenOp.call` uses the latter (shape inference is unaffected). `VALUE_SEMANTICS`:
+the same, keyed by torch OpOverloads (built on first use)."""
 
-NOT_BROADCASTING = frozenset({"masked_fill", "masked_scatter"})
-"""Pointwise-tagged ATen ops whose result has the shape of `self` rather than the broadcast of
-every operand (a mask may broadcast to `self`, not the other way round)."""
 
-UNTAGGED_POINTWISE = frozenset({"where", "__and__", "__or__"})
-"""Broadcasting elementwise packets some of whose overloads torch does not tag `pointwise`."""
+ELEMENTWISE_NAMES: set[str] = set()
+"""The dialect's elementwise overloads (qualified names, aten_schema.is_elementwise): those torch
+tags `pointwise` (minus NOT_BROADCASTING), plus UNTAGGED_POINTWISE: their result shape is the
+broadcast of their operands' (filled as ops are defined). `ELEMENTWISE_TARGETS`: the same as torch
+OpOverloads (built on first use)."""
 
-ELEMENTWISE_TARGETS: set[Any] = set()
-"""The dialect's elementwise overloads: those torch tags `pointwise` (minus NOT_BROADCASTING),
-plus UNTAGGED_POINTWISE: their result shape is the broadcast of their operands' (filled as ops
-are defined)."""
-
-AUX_RESULTS: dict[Any, frozenset[int]] = {
-    torch.ops.aten._native_batch_norm_legit_no_training.default: frozenset({1, 2}),
-    torch.ops.aten._embedding_bag.default: frozenset({1, 2, 3}),
-    torch.ops.aten._embedding_bag_forward_only.default: frozenset({1, 2, 3}),
+_AUX_RESULTS: dict[str, frozenset[int]] = {
+    "aten::_native_batch_norm_legit_no_training.default": frozenset({1, 2}),
+    "aten::_embedding_bag.default": frozenset({1, 2, 3}),
+    "aten::_embedding_bag_forward_only.default": frozenset({1, 2, 3}),
 }
 """Results whose shape the CPU and meta kernels disagree on (saved statistics, offsets only
 backward passes read): the verifier checks only their dtype and rank, and `call` gives zeros of
-the declared (meta) shape where the CPU kernel's shape differs; consumers must not rely on them."""
+the declared (meta) shape where the CPU kernel's shape differs; consumers must not rely on them.
+Keyed by qualified name; `AUX_RESULTS`: the same keyed by torch OpOverloads (built on first use)."""
 
-OPS_BY_TARGET: dict[Any, type[AtenOp]] = {}
-"""The aten op class of each torch overload (what the importer looks up)."""
+OPS_BY_NAME: dict[str, type[AtenOp]] = {}
+"""The aten op class of each overload, by qualified name (`aten::view.default`)."""
 
 
 def _register(*classes: type[AtenOp]) -> list[type[AtenOp]]:
     for cls in classes:
-        target = cls.SIGNATURE.target
-        OPS_BY_TARGET[target] = cls
-        packet = target._schema.name.split("::")[1]
-        pointwise = torch.Tag.pointwise in target.tags or packet in UNTAGGED_POINTWISE
-        if pointwise and packet not in NOT_BROADCASTING and len(cls.SIGNATURE.result_fields) == 1:
-            ELEMENTWISE_TARGETS.add(target)
+        sig = cls.SIGNATURE
+        OPS_BY_NAME[sig.qualname] = cls
+        if is_elementwise(sig):
+            ELEMENTWISE_NAMES.add(sig.qualname)
     return list(classes)
+
+
+def _by_target(table: dict[str, Any]) -> dict[Any, Any]:
+    return {schema.resolve_overload(name): value for name, value in table.items()}
+
+
+_LAZY_TABLES: dict[str, Callable[[], Any]] = {
+    "OPS_BY_TARGET": lambda: _by_target(OPS_BY_NAME),
+    "ELEMENTWISE_TARGETS": lambda: set(_by_target(dict.fromkeys(ELEMENTWISE_NAMES))),
+    "AUX_RESULTS": lambda: _by_target(_AUX_RESULTS),
+    "VALUE_SEMANTICS": lambda: {k: schema.resolve_overload(v) for k, v in _by_target(_VALUE_SEMANTICS).items()},
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The tables keyed by torch OpOverloads (`OPS_BY_TARGET`: what the importer looks up,
+    `ELEMENTWISE_TARGETS`, `AUX_RESULTS`, `VALUE_SEMANTICS`), built on first use: they import torch."""
+    factory = _LAZY_TABLES.get(name)
+    if factory is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = globals()[name] = factory()  # built once: later reads (and monkeypatches) see this dict
+    return value
 
 
 # --- ops that are not ATen overloads ---------------------------------------------------------
@@ -735,6 +790,8 @@ class ConstantOp(IRDLOperation):
 
 def dense_attr(tensor: torch.Tensor) -> DenseIntOrFPElementsAttr:
     """The dense attribute holding a (small) tensor's values."""
+    import torch
+
     ty = tensor_type(tuple(tensor.shape), tensor.dtype)
     flat = tensor.detach().reshape(-1)
     if tensor.dtype.is_floating_point:
@@ -746,180 +803,176 @@ def dense_attr(tensor: torch.Tensor) -> DenseIntOrFPElementsAttr:
 
 # --- the op table --------------------------------------------------------------------------------
 
-_a = torch.ops.aten
-_f = torch.ops.forge
-
-# Importing registers the torch custom ops behind the fused ops below.
+# Overloads are named `aten::packet.overload`; their schemas are in dialects/aten_table.py.
+from dialects.aten_table import FUSED as FUSED_OPS  # noqa: E402  (fused op name -> class name)
 from dialects.aten_table import GENERATED  # noqa: E402
-from dialects.fused_kernels import FUSED_OPS  # noqa: E402
 
 # Shape and data movement
-ViewOp = aten_op(_a.view.default)
-ReshapeOp = aten_op(_a.reshape.default)
-UnsafeViewOp = aten_op(_a._unsafe_view.default)
-PermuteOp = aten_op(_a.permute.default)
-TransposeIntOp = aten_op(_a.transpose.int)
-TOp = aten_op(_a.t.default)
-ExpandOp = aten_op(_a.expand.default)
-SliceTensorOp = aten_op(_a.slice.Tensor)
-SelectIntOp = aten_op(_a.select.int)
-SplitTensorOp = aten_op(_a.split.Tensor)
-SplitWithSizesOp = aten_op(_a.split_with_sizes.default)
-CatOp = aten_op(_a.cat.default)
-StackOp = aten_op(_a.stack.default)
-UnsqueezeOp = aten_op(_a.unsqueeze.default)
-SqueezeOp = aten_op(_a.squeeze.default)
-SqueezeDimOp = aten_op(_a.squeeze.dim)
-SqueezeDimsOp = aten_op(_a.squeeze.dims)
-FlattenUsingIntsOp = aten_op(_a.flatten.using_ints)
-RepeatOp = aten_op(_a.repeat.default)
-ContiguousOp = aten_op(_a.contiguous.default)
-CloneOp = aten_op(_a.clone.default)
-AliasOp = aten_op(_a.alias.default)
-DetachOp = aten_op(_a.detach.default)
-LiftFreshCopyOp = aten_op(_a.lift_fresh_copy.default)
+ViewOp = aten_op("aten::view.default")
+ReshapeOp = aten_op("aten::reshape.default")
+UnsafeViewOp = aten_op("aten::_unsafe_view.default")
+PermuteOp = aten_op("aten::permute.default")
+TransposeIntOp = aten_op("aten::transpose.int")
+TOp = aten_op("aten::t.default")
+ExpandOp = aten_op("aten::expand.default")
+SliceTensorOp = aten_op("aten::slice.Tensor")
+SelectIntOp = aten_op("aten::select.int")
+SplitTensorOp = aten_op("aten::split.Tensor")
+SplitWithSizesOp = aten_op("aten::split_with_sizes.default")
+CatOp = aten_op("aten::cat.default")
+StackOp = aten_op("aten::stack.default")
+UnsqueezeOp = aten_op("aten::unsqueeze.default")
+SqueezeOp = aten_op("aten::squeeze.default")
+SqueezeDimOp = aten_op("aten::squeeze.dim")
+SqueezeDimsOp = aten_op("aten::squeeze.dims")
+FlattenUsingIntsOp = aten_op("aten::flatten.using_ints")
+RepeatOp = aten_op("aten::repeat.default")
+ContiguousOp = aten_op("aten::contiguous.default")
+CloneOp = aten_op("aten::clone.default")
+AliasOp = aten_op("aten::alias.default")
+DetachOp = aten_op("aten::detach.default")
+LiftFreshCopyOp = aten_op("aten::lift_fresh_copy.default")
 # Lookups
-EmbeddingOp = aten_op(_a.embedding.default)
-GatherOp = aten_op(_a.gather.default)
-IndexTensorOp = aten_op(_a.index.Tensor)
-IndexSelectOp = aten_op(_a.index_select.default)
+EmbeddingOp = aten_op("aten::embedding.default")
+GatherOp = aten_op("aten::gather.default")
+IndexTensorOp = aten_op("aten::index.Tensor")
+IndexSelectOp = aten_op("aten::index_select.default")
 # Linear algebra
-AddmmOp = aten_op(_a.addmm.default)
-MmOp = aten_op(_a.mm.default)
-BmmOp = aten_op(_a.bmm.default)
-BaddbmmOp = aten_op(_a.baddbmm.default)
-MatmulOp = aten_op(_a.matmul.default)
-LinearOp = aten_op(_a.linear.default)
+AddmmOp = aten_op("aten::addmm.default")
+MmOp = aten_op("aten::mm.default")
+BmmOp = aten_op("aten::bmm.default")
+BaddbmmOp = aten_op("aten::baddbmm.default")
+MatmulOp = aten_op("aten::matmul.default")
+LinearOp = aten_op("aten::linear.default")
 # Convolution and padding
-Conv1dOp = aten_op(_a.conv1d.default)
-Conv2dOp = aten_op(_a.conv2d.default)
-Conv1dPaddingOp = aten_op(_a.conv1d.padding)
-Conv2dPaddingOp = aten_op(_a.conv2d.padding)
-ConvolutionOp = aten_op(_a.convolution.default)
-ConvTranspose1dOp = aten_op(_a.conv_transpose1d.default)
-ConvTranspose2dInputOp = aten_op(_a.conv_transpose2d.input)
-PadOp = aten_op(_a.pad.default)
-ConstantPadNdOp = aten_op(_a.constant_pad_nd.default)
+Conv1dOp = aten_op("aten::conv1d.default")
+Conv2dOp = aten_op("aten::conv2d.default")
+Conv1dPaddingOp = aten_op("aten::conv1d.padding")
+Conv2dPaddingOp = aten_op("aten::conv2d.padding")
+ConvolutionOp = aten_op("aten::convolution.default")
+ConvTranspose1dOp = aten_op("aten::conv_transpose1d.default")
+ConvTranspose2dInputOp = aten_op("aten::conv_transpose2d.input")
+PadOp = aten_op("aten::pad.default")
+ConstantPadNdOp = aten_op("aten::constant_pad_nd.default")
 # Elementwise arithmetic
-AddTensorOp = aten_op(_a.add.Tensor)
-AddScalarOp = aten_op(_a.add.Scalar)
-SubTensorOp = aten_op(_a.sub.Tensor)
-SubScalarOp = aten_op(_a.sub.Scalar)
-RsubScalarOp = aten_op(_a.rsub.Scalar)
-MulTensorOp = aten_op(_a.mul.Tensor)
-MulScalarOp = aten_op(_a.mul.Scalar)
-DivTensorOp = aten_op(_a.div.Tensor)
-DivScalarOp = aten_op(_a.div.Scalar)
-DivTensorModeOp = aten_op(_a.div.Tensor_mode)
-PowTensorScalarOp = aten_op(_a.pow.Tensor_Scalar)
-PowTensorTensorOp = aten_op(_a.pow.Tensor_Tensor)
-MaximumOp = aten_op(_a.maximum.default)
-MinimumOp = aten_op(_a.minimum.default)
-ClampOp = aten_op(_a.clamp.default)
-NegOp = aten_op(_a.neg.default)
-AbsOp = aten_op(_a.abs.default)
-ReciprocalOp = aten_op(_a.reciprocal.default)
-SqrtOp = aten_op(_a.sqrt.default)
-RsqrtOp = aten_op(_a.rsqrt.default)
-ExpOp = aten_op(_a.exp.default)
-LogOp = aten_op(_a.log.default)
-SinOp = aten_op(_a.sin.default)
-CosOp = aten_op(_a.cos.default)
-ErfOp = aten_op(_a.erf.default)
+AddTensorOp = aten_op("aten::add.Tensor")
+AddScalarOp = aten_op("aten::add.Scalar")
+SubTensorOp = aten_op("aten::sub.Tensor")
+SubScalarOp = aten_op("aten::sub.Scalar")
+RsubScalarOp = aten_op("aten::rsub.Scalar")
+MulTensorOp = aten_op("aten::mul.Tensor")
+MulScalarOp = aten_op("aten::mul.Scalar")
+DivTensorOp = aten_op("aten::div.Tensor")
+DivScalarOp = aten_op("aten::div.Scalar")
+DivTensorModeOp = aten_op("aten::div.Tensor_mode")
+PowTensorScalarOp = aten_op("aten::pow.Tensor_Scalar")
+PowTensorTensorOp = aten_op("aten::pow.Tensor_Tensor")
+MaximumOp = aten_op("aten::maximum.default")
+MinimumOp = aten_op("aten::minimum.default")
+ClampOp = aten_op("aten::clamp.default")
+NegOp = aten_op("aten::neg.default")
+AbsOp = aten_op("aten::abs.default")
+ReciprocalOp = aten_op("aten::reciprocal.default")
+SqrtOp = aten_op("aten::sqrt.default")
+RsqrtOp = aten_op("aten::rsqrt.default")
+ExpOp = aten_op("aten::exp.default")
+LogOp = aten_op("aten::log.default")
+SinOp = aten_op("aten::sin.default")
+CosOp = aten_op("aten::cos.default")
+ErfOp = aten_op("aten::erf.default")
 # Activations
-TanhOp = aten_op(_a.tanh.default)
-SigmoidOp = aten_op(_a.sigmoid.default)
-ReluOp = aten_op(_a.relu.default)
-GeluOp = aten_op(_a.gelu.default)
-SiluOp = aten_op(_a.silu.default)
+TanhOp = aten_op("aten::tanh.default")
+SigmoidOp = aten_op("aten::sigmoid.default")
+ReluOp = aten_op("aten::relu.default")
+GeluOp = aten_op("aten::gelu.default")
+SiluOp = aten_op("aten::silu.default")
 # Reductions, normalization, attention
-MeanDimOp = aten_op(_a.mean.dim)
-MeanOp = aten_op(_a.mean.default)
-SumDimIntListOp = aten_op(_a.sum.dim_IntList)
-SumOp = aten_op(_a.sum.default)
-AmaxOp = aten_op(_a.amax.default)
-CumsumOp = aten_op(_a.cumsum.default)
-DiffOp = aten_op(_a.diff.default)
-SoftmaxIntOp = aten_op(_a.softmax.int)
-SoftmaxOp = aten_op(_a._softmax.default)
-LogSoftmaxIntOp = aten_op(_a.log_softmax.int)
-LayerNormOp = aten_op(_a.layer_norm.default)
-NativeLayerNormOp = aten_op(_a.native_layer_norm.default)
-RmsNormOp = aten_op(_a.rms_norm.default)
-ScaledDotProductAttentionOp = aten_op(_a.scaled_dot_product_attention.default)
+MeanDimOp = aten_op("aten::mean.dim")
+MeanOp = aten_op("aten::mean.default")
+SumDimIntListOp = aten_op("aten::sum.dim_IntList")
+SumOp = aten_op("aten::sum.default")
+AmaxOp = aten_op("aten::amax.default")
+CumsumOp = aten_op("aten::cumsum.default")
+DiffOp = aten_op("aten::diff.default")
+SoftmaxIntOp = aten_op("aten::softmax.int")
+SoftmaxOp = aten_op("aten::_softmax.default")
+LogSoftmaxIntOp = aten_op("aten::log_softmax.int")
+LayerNormOp = aten_op("aten::layer_norm.default")
+NativeLayerNormOp = aten_op("aten::native_layer_norm.default")
+RmsNormOp = aten_op("aten::rms_norm.default")
+ScaledDotProductAttentionOp = aten_op("aten::scaled_dot_product_attention.default")
 # Pooling, normalization and resampling
-MaxPool1dOp = aten_op(_a.max_pool1d.default)
-MaxPool2dOp = aten_op(_a.max_pool2d.default)
-AvgPool1dOp = aten_op(_a.avg_pool1d.default)
-AvgPool2dOp = aten_op(_a.avg_pool2d.default)
-AdaptiveAvgPool1dOp = aten_op(_a.adaptive_avg_pool1d.default)
-AdaptiveAvgPool2dOp = aten_op(_a.adaptive_avg_pool2d.default)
-BatchNormOp = aten_op(_a.batch_norm.default)
-UpsampleNearest1dVecOp = aten_op(_a.upsample_nearest1d.vec)
-UpsampleNearest2dVecOp = aten_op(_a.upsample_nearest2d.vec)
-UpsampleLinear1dVecOp = aten_op(_a.upsample_linear1d.vec)
-UpsampleBilinear2dVecOp = aten_op(_a.upsample_bilinear2d.vec)
+MaxPool1dOp = aten_op("aten::max_pool1d.default")
+MaxPool2dOp = aten_op("aten::max_pool2d.default")
+AvgPool1dOp = aten_op("aten::avg_pool1d.default")
+AvgPool2dOp = aten_op("aten::avg_pool2d.default")
+AdaptiveAvgPool1dOp = aten_op("aten::adaptive_avg_pool1d.default")
+AdaptiveAvgPool2dOp = aten_op("aten::adaptive_avg_pool2d.default")
+BatchNormOp = aten_op("aten::batch_norm.default")
+UpsampleNearest1dVecOp = aten_op("aten::upsample_nearest1d.vec")
+UpsampleNearest2dVecOp = aten_op("aten::upsample_nearest2d.vec")
+UpsampleLinear1dVecOp = aten_op("aten::upsample_linear1d.vec")
+UpsampleBilinear2dVecOp = aten_op("aten::upsample_bilinear2d.vec")
 # Masks, comparisons, logic
-WhereSelfOp = aten_op(_a.where.self)
-WhereScalarOtherOp = aten_op(_a.where.ScalarOther)
-WhereScalarSelfOp = aten_op(_a.where.ScalarSelf)
-MaskedFillScalarOp = aten_op(_a.masked_fill.Scalar)
-MaskedFillTensorOp = aten_op(_a.masked_fill.Tensor)
-TriuOp = aten_op(_a.triu.default)
-TrilOp = aten_op(_a.tril.default)
-EqTensorOp = aten_op(_a.eq.Tensor)
-EqScalarOp = aten_op(_a.eq.Scalar)
-NeTensorOp = aten_op(_a.ne.Tensor)
-NeScalarOp = aten_op(_a.ne.Scalar)
-LtTensorOp = aten_op(_a.lt.Tensor)
-LtScalarOp = aten_op(_a.lt.Scalar)
-LeTensorOp = aten_op(_a.le.Tensor)
-LeScalarOp = aten_op(_a.le.Scalar)
-GtTensorOp = aten_op(_a.gt.Tensor)
-GtScalarOp = aten_op(_a.gt.Scalar)
-GeTensorOp = aten_op(_a.ge.Tensor)
-GeScalarOp = aten_op(_a.ge.Scalar)
-BitwiseAndTensorOp = aten_op(_a.bitwise_and.Tensor)
-BitwiseOrTensorOp = aten_op(_a.bitwise_or.Tensor)
-BitwiseNotOp = aten_op(_a.bitwise_not.default)
-AndTensorOp = aten_op(_a.__and__.Tensor)
-OrTensorOp = aten_op(_a.__or__.Tensor)
-LogicalNotOp = aten_op(_a.logical_not.default)
-LogicalAndOp = aten_op(_a.logical_and.default)
+WhereSelfOp = aten_op("aten::where.self")
+WhereScalarOtherOp = aten_op("aten::where.ScalarOther")
+WhereScalarSelfOp = aten_op("aten::where.ScalarSelf")
+MaskedFillScalarOp = aten_op("aten::masked_fill.Scalar")
+MaskedFillTensorOp = aten_op("aten::masked_fill.Tensor")
+TriuOp = aten_op("aten::triu.default")
+TrilOp = aten_op("aten::tril.default")
+EqTensorOp = aten_op("aten::eq.Tensor")
+EqScalarOp = aten_op("aten::eq.Scalar")
+NeTensorOp = aten_op("aten::ne.Tensor")
+NeScalarOp = aten_op("aten::ne.Scalar")
+LtTensorOp = aten_op("aten::lt.Tensor")
+LtScalarOp = aten_op("aten::lt.Scalar")
+LeTensorOp = aten_op("aten::le.Tensor")
+LeScalarOp = aten_op("aten::le.Scalar")
+GtTensorOp = aten_op("aten::gt.Tensor")
+GtScalarOp = aten_op("aten::gt.Scalar")
+GeTensorOp = aten_op("aten::ge.Tensor")
+GeScalarOp = aten_op("aten::ge.Scalar")
+BitwiseAndTensorOp = aten_op("aten::bitwise_and.Tensor")
+BitwiseOrTensorOp = aten_op("aten::bitwise_or.Tensor")
+BitwiseNotOp = aten_op("aten::bitwise_not.default")
+AndTensorOp = aten_op("aten::__and__.Tensor")
+OrTensorOp = aten_op("aten::__or__.Tensor")
+LogicalNotOp = aten_op("aten::logical_not.default")
+LogicalAndOp = aten_op("aten::logical_and.default")
 # Conversions, dropout, assertions
-ToDtypeOp = aten_op(_a.to.dtype)
-ToDtypeLayoutOp = aten_op(_a.to.dtype_layout)
-ToDeviceOp = aten_op(_a.to.device)
-ToCopyOp = aten_op(_a._to_copy.default)
-DropoutOp = aten_op(_a.dropout.default, pure=False)
-AssertTensorMetadataOp = aten_op(_a._assert_tensor_metadata.default, pure=False)
+ToDtypeOp = aten_op("aten::to.dtype")
+ToDtypeLayoutOp = aten_op("aten::to.dtype_layout")
+ToDeviceOp = aten_op("aten::to.device")
+ToCopyOp = aten_op("aten::_to_copy.default")
+DropoutOp = aten_op("aten::dropout.default", pure=False)
+AssertTensorMetadataOp = aten_op("aten::_assert_tensor_metadata.default", pure=False)
 # Tensor factories
-ArangeOp = aten_op(_a.arange.default)
-ArangeStartOp = aten_op(_a.arange.start)
-ArangeStartStepOp = aten_op(_a.arange.start_step)
-FullOp = aten_op(_a.full.default)
-OnesOp = aten_op(_a.ones.default)
-ZerosOp = aten_op(_a.zeros.default)
-NewOnesOp = aten_op(_a.new_ones.default)
-NewZerosOp = aten_op(_a.new_zeros.default)
-FullLikeOp = aten_op(_a.full_like.default)
-OnesLikeOp = aten_op(_a.ones_like.default)
-ZerosLikeOp = aten_op(_a.zeros_like.default)
-ScalarTensorOp = aten_op(_a.scalar_tensor.default)
+ArangeOp = aten_op("aten::arange.default")
+ArangeStartOp = aten_op("aten::arange.start")
+ArangeStartStepOp = aten_op("aten::arange.start_step")
+FullOp = aten_op("aten::full.default")
+OnesOp = aten_op("aten::ones.default")
+ZerosOp = aten_op("aten::zeros.default")
+NewOnesOp = aten_op("aten::new_ones.default")
+NewZerosOp = aten_op("aten::new_zeros.default")
+FullLikeOp = aten_op("aten::full_like.default")
+OnesLikeOp = aten_op("aten::ones_like.default")
+ZerosLikeOp = aten_op("aten::zeros_like.default")
+ScalarTensorOp = aten_op("aten::scalar_tensor.default")
 # Forge's fused ops (created by fuse-ops and layout; see dialects/fused_kernels.py)
 for _fused in FUSED_OPS:  # one class per table entry: FusedLinearOp, MatmulTransposedOp, AddLayerNormOp, ...
-    globals()[_fused.class_name] = aten_op(getattr(_f, _fused.name).default, mnemonic=_fused.name)
+    globals()[FUSED_OPS[_fused]] = aten_op(f"forge::{_fused}.default", mnemonic=_fused)
 
 
 # Every other core overload, and what torch.export leaves in graphs in practice: generated from the
 # name table in dialects/aten_table.py (scripts/gen_aten_ops.py), one class each (`_LogSoftmaxOp`,
 # `MaxDimOp`, `TopkOp`, ...), defined after the hand-named ops above so each overload is defined once.
 for _name in GENERATED:
-    _packet, _, _overload = _name.rpartition(".")
-    _cls = aten_op(getattr(getattr(_a, _packet), _overload), generated=True)
+    _cls = aten_op(f"aten::{_name}", generated=True)
     assert _cls.__name__ not in globals(), f"{_name}: class name {_cls.__name__} is taken"
     globals()[_cls.__name__] = _cls
-del _name, _packet, _overload, _cls
+del _name, _cls, _fused
 
 SCHEMA_OPS: list[type[AtenOp]] = _register(
     *(v for v in list(globals().values()) if isinstance(v, type) and issubclass(v, AtenOp) and v is not AtenOp)

@@ -4,16 +4,22 @@ Tensor arguments become operands (`Tensor?` optional, `Tensor[]` variadic); ever
 (ints, floats, lists, dtypes, devices, ...) becomes a property, stored only when it differs from the
 schema default. The same `Signature` drives op definition, the custom syntax, the importer's argument
 binding, the reference interpreter's call and shape verification, so they cannot disagree.
+
+A Signature is built from a schema *entry* (`schema_entry`: the schema text, each argument's name,
+type, default and kwarg-only flag, the return types and the tags Forge reads), which
+scripts/gen_aten_ops.py writes into dialects/aten_table.py: defining the dialect needs no torch.
+The overload itself (`Signature.target`) is looked up in `torch.ops` on first use.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from enum import Enum, auto
+from functools import cached_property
 from typing import Any
 
-import torch
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
@@ -106,14 +112,33 @@ class ArgSpec:
     kwarg_only: bool
 
 
+ArgEntry = tuple[str, str, bool, bool, Any]
+"""One schema argument as the table stores it: name, type (`Optional[List[int]]`), kwarg-only,
+has a default, the default (a Python int/float/bool/str/list or None)."""
+
+SchemaEntry = tuple[str, tuple[ArgEntry, ...], tuple[str, ...], tuple[str, ...]]
+"""One overload as the table stores it: its schema text, arguments, return types and tags
+(`pointwise`, `nondeterministic_seeded`, `mutable`: the ones Forge reads)."""
+
+ENTRY_TAGS = ("pointwise", "nondeterministic_seeded")
+"""The torch tags a schema entry records (plus `mutable` for `_schema.is_mutable`)."""
+
+
 @dataclass(frozen=True)
 class Signature:
     """The parsed schema of one overload (or of a Forge op written like one)."""
 
-    target: Any  # the callable that gives the op its semantics (a torch OpOverload)
+    qualname: str  # "aten::view.default", "forge::fused_linear.default"
     args: tuple[ArgSpec, ...]
     result_fields: tuple[str, ...]
     variadic_result: bool
+    schema: str = ""  # the schema text, `aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)`
+    tags: frozenset[str] = frozenset()
+
+    @cached_property
+    def target(self) -> Any:
+        """The callable that gives the op its semantics (a torch OpOverload; imports torch)."""
+        return resolve_overload(self.qualname)
 
     @property
     def tensor_args(self) -> tuple[ArgSpec, ...]:
@@ -128,6 +153,21 @@ class Signature:
             if a.name == name:
                 return a
         raise KeyError(name)
+
+
+NOT_BROADCASTING = frozenset({"masked_fill", "masked_scatter"})
+"""Pointwise-tagged ATen ops whose result has the shape of `self` rather than the broadcast of
+every operand (a mask may broadcast to `self`, not the other way round)."""
+
+UNTAGGED_POINTWISE = frozenset({"where", "__and__", "__or__"})
+"""Broadcasting elementwise packets some of whose overloads torch does not tag `pointwise`."""
+
+
+def is_elementwise(sig: Signature) -> bool:
+    """Whether the op's result is the broadcast of its operands with a promoted dtype."""
+    packet = sig.qualname.split("::")[1].rpartition(".")[0]
+    pointwise = "pointwise" in sig.tags or packet in UNTAGGED_POINTWISE
+    return pointwise and packet not in NOT_BROADCASTING and len(sig.result_fields) == 1
 
 
 class SchemaError(ValueError):
@@ -153,27 +193,63 @@ def field_name(arg_name: str, taken: set[str], reserved: set[str]) -> str:
     return name
 
 
-def parse_signature(target: Any, reserved: set[str]) -> Signature:
-    """The Signature of a torch OpOverload from its schema."""
+def qualified_name(target: Any) -> str:
+    """`aten::view.default` for torch.ops.aten.view.default."""
+    return f"{target._schema.name}.{target._overloadname}"
+
+
+def resolve_overload(qualname: str) -> Any:
+    """The torch OpOverload named `aten::packet.overload` (imports torch; `forge::` ops are registered
+    by dialects/fused_kernels.py)."""
+    import torch
+
+    namespace, _, name = qualname.partition("::")
+    packet, _, overload = name.rpartition(".")
+    if namespace == "forge":
+        import dialects.fused_kernels  # noqa: F401  (registers the forge custom ops)
+    return getattr(getattr(getattr(torch.ops, namespace), packet), overload)
+
+
+def schema_entry(target: Any) -> SchemaEntry:
+    """What the table stores of an overload's schema (scripts/gen_aten_ops.py; needs the live overload)."""
     schema = target._schema
+    args = tuple(_arg_entry(a) for a in schema.arguments)
+    tags = tuple(t for t in ENTRY_TAGS if any(tag.name == t for tag in target.tags))
+    if schema.is_mutable:
+        tags = (*tags, "mutable")
+    return str(schema), args, tuple(str(r.type) for r in schema.returns), tags
+
+
+def _arg_entry(arg: Any) -> ArgEntry:
+    has_default = arg.has_default_value()
+    return arg.name, str(arg.real_type), arg.kwarg_only, has_default, arg.default_value if has_default else None
+
+
+def parse_signature(target: Any, reserved: set[str]) -> Signature:
+    """The Signature of a torch OpOverload from its live schema."""
+    return signature(qualified_name(target), schema_entry(target), reserved)
+
+
+def signature(qualname: str, entry: SchemaEntry, reserved: set[str]) -> Signature:
+    """The Signature of the overload `qualname` from its schema entry (no torch needed)."""
+    text, arg_entries, returns, tags = entry
     taken: set[str] = set()
     args = []
-    for a in schema.arguments:
-        kind, optional = _kind_of(str(a.real_type))
-        name = field_name(a.name, taken, reserved)
+    for arg_name, type_str, kwarg_only, has_value, value in arg_entries:
+        kind, optional = _kind_of(type_str)
+        name = field_name(arg_name, taken, reserved)
         taken.add(name)
         # An optional non-tensor argument without a default (`float[]? scale_factors`) may be None:
         # absent means None, as for a `= None` default.
-        has_default = a.has_default_value() or (optional and not kind.is_tensor)
-        default = a.default_value if a.has_default_value() else None
-        args.append(ArgSpec(a.name, name, kind, optional, has_default, default, a.kwarg_only))
-    returns = [str(r.type) for r in schema.returns]
-    if returns == ["List[Tensor]"]:
-        return Signature(target, tuple(args), ("results_",), True)
+        has_default = has_value or (optional and not kind.is_tensor)
+        args.append(ArgSpec(arg_name, name, kind, optional, has_default, value if has_value else None, kwarg_only))
+    extra = {"schema": text, "tags": frozenset(tags)}
+    if list(returns) == ["List[Tensor]"]:
+        return Signature(qualname, tuple(args), ("results_",), True, **extra)
     if any(r != "Tensor" for r in returns):
-        raise SchemaError(f"unsupported return types {returns}")
+        raise SchemaError(f"unsupported return types {list(returns)}")
     fields = ("result",) if len(returns) == 1 else tuple(f"result{i}" for i in range(len(returns)))
-    return Signature(target, tuple(args), fields if returns else (), False)
+    return Signature(qualname, tuple(args), fields if returns else (), False, **extra)
 
 
 # --- Python values <-> property attributes ---------------------------------------------------
@@ -231,9 +307,13 @@ def from_attribute(kind: ArgKind, attr: Attribute) -> Any:
         return attr.data
     if kind is ArgKind.DEVICE:
         assert isinstance(attr, StringAttr)
+        import torch
+
         return torch.device(attr.data)
     if kind in (ArgKind.LAYOUT, ArgKind.MEMORY_FORMAT):
         assert isinstance(attr, StringAttr)
+        import torch
+
         return getattr(torch, attr.data)
     raise SchemaError(f"cannot read {kind.name} property {attr}")
 
@@ -258,13 +338,26 @@ def is_valid_attribute(kind: ArgKind, attr: Attribute) -> bool:
     if kind is ArgKind.DEVICE:
         return isinstance(attr, StringAttr) and _is_device(attr.data)
     if kind in (ArgKind.LAYOUT, ArgKind.MEMORY_FORMAT):
-        return isinstance(attr, StringAttr) and isinstance(
-            getattr(torch, attr.data, None), (torch.layout, torch.memory_format)
-        )
+        return isinstance(attr, StringAttr) and attr.data in LAYOUTS_AND_MEMORY_FORMATS
     return True
 
 
+LAYOUTS_AND_MEMORY_FORMATS = frozenset({
+    "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "_mkldnn", "jagged",
+    "contiguous_format", "legacy_contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
+})  # fmt: skip
+"""The names of torch's `torch.layout` and `torch.memory_format` values (a property stores the name;
+tests/dialects/test_aten_shapes.py checks this set is torch's)."""
+
+_DEVICE = re.compile(r"(cpu|meta|cuda)(:(0|[1-9][0-9]*))?")
+
+
 def _is_device(text: str) -> bool:
+    """Whether torch.device accepts `text`: the common spellings without torch, the rest asks torch."""
+    if _DEVICE.fullmatch(text):
+        return True
+    import torch
+
     try:
         torch.device(text)
     except RuntimeError:

@@ -23,11 +23,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import torch
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 if TYPE_CHECKING:
+    import torch
     from xdsl.context import Context
     from xdsl.dialects.builtin import ModuleOp
 
@@ -43,7 +43,7 @@ class WeightsError(Exception):
     """A weights file is missing, unreadable, or inconsistent.  The message names the path."""
 
 
-_StorageKey = tuple[int, int, tuple[int, ...], tuple[int, ...], torch.dtype, torch.device]
+_StorageKey = "tuple[int, int, tuple[int, ...], tuple[int, ...], torch.dtype, torch.device]"
 
 
 def _storage_key(tensor: torch.Tensor) -> _StorageKey | None:
@@ -94,6 +94,8 @@ class WeightStore:
         name is returned.  Re-adding an existing name with the same data is a no-op; with different
         data it is a `ValueError`.
         """
+        import torch
+
         if not isinstance(name, str) or not name:
             raise ValueError(f"weight name must be a non-empty str, got {name!r}")
         if not isinstance(tensor, torch.Tensor):

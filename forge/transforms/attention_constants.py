@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import TYPE_CHECKING
 
-import torch
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 from xdsl.traits import Pure
@@ -21,6 +21,9 @@ from dialects import aten
 from dialects.shapes import static_shape
 from forge.transforms.ir_queries import producer
 from forge.weights import WeightStore
+
+if TYPE_CHECKING:
+    import torch
 
 _EVAL_LIMIT = 1 << 20
 """Largest value (in elements) the pass evaluates when it looks for constant masks and scales."""
@@ -36,6 +39,8 @@ class Constants:
 
     def scalar(self, value: SSAValue) -> float | None:
         """The value of a one-element constant tensor (0-d or all dims 1), else None."""
+        import torch
+
         if not isinstance(value.type, TensorType) or math.prod(static_shape(value)) != 1:
             return None
         tensor = self.value(value)
@@ -81,6 +86,8 @@ class Constants:
         once per pass run. Only small values (≤ _EVAL_LIMIT elements) and pure single-result ops
         are evaluated; anything reaching a function argument is not constant.
         """
+        import torch
+
         values = self._values
         stack = [value]
         while stack:
@@ -127,6 +134,8 @@ class Constants:
 
 def fill_masks_out(fill: float, dtype: torch.dtype) -> bool:
     """Whether a score set to `fill` is exactly out of the softmax (and absorbs any added score)."""
+    import torch
+
     if math.isnan(fill):
         return False
     if fill == -math.inf:
@@ -136,6 +145,8 @@ def fill_masks_out(fill: float, dtype: torch.dtype) -> bool:
 
 def _keep_pattern(tensor: torch.Tensor, kind: str) -> torch.Tensor | None:
     """Which scores a constant mask keeps (bool tensor), or None if it does not just keep/mask."""
+    import torch
+
     if kind == "keep":
         return tensor.to(torch.bool)
     if kind == "drop":
@@ -150,6 +161,8 @@ def _keep_pattern(tensor: torch.Tensor, kind: str) -> torch.Tensor | None:
 @functools.cache
 def _causal_pattern(L: int, S: int) -> torch.Tensor:
     """sdpa's is_causal keep pattern: query i sees keys j <= i (top-left aligned, like tril)."""
+    import torch
+
     return torch.arange(S).unsqueeze(0) <= torch.arange(L).unsqueeze(1)
 
 

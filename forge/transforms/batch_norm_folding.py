@@ -23,7 +23,8 @@ any module without a WeightStore (plain `forge-opt` on text with no companion we
 
 from __future__ import annotations
 
-import torch
+from typing import TYPE_CHECKING
+
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
@@ -33,6 +34,9 @@ from dialects import aten
 from forge.patterns import ForgePattern
 from forge.transforms.dce import erase_dead_operands
 from forge.weights import WeightStore
+
+if TYPE_CHECKING:
+    import torch
 
 
 def _ops_named(*names: str) -> tuple[type[Operation], ...]:
@@ -116,6 +120,8 @@ class FoldBatchNormIntoConv(ForgePattern):
 
     def _folded(self, bn: aten.AtenOp, conv: aten.AtenOp) -> tuple[str, str] | str:
         """Store the folded weight and bias; returns their store names, or why it cannot fold."""
+        import torch
+
         values = {}
         for name, op, arg in (("w", conv, "weight"), ("b", conv, "bias"), ("gamma", bn, "weight"),
                               ("beta", bn, "bias"), ("mean", bn, "running_mean"), ("var", bn, "running_var")):

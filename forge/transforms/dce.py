@@ -32,7 +32,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import get_args
 
-import torch
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
@@ -152,7 +151,7 @@ class ForwardValueCopy(ForgePattern):
         forward_to_input(op, rewriter)
 
 
-_HOME_DEVICES = (None, torch.device("cpu"))
+_HOME_DEVICES = (None, "cpu")
 """Devices a conversion may name and still be a no-op: the graph is exported (and typed) on CPU."""
 
 
@@ -168,8 +167,8 @@ class ForwardSameTypeConversion(ForgePattern):
     def match_and_rewrite(self, op: _Conversion, rewriter: PatternRewriter) -> None:
         if op.result.type != op.input.type:
             return self.fail(op, f"converts {op.input.type} to {op.result.type}")
-        if "device" in op.properties and op.arg("device") not in _HOME_DEVICES:
-            return self.fail(op, f"moves to device {op.arg('device')}")
+        if "device" in op.properties and op.properties["device"].data not in _HOME_DEVICES:
+            return self.fail(op, f"moves to device {op.properties['device'].data}")
         if may_relayout(op) and read_by_a_view(op.result):
             return self.fail(op, "a view reads the copy (eager view may need its layout)")
         forward_to_input(op, rewriter)

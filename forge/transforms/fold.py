@@ -50,9 +50,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
-import torch
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
@@ -72,6 +71,9 @@ from forge.transforms.dce import ForwardSameTypeConversion, erase_dead_operands
 from forge.transforms.ir_queries import is_identity_permutation, permutation
 from forge.transforms.traced_patterns import TracedPattern
 from forge.weights import WeightStore, weights_of
+
+if TYPE_CHECKING:
+    import torch
 
 # --- what folds -------------------------------------------------------------------------------------
 
@@ -118,6 +120,8 @@ class _FoldFailed(Exception):
 
 
 def _outputs(out: Any) -> list[torch.Tensor]:
+    import torch
+
     if isinstance(out, torch.Tensor):
         return [out]
     if out is None:
@@ -126,6 +130,8 @@ def _outputs(out: Any) -> list[torch.Tensor]:
 
 
 def _evaluate(op: aten.AtenOp, args: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    import torch
+
     try:
         with torch.no_grad():
             outs = _outputs(op.call(args))
@@ -204,6 +210,8 @@ class ConstantFolder:
 
     def evaluate(self, frontier: list[SSAValue]) -> dict[Operation, str]:
         """Compute the values the frontier needs; returns the ops that failed, with the reason."""
+        import torch
+
         needed: set[Operation] = set()
         stack = [v.owner for v in frontier]
         while stack:
@@ -313,6 +321,8 @@ def _single_threaded() -> Iterator[None]:
     """Run torch on one thread: folded tensors are small, and waking torch's intra-op thread pool
     costs milliseconds per op on a busy machine (measured: a 128-row embedding took 8-15 ms on two
     threads, 13 us on one)."""
+    import torch
+
     threads = torch.get_num_threads()
     if threads == 1:
         yield
@@ -573,6 +583,8 @@ class DropKeepAllMask(_IdentityPattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: aten.ScaledDotProductAttentionOp, rewriter: PatternRewriter) -> None:
+        import torch
+
         mask = op.attn_mask
         if mask is None:
             return self.fail(op, "no mask")

@@ -60,7 +60,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import torch
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -194,6 +193,8 @@ def _sdpa_mask(plan: Plan, root: SSAValue) -> tuple[list[Operation], SSAValue | 
 def _bool_mask_ops(plan: Plan, mask: SSAValue, root: SSAValue) -> list[Operation]:
     """Ops turning a boolean keep/drop mask into one sdpa reads the same way (none if it already
     does): `logical_not` of a drop mask; with a finite fill, the additive `where(keep, 0, fill)`."""
+    import torch
+
     fill = plan.fill
     assert fill is not None
     if fill == -math.inf and plan.mask_kind == "keep":

@@ -55,6 +55,7 @@ from xdsl.rewriter import InsertPoint
 from dialects import aten
 from dialects.aten_schema import ArgKind, to_attribute
 from dialects.shapes import static_shape
+from dialects.torch_types import scalar_value
 from forge.patterns import ForgePattern, PatternTable, apply_patterns
 from forge.transforms.batch_norm_folding import rebuilt
 from forge.transforms.ir_queries import (
@@ -534,7 +535,7 @@ def _scalar_constant(value: SSAValue) -> float | None:
     op = producer(value)
     if not isinstance(op, aten.ConstantOp) or math.prod(static_shape(value)) != 1:
         return None
-    number = op.to_tensor().reshape(()).item()
+    number = scalar_value(op.value)  # what op.to_tensor().item() gives, without torch
     return float(number) if isinstance(number, (int, float)) and not isinstance(number, bool) else None
 
 

@@ -19,7 +19,6 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from dialects import aten
 from dialects.shapes import static_shape
-from dialects.torch_types import element_type
 
 
 def producer(value: SSAValue) -> Operation | None:
@@ -75,8 +74,8 @@ def _is_satisfied_assert(op: Operation, value: SSAValue) -> bool:
     """Whether `op` is an `_assert_tensor_metadata` that the static type of `value` satisfies."""
     if not isinstance(op, aten.AssertTensorMetadataOp):
         return False
-    dtype, size = op.arg("dtype"), op.arg("size")
-    if dtype is not None and element_type(dtype) != element_of(value):
+    dtype, size = op.properties.get("dtype"), op.arg("size")  # dtype: the element type (no torch)
+    if dtype is not None and dtype != element_of(value):
         return False
     return size is None or tuple(size) == static_shape(value)
 

@@ -35,7 +35,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, get_args
 
-import torch
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, TensorType, i64
 from xdsl.ir import Block, Operation, SSAValue
@@ -148,6 +147,8 @@ class FoldWeightPermute(ForgePattern):
         _erase_dead_chain(rewriter, chain[1:] + [weight])
 
     def _permuted_entry(self, name: str, perm: list[int]) -> str:
+        import torch
+
         assert self.store is not None
         tensor = self.store[name].permute(perm)
         if self.materialize:
