@@ -5,10 +5,10 @@ cached shape buckets.
 Parity is against eager PyTorch on the valid positions (max |diff| <= 2.1e-5): the zoo Llama
 (positional input_ids), an unwrapped transformers GPT-2 (kwargs input_ids + attention_mask, its
 default use_cache: the ModelOutput's logits and the DynamicCache's key/value tensors are sliced)
-and BERT (attention_mask padded with zeros). The bucket compiles are counted through the
-compiled object's static compile; bad specs, out-of-range lengths and models whose padding is not
-exact are clear `DynamicShapeError`s naming the input and dim. Small configs (2 layers, hidden 64),
-one dynamic model per family per module.
+and BERT (attention_mask padded with zeros), and GPT-2 at batch 2 with the caller's own left/right
+padding. The bucket compiles are counted through the compiled object's static compile; bad specs,
+out-of-range lengths and models whose padding is not exact are clear `DynamicShapeError`s naming
+the input and dim. Small configs (2 layers, hidden 64), one dynamic model per family per module.
 """
 
 from __future__ import annotations
