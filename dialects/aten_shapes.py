@@ -1191,7 +1191,21 @@ def _gather(v: View) -> list[Result]:
 @rule("index.Tensor")
 def _index(v: View) -> list[Result] | None:
     shape, dtype = v.t("self")
-    indices = v.t("indices")
+    return _indexed(shape, dtype, v.t("indices"))
+
+
+@rule("index_put.default", "_unsafe_index_put.default")
+def _index_put(v: View) -> list[Result] | None:
+    (shape, dtype), (vshape, vdtype) = v.t("self"), v.t("values")
+    indexed = _indexed(shape, dtype, v.t("indices"))
+    if indexed is None:
+        return None
+    check(vdtype == dtype and broadcast_shapes(vshape, indexed[0][0]) == indexed[0][0], "values shape")
+    return [(shape, dtype)]
+
+
+def _indexed(shape: Shape, dtype: str, indices: list) -> list[Result] | None:
+    """The result of `self[indices]` (advanced indexing with integer index tensors)."""
     check(len(indices) <= len(shape) and any(i is not None for i in indices), "too many indices")
     if any(i is not None and i[1] not in ("int64", "int32") for i in indices):
         return None  # bool/byte masks: torch decides
