@@ -233,6 +233,10 @@ def weight_node(g: Any, w: np.ndarray, mode: str) -> Any:
 # --- accuracy --------------------------------------------------------------------------------------
 
 
+TOKEN_KWARGS = ("input_ids", "decoder_input_ids")
+"""Keyword inputs drawn per sequence; other keyword inputs (masks, positions, caches) keep their example value."""
+
+
 def sequence_inputs(model: Any, example_args: Sequence[Any], seed: int) -> tuple[Any, ...]:
     """Inputs shaped like `example_args`, drawn by `seed`: integer tensors uniform over the model's
     vocabulary (`config.vocab_size`, else [0, max example value]), floating ones standard normal."""
@@ -240,14 +244,27 @@ def sequence_inputs(model: Any, example_args: Sequence[Any], seed: int) -> tuple
 
     gen = torch.Generator().manual_seed(seed)
     vocab = getattr(getattr(model, "config", None), "vocab_size", None)
-    out = []
-    for a in example_args:
-        if a.is_floating_point():
-            out.append(torch.randn(a.shape, generator=gen, dtype=a.dtype))
-        else:
-            high = int(vocab) if vocab else int(a.max().item()) + 1
-            out.append(torch.randint(0, max(high, 1), a.shape, generator=gen, dtype=a.dtype))
-    return tuple(out)
+    return tuple(_draw(a, gen, vocab) for a in example_args)
+
+
+def sequence_kwargs(model: Any, example_kwargs: dict[str, Any], seed: int) -> dict[str, Any]:
+    """`example_kwargs` with the token inputs (`TOKEN_KWARGS`) drawn by `seed` (a stream apart from
+    the positional inputs'), the rest as given."""
+    import torch
+
+    gen = torch.Generator().manual_seed(10_000_019 + seed)
+    vocab = getattr(getattr(model, "config", None), "vocab_size", None)
+    return {k: _draw(v, gen, vocab) if k in TOKEN_KWARGS and isinstance(v, torch.Tensor) else v
+            for k, v in example_kwargs.items()}
+
+
+def _draw(a: Any, gen: Any, vocab: int | None) -> Any:
+    import torch
+
+    if a.is_floating_point():
+        return torch.randn(a.shape, generator=gen, dtype=a.dtype)
+    high = int(vocab) if vocab else int(a.max().item()) + 1
+    return torch.randint(0, max(high, 1), a.shape, generator=gen, dtype=a.dtype)
 
 
 def compare(expected: Any, got: Any) -> dict[str, float]:
@@ -273,8 +290,10 @@ def _logits(out: Any) -> Any:
 
 
 def evaluate_accuracy(model: Any, compiled: Any, example_args: Sequence[Any], *, sequences: int = SEQUENCES,
-                      seed: int = 0, reference: Any = None) -> dict[str, Any]:
-    """`compiled` against eager f32 `model` on `sequences` seeded inputs (seeds seed..seed+n-1).
+                      seed: int = 0, reference: Any = None, kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`compiled` against eager f32 `model` on `sequences` seeded inputs (seeds seed..seed+n-1):
+    positional inputs drawn like `example_args`, keyword inputs `kwargs` with their token ids drawn
+    (`sequence_kwargs`); outputs may be tensors, tuples (first element) or have `.logits`.
 
     Returns max |diff| (max over sequences), mean KL and top-1 agreement (over all positions),
     the worst sequence's seed and the number of sequences and positions. `reference` (a callable)
@@ -288,8 +307,9 @@ def evaluate_accuracy(model: Any, compiled: Any, example_args: Sequence[Any], *,
     with torch.no_grad():
         for s in range(seed, seed + sequences):
             args = sequence_inputs(model, example_args, s)
-            expected = _logits(reference(*args) if reference is not None else model(*args))
-            row = compare(expected.float(), _logits(compiled(*args)).float())
+            kw = sequence_kwargs(model, kwargs, s) if kwargs else {}
+            expected = _logits(reference(*args, **kw) if reference is not None else model(*args, **kw))
+            row = compare(expected.float(), _logits(compiled(*args, **kw)).float())
             row["seed"] = s
             rows.append(row)
     positions = sum(r["positions"] for r in rows)
@@ -305,9 +325,9 @@ def evaluate_accuracy(model: Any, compiled: Any, example_args: Sequence[Any], *,
 
 
 def accuracy_report(model: Any, compiled: Any, example_args: Sequence[Any], precision: str, weights: str | None,
-                    *, sequences: int = SEQUENCES) -> dict[str, Any]:
+                    *, sequences: int = SEQUENCES, kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
     """`report["accuracy"]`: `evaluate_accuracy` plus the mode, its bounds and whether they hold."""
-    acc = evaluate_accuracy(model, compiled, example_args, sequences=sequences)
+    acc = evaluate_accuracy(model, compiled, example_args, sequences=sequences, kwargs=kwargs)
     b = bounds(precision, weights)
     acc.update(mode=mode_name(precision, weights),
                bounds={"max_abs": b.max_abs, "kl_mean": b.kl_mean, "top1": b.top1, "why": b.why},

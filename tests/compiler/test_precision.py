@@ -183,3 +183,21 @@ def test_evaluate_accuracy_counts_disagreement():
     assert acc["sequences"] == 3 and acc["positions"] == 6 and acc["top1"] == 0.0 and acc["kl_mean"] > 0.1
     same = P.evaluate_accuracy(ident, ident, (torch.randn(2, 5),), sequences=3)
     assert same["max_abs"] == 0.0 and same["top1"] == 1.0 and same["kl_mean"] == 0.0
+
+
+def test_evaluate_accuracy_draws_token_kwargs_and_keeps_the_rest():
+    seen = []
+
+    class Model(torch.nn.Module):
+        config = type("Config", (), {"vocab_size": 50})()
+
+        def forward(self, input_ids, attention_mask):
+            seen.append((input_ids.clone(), attention_mask.clone()))
+            return torch.nn.functional.one_hot(input_ids, 50).float() * attention_mask[..., None]
+
+    mask = torch.tensor([[1, 1, 0]])
+    acc = P.evaluate_accuracy(Model(), Model(), (), sequences=2,
+                              kwargs={"input_ids": torch.zeros(1, 3, dtype=torch.long), "attention_mask": mask})
+    assert acc["max_abs"] == 0.0 and acc["positions"] == 6
+    assert all(torch.equal(m, mask) for _, m in seen)  # masks keep their example value
+    assert not torch.equal(seen[0][0], seen[2][0]) and seen[0][0].max() < 50  # ids drawn per sequence, in vocab
