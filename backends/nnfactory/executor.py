@@ -211,9 +211,11 @@ Instruction = RunSegment | RunCpu | Transfer
 
 
 # Copies next to a segment run go through numpy (one thread, no OpenMP): torch's copy_/clone of a
-# large tensor runs on its OpenMP pool, whose threads then spin-wait on the cores OpenVINO's own
-# threads compute on. Measured on a 2-core Xeon (latency helper, issue 15): ResNet-50's input
-# transfer and output copy cost 10-30% of its latency that way, GPT-2's logits copy 5-10% under load.
+# large tensor wakes its OpenMP pool, whose threads then spin on the cores OpenVINO's own (pinned)
+# threads compute on. On the shared 2-core Xeon (issue 15, docs/benchmarks.md node_profile) a torch
+# copy of ResNet-50's 600 KB input before its infer cost +13% once (numpy +1%), but other interleaved
+# runs, and a block design with the spill-over contained, showed no difference beyond the noise:
+# keep it only while a quiet-machine `latency` run does not show it slower.
 _NUMPY_DTYPES = frozenset({torch.float16, torch.float32, torch.float64, torch.int8, torch.int16, torch.int32,
                            torch.int64, torch.uint8, torch.bool})
 
