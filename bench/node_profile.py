@@ -189,7 +189,7 @@ FINDINGS = """
   peer now is; the run above), the runtime graphs match layer type for layer type (same `Subgraph` counts),
   but for 48 Transposes in Forge's GPT-2 graph that do not execute and 24 i32 Converts in OpenVINO's Llama
   graph; node time 1.02x (GPT-2), 1.02x (Llama), 0.98x (BERT), 0.99x (ResNet-50) at load 12.
-* **Around the graph: the executor's copies (a cause under some load, not a stable one).** Forge copied its
+* **Around the graph: the executor's copies (a suspect, not a proven cause).** Forge copied its
   input transfers and outputs with torch (`copy_`/`clone`): torch runs a large copy on its libgomp OpenMP
   pool, whose threads then compete for the 2 cores with OpenVINO's pinned TBB threads. ResNet-50, 20
   interleaved calls, load 3.8: the segment's `infer` 140 ms; after a torch `copy_` of the 600 KB input
@@ -208,12 +208,16 @@ FINDINGS = """
   | BERT, 20 rounds | 12 | 1,234 ms | 1,243 ms | 1,220 ms | 1,536 ms | 1.01x | 1.02x |
   | Llama, 20 rounds | 12-14 | 2,235 ms | 2,282 ms | 2,196 ms | 2,576 ms | 1.02x | 1.04x |
   | ResNet-50, 30 rounds | 12 | 238 ms | 290 ms | 216 ms | 263 ms | 1.10x | 1.35x |
+  | GPT-2 12L, 30 rounds (static OpenVINO) | 6 | 676 ms | 701 ms | 662 ms | 849 ms | 1.02x | 1.06x |
 
   Before the change, at load 1.0-1.3 (the quietest moments of the day): GPT-2 12L Forge/OpenVINO 1.08x
   and Forge/ONNX Runtime 1.02x (30 rounds through `bench.peers`), and 1.004x (30 rounds, Forge's call vs
   OpenVINO's `infer` with its output copy). A 2-layer GPT-2 at load 8-10 (60 rounds): `infer` alone 1.00,
   after a torch copy of 600 KB 1.04, after a
-  numpy copy 1.04; `infer` then a 25 MB logits copy: torch 1.11, numpy 1.08. So on this loaded machine the
+  numpy copy 1.04; `infer` then a 25 MB logits copy: torch 1.11, numpy 1.08; at load 6 (80 rounds): 600 KB
+  copy before `infer` torch 1.066, numpy 1.007; 25 MB copy after it torch 1.030, numpy 1.083. In a block
+  design (each pattern 4 calls in a row, the first untimed, so one pattern's spill-over stays in it; load
+  4-6, 20 blocks) every copy pattern was within 2% of the others. So on this loaded machine the
   change is not shown to help or hurt beyond the noise; the clean figure (`latency`, interleaved 100 runs)
   needs a quiet machine. Forge/ONNX Runtime: 0.80-0.89x on BERT and Llama in every run above.
 """
