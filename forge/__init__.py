@@ -10,7 +10,7 @@ from typing import Any
 
 _LAZY = {
     "compile": ("forge.compiler", "compile"),
-    "generate": ("forge.generate", "generate"),
+    "generate": ("forge.generation", "generate"),
     "load": ("forge.compiler", "load"),
     "CompiledModel": ("forge.compiler", "CompiledModel"),
     "import_module": ("forge.frontend.fx_importer", "import_module"),

@@ -1,7 +1,7 @@
 """`forge generate MODEL --prompt-len N --new-tokens K`: greedy generation with a KV cache.
 
 Builds the zoo decoder's `transformers` causal LM (random seeded weights), compiles its prefill
-and decode functions over one KV cache (`forge.generate.compile_generator`), generates from a
+and decode functions over one KV cache (`forge.generation.compile_generator`), generates from a
 seeded prompt and prints the prefill latency, decode tokens/s and per-token latency;
 `--check` compares the tokens with `transformers` `generate(do_sample=False)`.
 """
@@ -53,7 +53,7 @@ def _check_args(args: argparse.Namespace) -> None:
 def cmd_generate(args: argparse.Namespace) -> int:
     import torch  # lazy: start-up cost
 
-    from forge.generate import compile_generator  # lazy: start-up cost (torch)
+    from forge.generation import compile_generator  # lazy: start-up cost (torch)
 
     _check_args(args)
     hf = _model(args)

@@ -20,7 +20,7 @@ import torch
 
 from backends.nnfactory.executor import RunCpu
 from forge.frontend.fx_importer import InputMutationError, import_module
-from forge.generate import GenerateError, compile_generator, generate
+from forge.generation import GenerateError, compile_generator, generate
 from forge.models import build_model
 
 PROMPT, NEW = 8, 32
@@ -116,10 +116,10 @@ def _state_slots(executor) -> set[int]:
 
 def test_forge_generate_function_caches_the_generator(model):
     import forge
-    import forge.generate as module
+    import forge.generation as module
 
     ids, _ = _prompt(model.config.vocab_size, 1, seed=3)
-    first = forge.generate(model, ids, max_new_tokens=4)  # the package attribute: the callable module
+    first = forge.generate(model, ids, max_new_tokens=4)  # the package's lazy export
     with torch.no_grad():
         expected = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=4, do_sample=False,
                                   use_cache=True)

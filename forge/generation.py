@@ -32,16 +32,12 @@ sequence that emits the end-of-sequence token is padded with `pad_token_id` (the
 unset) and generation stops when every sequence has finished, so the result has the same
 length as transformers' too.
 
-`forge.generate` is both this module and the function: the module is callable (its class is a
-`ModuleType` with `__call__`), so `forge.generate(model, ids, max_new_tokens=K)` works whether
-or not the submodule was imported first (importing a submodule rebinds the package attribute).
+`forge.generate` is this module's `generate`, exported lazily by the package (`forge/__init__.py`).
 """
 
 from __future__ import annotations
 
-import sys
 import time
-import types
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -384,13 +380,3 @@ def generate(
             model, batch=batch, prompt_len=prompt_len, max_new_tokens=max_new_tokens, runtime=runtime, device=device
         )
     return gen.generate(input_ids, max_new_tokens, attention_mask)
-
-
-class _CallableModule(types.ModuleType):
-    """This module, callable as `generate` (see the module docstring)."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> torch.Tensor:
-        return generate(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
