@@ -2,8 +2,9 @@
 
 Every system is built once per model (fresh state, see `bench.peers`), warmed up with `WARMUP`
 calls, then timed for `RUNS` calls of batch 1, sequence 128 on the one shared token batch. The
-calls are interleaved (call i of every system, in a rotating order, before call i + 1), so a busy
-moment on the machine lands on every system alike. Each call returns the logits as a new tensor.
+calls are interleaved (call i of every system, in a seeded random order per round, before call i + 1),
+so a busy moment on the machine, or the previous call's spinning thread pool, lands on every system
+alike. Each call returns the logits as a new tensor.
 
 CEI (Compilation Efficiency Index) = latency speed-up over a peer / Forge's compile seconds
 (time to runnable: torch.export + Forge + device compile, measured here). For comparison, every
@@ -15,6 +16,7 @@ from __future__ import annotations
 import cProfile
 import gc
 import pstats
+import random
 import time
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ EXTRA_MODELS: tuple[common.ModelSpec, ...] = (common.ModelSpec("bert", "sdpa"), 
 EXTRA_RUNS = 40
 """Timed calls per system for `EXTRA_MODELS` (keeps the section inside the `make bench` budget)."""
 PROFILE_CALLS = 10
+ORDER_SEED = 0
 TARGETS = {"median_vs_fastest_peer": 1.0, "median_vs_openvino": 1.0, "median_vs_onnxruntime": 1.0,
            "p99_over_p50": 1.20}
 
@@ -55,9 +58,8 @@ def _measure(spec: common.ModelSpec, quick: bool, warmup: int, runs: int) -> dic
             built[system].run(x)
     gc.collect()
     samples: dict[str, list[float]] = {s: [] for s in peers.SYSTEMS}
-    order = list(peers.SYSTEMS)
-    for i in range(runs):
-        for system in order[i % len(order):] + order[: i % len(order)]:
+    for system_order in call_orders(runs):
+        for system in system_order:
             start = time.perf_counter()
             built[system].run(x)
             samples[system].append((time.perf_counter() - start) * 1e3)
@@ -73,6 +75,19 @@ def _measure(spec: common.ModelSpec, quick: bool, warmup: int, runs: int) -> dic
     }
     del built
     return result
+
+
+def call_orders(runs: int, systems: tuple[str, ...] = peers.SYSTEMS, seed: int = ORDER_SEED) -> list[list[str]]:
+    """One seeded random order of `systems` per round. Not a rotation: a rotation keeps every system's
+    predecessor fixed (Forge always ran right after eager), and a predecessor's spinning thread pool
+    (torch's OpenMP, ONNX Runtime's intra-op threads) slows the call that follows it on 2 cores."""
+    rng = random.Random(seed)
+    orders = []
+    for _ in range(runs):
+        order = list(systems)
+        rng.shuffle(order)
+        orders.append(order)
+    return orders
 
 
 def _summary(samples: list[float]) -> dict[str, float]:
