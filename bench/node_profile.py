@@ -189,7 +189,7 @@ FINDINGS = """
   peer now is; the run above), the runtime graphs match layer type for layer type (same `Subgraph` counts),
   but for 48 Transposes in Forge's GPT-2 graph that do not execute and 24 i32 Converts in OpenVINO's Llama
   graph; node time 1.02x (GPT-2), 1.02x (Llama), 0.98x (BERT), 0.99x (ResNet-50) at load 12.
-* **Around the graph: the executor's copies (a suspect, not a proven cause).** Forge copied its
+* **Around the graph: the executor's copies.** Forge copied its
   input transfers and outputs with torch (`copy_`/`clone`): torch runs a large copy on its libgomp OpenMP
   pool, whose threads then compete for the 2 cores with OpenVINO's pinned TBB threads. ResNet-50, 20
   interleaved calls, load 3.8: the segment's `infer` 140 ms; after a torch `copy_` of the 600 KB input
@@ -197,7 +197,18 @@ FINDINGS = """
 * **Change** (90f4f69): the executor's transfers and output copies go through numpy (`host_copy` /
   `host_clone`, one thread, no OpenMP). Before/after in one process (the same compiled program run with
   torch's copies and with numpy's, interleaved with OpenVINO f32 and ONNX Runtime, medians), on a machine
-  shared with other jobs, so read each line as one noisy sample:
+  shared with other jobs, so read each line as one noisy sample. **Order matters**: the first runs below
+  used a rotating order, as `bench/latency.py` did, which fixes each system's predecessor (there "after"
+  always ran right after ONNX Runtime, whose intra-op threads spin afterwards, and in `latency` Forge always
+  ran right after eager PyTorch, whose OpenMP threads spin); `latency` now draws a seeded random order per
+  round (b5f6e87). With a random order per round (30 rounds, load 3-5, static OpenVINO):
+
+  | model | Forge before | Forge after | OpenVINO f32 | ONNX Runtime | before/OV | after/OV | after/ORT |
+  |---|---|---|---|---|---|---|---|
+  | ResNet-50 | 163.1 ms | 126.9 ms | 137.8 ms | 161.2 ms | 1.18x | **0.92x** | **0.79x** |
+  | GPT-2 12L eager | 344.8 ms | 324.8 ms | 321.6 ms | 389.7 ms | 1.07x | **1.01x** | **0.83x** |
+
+  Earlier runs, rotating order (biased as said), kept for the record:
 
   | run | load | Forge before | Forge after | OpenVINO | ONNX Runtime | before/OV | after/OV |
   |---|---|---|---|---|---|---|---|
@@ -217,9 +228,10 @@ FINDINGS = """
   numpy copy 1.04; `infer` then a 25 MB logits copy: torch 1.11, numpy 1.08; at load 6 (80 rounds): 600 KB
   copy before `infer` torch 1.066, numpy 1.007; 25 MB copy after it torch 1.030, numpy 1.083. In a block
   design (each pattern 4 calls in a row, the first untimed, so one pattern's spill-over stays in it; load
-  4-6, 20 blocks) every copy pattern was within 2% of the others. So on this loaded machine the
-  change is not shown to help or hurt beyond the noise; the clean figure (`latency`, interleaved 100 runs)
-  needs a quiet machine. Forge/ONNX Runtime: 0.80-0.89x on BERT and Llama in every run above.
+  4-6, 20 blocks) every copy pattern was within 2% of the others. So the rotating-order runs and the block
+  design do not separate the two; the random-order runs (the table above) show the change ahead. The
+  figure to trust is a `latency` run (now random-ordered, 100 runs) on a quiet machine (not run: the
+  machine was never quiet). Forge/ONNX Runtime: 0.80-0.89x on BERT and Llama in every run above.
 """
 """Recorded findings (rendered after the measured tables; the figures are not this run's)."""
 
