@@ -214,8 +214,9 @@ Instruction = RunSegment | RunCpu | Transfer
 # large tensor wakes its OpenMP pool, whose threads then spin on the cores OpenVINO's own (pinned)
 # threads compute on. On the shared 2-core Xeon (issue 15, docs/benchmarks.md node_profile) a torch
 # copy of ResNet-50's 600 KB input before its infer cost +13% once (numpy +1%), but other interleaved
-# runs, and a block design with the spill-over contained, showed no difference beyond the noise:
-# keep it only while a quiet-machine `latency` run does not show it slower.
+# runs in a rotating order (biased: a fixed predecessor) showed no difference beyond the noise; with a
+# seeded random call order it was ahead on all four issue-15 models (ResNet-50 163 -> 127 ms, GPT-2
+# 345 -> 325, BERT 239 -> 219, Llama 439 -> 431; OpenVINO 138/322/216/425, load 3-5).
 _NUMPY_DTYPES = frozenset({torch.float16, torch.float32, torch.float64, torch.int8, torch.int16, torch.int32,
                            torch.int64, torch.uint8, torch.bool})
 
