@@ -27,6 +27,7 @@ from __future__ import annotations
 import copy
 import statistics
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +138,9 @@ class _OpenVINOStateful:
         with torch.no_grad():
             program = torch.export.export(_ExplicitKV(hf, cache_len).eval(), args,
                                           dynamic_shapes=({1: q}, None, {1: q}, {0: q}, tuple([None] * len(kv))))
-        model = ov.convert_model(program)
+        with warnings.catch_warnings():  # torch's run_decompositions deep-copies a deprecated LeafSpec
+            warnings.filterwarnings("ignore", r"`isinstance\(treespec, LeafSpec\)` is deprecated", FutureWarning)
+            model = ov.convert_model(program)
         names_in = [i.get_any_name() for i in model.inputs][4:]
         names_out = [o.get_any_name() for o in model.outputs][1:]
         apply_make_stateful_transformation(model, dict(zip(names_in, names_out, strict=True)))
