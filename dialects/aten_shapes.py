@@ -28,7 +28,7 @@ from xdsl.ir import Attribute
 from dialects import aten_schema as schema
 from dialects import aten_table
 from dialects.aten_schema import ArgKind
-from dialects.shapes import broadcast_shapes
+from dialects.shapes import broadcast_shapes, slice_bounds
 from dialects.torch_types import DTYPE_NAMES, ELEMENT_TYPES, FLOAT_DTYPES, INT_DTYPES, tensor_of
 
 Shape = tuple[int, ...]
@@ -365,14 +365,7 @@ def _expand(v: View) -> list[Result]:
 
 def _slice_len(size: int, start: int | None, end: int | None, step: int) -> int:
     check(step > 0, "slice step must be positive")
-    start = 0 if start is None else start
-    end = size if end is None else end
-    if start < 0:
-        start += size
-    if end < 0:
-        end += size
-    start = min(max(start, 0), size)
-    end = min(max(end, start), size)
+    start, end = slice_bounds(start, end, size)
     return (end - start + step - 1) // step
 
 

@@ -1,8 +1,8 @@
 """Static-shape helpers shared by the dialects and everything above them (no torch needed).
 
 One definition each of: the shape of a value's tensor type (`static_shape`), numpy broadcasting
-of static shapes with MLIR's dynamic dims (`broadcast_shapes`), and how messages print a shape
-(`fmt_shape`).
+of static shapes with MLIR's dynamic dims (`broadcast_shapes`), how messages print a shape
+(`fmt_shape`), and the clamped [start, end) of a Python/ATen slice (`slice_bounds`).
 """
 
 from __future__ import annotations
@@ -45,3 +45,17 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
                 raise VerifyException(f"shapes {listed} are not broadcast-compatible")
         out.append(dim)
     return tuple(reversed(out))
+
+
+def slice_bounds(start: int | None, end: int | None, size: int) -> tuple[int, int]:
+    """`aten.slice`'s [start, end) on a dim of `size`: None means the whole dim, negatives count
+    from the end, and both are clamped to [0, size] with end >= start (what torch computes)."""
+    start = 0 if start is None else start
+    end = size if end is None else end
+    if start < 0:
+        start += size
+    if end < 0:
+        end += size
+    start = min(max(start, 0), size)
+    end = min(max(end, start), size)
+    return start, end

@@ -16,6 +16,7 @@ from xdsl.ir import Operation, SSAValue
 
 from dialects import aten
 from dialects import npuir as N
+from dialects.shapes import slice_bounds
 from dialects.torch_types import torch_dtype
 from lowering.function_lowering import (
     Fallback,
@@ -173,24 +174,12 @@ def _repeat(L: FunctionLowering, op: aten.AtenOp) -> None:
 # --- slices, splits, concatenation ---------------------------------------------------------------
 
 
-def _bounds(start: int | None, end: int | None, size: int) -> tuple[int, int]:
-    start = 0 if start is None else start
-    end = size if end is None else end
-    if start < 0:
-        start += size
-    if end < 0:
-        end += size
-    start = min(max(start, 0), size)
-    end = min(max(end, start), size)
-    return start, end
-
-
 @rule("aten.slice.Tensor")
 def _slice(L: FunctionLowering, op: aten.AtenOp) -> None:
     x = L.vmap[op.operands[0]]
     shape = type_of(x).get_shape()
     axis = normalize_dim(op.arg("dim"), len(shape))
-    start, end = _bounds(op.arg("start"), op.arg("end"), shape[axis])
+    start, end = slice_bounds(op.arg("start"), op.arg("end"), shape[axis])
     step = op.arg("step")
     if step < 1:
         raise Fallback
