@@ -544,6 +544,7 @@ def _plan_metrics(module: ModuleOp) -> dict[str, int]:
         "buffers": summary["buffers"],
         "peak_bytes_naive": summary["peak_bytes_naive"],
         "peak_bytes_planned": summary["peak_bytes_planned"],
+        "peak_bytes_lower_bound": summary["plan"]["peak_bytes_lower_bound"],
         "transitions_before": summary["schedule"]["transitions_before"],
         "transitions_after": summary["schedule"]["transitions_after"],
     }

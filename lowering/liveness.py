@@ -10,6 +10,8 @@ the buffer of a value it reads: there is no in-place execution).
 - `npuir_liveness(block)`: intervals of the npuir values that need a planned buffer (all but
   inputs, weights and constants), over the block's op order.
 - `buffer_liveness(block)`: intervals of the logical values of `buffer` IR, each with its buffer.
+- `peak_live_bytes(intervals)`: the lower bound of any plan of these intervals: per device, the
+  largest sum of the sizes of the values live at one step, summed over the devices.
 """
 
 from __future__ import annotations
@@ -105,3 +107,37 @@ def buffer_liveness(block: Block) -> list[Interval]:
         size, device, buf = meta[key]
         out.append(Interval(key, s, e, size, device, buf))
     return out
+
+
+def peak_live_bytes(intervals: Iterable[Interval]) -> int:
+    """The lower bound of the bytes any buffer plan of `intervals` needs.
+
+    A value is live at every step `t` with `start <= t <= end` (a live-out value to the last
+    step); values live at one step need disjoint memory, and buffers belong to one device, so
+    each device needs at least the largest sum of the sizes live at one of its steps. The bound
+    is the sum of those per-device peaks (at least the single largest sum over all devices).
+    Counted: exactly the intervals given (the planner passes the values it plans: exec results
+    and transfers; not inputs, weights, constants or states). One difference array per device
+    over the step positions (+size at `start`, -size after `end`) and a prefix sum: linear in
+    the intervals plus the steps.
+    """
+    events: dict[str, dict[int, int]] = {}
+    last = 0
+    ivs = list(intervals)
+    for iv in ivs:
+        if iv.end != LIVE_OUT:
+            last = max(last, iv.end)
+        last = max(last, iv.start)
+    for iv in ivs:
+        delta = events.setdefault(iv.device, {})
+        end = last + 1 if iv.end == LIVE_OUT else iv.end + 1
+        delta[iv.start] = delta.get(iv.start, 0) + iv.size
+        delta[end] = delta.get(end, 0) - iv.size
+    total = 0
+    for delta in events.values():
+        live = peak = 0
+        for pos in range(last + 2):
+            live += delta.get(pos, 0)
+            peak = max(peak, live)
+        total += peak
+    return total

@@ -1,4 +1,4 @@
-"""npuir -> buffer: explicit device transitions, liveness, linear-scan buffer allocation.
+"""npuir -> buffer: explicit device transitions, liveness, buffer allocation (linear scan or greedy by size).
 
 Pass `lower-npuir-to-buffer`. The op order of the npuir function is the schedule (run
 `schedule-device-affinity` first to group devices). For each function:
@@ -15,7 +15,9 @@ Pass `lower-npuir-to-buffer`. The op order of the npuir function is the schedule
    buffer of its device that is large enough (best fit by size), or a new buffer of exactly its
    size. Returned values get a buffer of their own that is never reused; inputs, weights and
    constants get none. A step never writes a buffer it reads (no in-place execution), except a
-   state's update (below).
+   state's update (below). The second planner, `lowering.greedy_by_size`, places the same
+   intervals largest first (a returned value may take a buffer whose earlier values are dead);
+   each function keeps the plan with fewer bytes (the linear scan on a tie).
 4. Emission: `buffer.alloc` for every physical buffer (ids in allocation order), then the
    sources, then the steps in destination-passing style (`buffer.exec ... into %bN`,
    `buffer.transfer ... into %bN`), then the return.
@@ -32,9 +34,13 @@ The lowered function takes and returns the user's values only; `buffer.states = 
 state_bytes}` is recorded on the module when there are states.
 
 The pass records `buffer.plan = {vregs, values, transfers, buffers, peak_bytes_naive,
-peak_bytes_planned}` on the module (`vregs`: npuir ops; `values`: values needing a buffer;
-`peak_bytes_naive`: their total size, what a plan without reuse needs; `peak_bytes_planned`:
-the total size of the buffers).
+peak_bytes_planned, peak_bytes_lower_bound}` on the module (`vregs`: npuir ops; `values`: values
+needing a buffer; `peak_bytes_naive`: their total size, what a plan without reuse needs;
+`peak_bytes_planned`: the total size of the buffers; `peak_bytes_lower_bound`: what no plan can
+beat, `lowering.liveness.peak_live_bytes` of the planned values: per device the largest sum of
+the sizes live at one step, summed over the devices. All three count the same values, the exec
+and transfer results the plan places: not inputs, weights, constants, nor states, whose buffers
+are their own).
 """
 
 from __future__ import annotations
@@ -55,7 +61,8 @@ from xdsl.passes import ModulePass
 from dialects import buffer as B
 from dialects import npuir as N
 from forge.diagnostics import pass_failure
-from lowering.liveness import LIVE_OUT, Interval, live_ranges
+from lowering.greedy_by_size import greedy_by_size
+from lowering.liveness import LIVE_OUT, Interval, live_ranges, peak_live_bytes
 from lowering.stats import PassStats, functions
 
 # ============================================================================ linear scan
@@ -101,6 +108,24 @@ def _new(alloc: Allocation, iv: Interval) -> int:
     return len(alloc.buffers) - 1
 
 
+PLANNERS = ("best", "linear-scan", "greedy-by-size")
+"""The `planner` option: `best` (default) keeps the smaller of the other two plans per function."""
+
+
+def plan(intervals: Sequence[Interval], planner: str = "best") -> Allocation:
+    """The `planner` plan of `intervals` (see `PLANNERS`); sets `interval.buffer`. `best`: the
+    smaller of the `linear_scan` and `greedy_by_size` plans (the linear scan on a tie)."""
+    scan = linear_scan(intervals) if planner != "greedy-by-size" else None
+    if planner == "linear-scan":
+        return scan
+    buffers, assignment = greedy_by_size(intervals)
+    if scan is not None and sum(size for _, size in buffers) >= scan.planned_bytes:
+        return scan
+    for iv, bid in zip(intervals, assignment, strict=True):
+        iv.buffer = bid
+    return Allocation(buffers)
+
+
 # ============================================================================== lowering
 
 
@@ -112,6 +137,7 @@ class PlanStats(PassStats):
     buffers: int = 0
     peak_bytes_naive: int = 0
     peak_bytes_planned: int = 0
+    peak_bytes_lower_bound: int = 0
 
 
 _DEVICE_ATTR = {"npu": N.DeviceAttr(N.Device.NPU), "cpu": N.DeviceAttr(N.Device.CPU)}
@@ -201,9 +227,9 @@ def _check_in_place(states: _States, steps: Sequence, entry_of: dict[int, SSAVal
                                "updated in place")
 
 
-def lower_block(block: Block, state_names: Sequence[str] = ()) -> tuple[Block, PlanStats]:
+def lower_block(block: Block, state_names: Sequence[str] = (), planner: str = "best") -> tuple[Block, PlanStats]:
     """The buffer-dialect block equivalent to npuir `block` (which is left untouched); `state_names`:
-    the function's states (see the module docstring)."""
+    the function's states (see the module docstring); `planner`: one of `PLANNERS`."""
     sources: list[Operation] = []
     compute: list[Operation] = []
     ret: Operation | None = None
@@ -280,7 +306,7 @@ def lower_block(block: Block, state_names: Sequence[str] = ()) -> tuple[Block, P
             v, device = key
             size = _bytes(v.type)
         intervals.append(Interval(key, start, end, size, device))
-    alloc = linear_scan(intervals)
+    alloc = plan(intervals, planner)
     planned = len(alloc.buffers)
     state_types = [a.type for a in block.args[states.first_input:]] if states is not None else []
     for number, t in enumerate(state_types):
@@ -334,6 +360,7 @@ def lower_block(block: Block, state_names: Sequence[str] = ()) -> tuple[Block, P
         buffers=len(alloc.buffers),
         peak_bytes_naive=sum(iv.size for iv in intervals),
         peak_bytes_planned=sum(size for _, size in alloc.buffers[:planned]),
+        peak_bytes_lower_bound=peak_live_bytes(intervals),
     )
     if states is not None:
         stats.buffers = planned
@@ -368,13 +395,13 @@ class StateStats(PassStats):
     state_bytes: int = 0
 
 
-def lower_module(module: ModuleOp) -> PlanStats:
+def lower_module(module: ModuleOp, planner: str = "best") -> PlanStats:
     total = PlanStats()
     state_total = StateStats()
     for fn in functions(module):
         old = fn.body.block
         names = _state_names(fn)
-        new, stats = lower_block(old, names)
+        new, stats = lower_block(old, names, planner)
         fn.body.insert_block_before(new, old)
         fn.body.detach_block(old)
         total.add(stats)
@@ -402,11 +429,18 @@ def _state_names(fn: func.FuncOp) -> list[str]:
 @dataclass(frozen=True)
 class LowerNpuirToBufferPass(ModulePass):
     """npuir -> buffer with explicit transfers and linear-scan buffer reuse; records
-    `buffer.plan = {vregs, values, transfers, buffers, peak_bytes_naive, peak_bytes_planned}`."""
+    `buffer.plan = {vregs, values, transfers, buffers, peak_bytes_naive, peak_bytes_planned,
+    peak_bytes_lower_bound}`."""
 
     name: ClassVar[str] = "lower-npuir-to-buffer"
 
+    planner: str = "best"
+    """`best` (the smaller plan per function), `linear-scan` or `greedy-by-size`."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        op.attributes["buffer.plan"] = lower_module(op).as_attribute()
+        if self.planner not in PLANNERS:
+            raise pass_failure(op, f"lower-npuir-to-buffer: unknown planner '{self.planner}'; expected one of "
+                               f"{', '.join(PLANNERS)}")
+        op.attributes["buffer.plan"] = lower_module(op, self.planner).as_attribute()
 
 

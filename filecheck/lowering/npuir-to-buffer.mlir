@@ -1,8 +1,9 @@
-// RUN: forge-opt %s -p lower-npuir-to-buffer,check-buffer-allocation | filecheck %s
-// RUN: forge-opt %s -p lower-npuir-to-buffer | filecheck %s --check-prefix=PLAN
-// RUN: forge-opt %s -p lower-npuir-to-buffer | forge-opt --print-op-generic | forge-opt -p check-buffer-allocation | filecheck %s
+// RUN: forge-opt %s -p "lower-npuir-to-buffer{planner=linear-scan}",check-buffer-allocation | filecheck %s
+// RUN: forge-opt %s -p "lower-npuir-to-buffer{planner=linear-scan}" | filecheck %s --check-prefix=PLAN
+// RUN: forge-opt %s -p "lower-npuir-to-buffer{planner=linear-scan}" | forge-opt --print-op-generic | forge-opt -p check-buffer-allocation | filecheck %s
 
-// PLAN: builtin.module attributes {buffer.plan = {vregs = 25 : i64, values = 22 : i64, transfers = 2 : i64, buffers = 18 : i64, peak_bytes_naive = 1024 : i64, peak_bytes_planned = 816 : i64}}
+// The linear scan alone (the default keeps the smaller of it and greedy-by-size: npuir-to-buffer-greedy.mlir).
+// PLAN: builtin.module attributes {buffer.plan = {vregs = 25 : i64, values = 22 : i64, transfers = 2 : i64, buffers = 18 : i64, peak_bytes_naive = 1024 : i64, peak_bytes_planned = 816 : i64, peak_bytes_lower_bound = 608 : i64}}
 
 // A chain: each value dies at its only reader, so the buffer of the value before last is free
 // again: two buffers carry the whole chain. The returned value gets a buffer of its own.

@@ -1,12 +1,12 @@
-// RUN: forge-opt %s -p 'lower-aten-to-npuir,schedule-device-affinity,lower-npuir-to-buffer,check-buffer-allocation' | filecheck %s
-// RUN: forge-opt %s -p 'lower-aten-to-npuir{cpu-ops=gather pin-final-norm=true},schedule-device-affinity,lower-npuir-to-buffer,check-buffer-allocation' | filecheck %s --check-prefix=PIN
+// RUN: forge-opt %s -p 'lower-aten-to-npuir,schedule-device-affinity,lower-npuir-to-buffer{planner=linear-scan},check-buffer-allocation' | filecheck %s
+// RUN: forge-opt %s -p 'lower-aten-to-npuir{cpu-ops=gather pin-final-norm=true},schedule-device-affinity,lower-npuir-to-buffer{planner=linear-scan},check-buffer-allocation' | filecheck %s --check-prefix=PIN
 
 // The whole lowering from forge-opt: aten -> npuir (devices, vregs) -> schedule -> buffer
 // (transfers, reuse) -> checked. The integer position computation runs on the host and is
 // scheduled before the npu segment (2 transitions -> 1); buffers are reused across dtypes when
 // large enough (%pe takes the 32-byte buffer of the transferred ids).
 
-// CHECK:      builtin.module attributes {npuir.lowering = {vregs = 16 : i64, fallbacks = 0 : i64, dropped = 0 : i64}, npuir.schedule = {transitions_before = 2 : i64, transitions_after = 1 : i64}, buffer.plan = {vregs = 16 : i64, values = 11 : i64, transfers = 2 : i64, buffers = 8 : i64, peak_bytes_naive = 1008 : i64, peak_bytes_planned = 736 : i64}}
+// CHECK:      builtin.module attributes {npuir.lowering = {vregs = 16 : i64, fallbacks = 0 : i64, dropped = 0 : i64}, npuir.schedule = {transitions_before = 2 : i64, transitions_after = 1 : i64}, buffer.plan = {vregs = 16 : i64, values = 11 : i64, transfers = 2 : i64, buffers = 8 : i64, peak_bytes_naive = 1008 : i64, peak_bytes_planned = 736 : i64, peak_bytes_lower_bound = 432 : i64}}
 // CHECK-NEXT:   func.func @tiny_lm(%ids: tensor<1x4xi64>) -> tensor<1x4x16xf32> {
 // CHECK-NEXT:     %b0 = buffer.alloc : !buffer.buf<0, cpu, 32>
 // CHECK-NEXT:     %b1 = buffer.alloc : !buffer.buf<1, cpu, 16>
