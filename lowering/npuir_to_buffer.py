@@ -428,7 +428,8 @@ def _state_names(fn: func.FuncOp) -> list[str]:
 
 @dataclass(frozen=True)
 class LowerNpuirToBufferPass(ModulePass):
-    """npuir -> buffer with explicit transfers and linear-scan buffer reuse; records
+    """npuir -> buffer with explicit transfers and buffer reuse (`planner`: the smaller of a linear scan
+    and greedy by size per function, or one of them); records
     `buffer.plan = {vregs, values, transfers, buffers, peak_bytes_naive, peak_bytes_planned,
     peak_bytes_lower_bound}`."""
 
