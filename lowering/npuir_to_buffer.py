@@ -15,9 +15,10 @@ Pass `lower-npuir-to-buffer`. The op order of the npuir function is the schedule
    buffer of its device that is large enough (best fit by size), or a new buffer of exactly its
    size. Returned values get a buffer of their own that is never reused; inputs, weights and
    constants get none. A step never writes a buffer it reads (no in-place execution), except a
-   state's update (below). The second planner, `lowering.greedy_by_size`, places the same
-   intervals largest first (a returned value may take a buffer whose earlier values are dead);
-   each function keeps the plan with fewer bytes (the linear scan on a tie).
+   state's update (below). `lowering.greedy_by_size` has two more planners of the same
+   intervals into the same buffer model: largest first, and schedule order growing a free buffer
+   rather than adding one (both let a returned value take a buffer whose earlier values are
+   dead); each function keeps the plan with the fewest bytes (the linear scan on a tie).
 4. Emission: `buffer.alloc` for every physical buffer (ids in allocation order), then the
    sources, then the steps in destination-passing style (`buffer.exec ... into %bN`,
    `buffer.transfer ... into %bN`), then the return.
@@ -61,7 +62,7 @@ from xdsl.passes import ModulePass
 from dialects import buffer as B
 from dialects import npuir as N
 from forge.diagnostics import pass_failure
-from lowering.greedy_by_size import greedy_by_size
+from lowering.greedy_by_size import greedy_by_size, grow_in_order
 from lowering.liveness import LIVE_OUT, Interval, live_ranges, peak_live_bytes
 from lowering.stats import PassStats, functions
 
@@ -108,19 +109,24 @@ def _new(alloc: Allocation, iv: Interval) -> int:
     return len(alloc.buffers) - 1
 
 
-PLANNERS = ("best", "linear-scan", "greedy-by-size")
-"""The `planner` option: `best` (default) keeps the smaller of the other two plans per function."""
+PLANNERS = ("best", "linear-scan", "greedy-by-size", "grow-in-order")
+"""The `planner` option: `best` (default) keeps the smallest of the other three plans per function."""
+
+_OTHERS = {"greedy-by-size": greedy_by_size, "grow-in-order": grow_in_order}
 
 
 def plan(intervals: Sequence[Interval], planner: str = "best") -> Allocation:
     """The `planner` plan of `intervals` (see `PLANNERS`); sets `interval.buffer`. `best`: the
-    smaller of the `linear_scan` and `greedy_by_size` plans (the linear scan on a tie)."""
-    scan = linear_scan(intervals) if planner != "greedy-by-size" else None
-    if planner == "linear-scan":
-        return scan
-    buffers, assignment = greedy_by_size(intervals)
-    if scan is not None and sum(size for _, size in buffers) >= scan.planned_bytes:
-        return scan
+    smallest of the `linear_scan`, `greedy_by_size` and `grow_in_order` plans (the earlier one of
+    that list on a tie)."""
+    candidates: list[tuple[list[tuple[str, int]], list[int]]] = []
+    if planner in ("best", "linear-scan"):
+        scan = linear_scan(intervals)
+        candidates.append((scan.buffers, [iv.buffer for iv in intervals]))
+    for name, planner_fn in _OTHERS.items():
+        if planner in ("best", name):
+            candidates.append(planner_fn(intervals))
+    buffers, assignment = min(candidates, key=lambda c: sum(size for _, size in c[0]))  # the first on a tie
     for iv, bid in zip(intervals, assignment, strict=True):
         iv.buffer = bid
     return Allocation(buffers)
@@ -429,14 +435,14 @@ def _state_names(fn: func.FuncOp) -> list[str]:
 @dataclass(frozen=True)
 class LowerNpuirToBufferPass(ModulePass):
     """npuir -> buffer with explicit transfers and buffer reuse (`planner`: the smaller of a linear scan
-    and greedy by size per function, or one of them); records
+    and the two `greedy_by_size` planners per function, or one of them); records
     `buffer.plan = {vregs, values, transfers, buffers, peak_bytes_naive, peak_bytes_planned,
     peak_bytes_lower_bound}`."""
 
     name: ClassVar[str] = "lower-npuir-to-buffer"
 
     planner: str = "best"
-    """`best` (the smaller plan per function), `linear-scan` or `greedy-by-size`."""
+    """`best` (the smallest plan per function), `linear-scan`, `greedy-by-size` or `grow-in-order`."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.planner not in PLANNERS:

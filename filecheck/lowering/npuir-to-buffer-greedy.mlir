@@ -3,12 +3,12 @@
 // RUN: forge-opt %s -p "lower-npuir-to-buffer{planner=linear-scan}" | filecheck %s --check-prefix=SCAN
 // RUN: not forge-opt %s -p "lower-npuir-to-buffer{planner=fifo}" --no-reproducer 2>&1 | filecheck %s --check-prefix=ERR
 
-// The default planner keeps, per function, the smaller of the linear scan and greedy by size;
-// here greedy by size wins both functions and reaches the lower bound (128 + 128 bytes): the
+// The default planner keeps, per function, the smallest of the linear scan, greedy by size and
+// grow-in-order; here the greedy planners win both functions and reaches the lower bound (128 + 128 bytes): the
 // largest sum of sizes live at one step, two 64-byte values in each function.
 // CHECK: builtin.module attributes {buffer.plan = {vregs = 10 : i64, values = 8 : i64, transfers = 0 : i64, buffers = 4 : i64, peak_bytes_naive = 464 : i64, peak_bytes_planned = 256 : i64, peak_bytes_lower_bound = 256 : i64}}
 // SCAN: builtin.module attributes {buffer.plan = {vregs = 10 : i64, values = 8 : i64, transfers = 0 : i64, buffers = 6 : i64, peak_bytes_naive = 464 : i64, peak_bytes_planned = 336 : i64, peak_bytes_lower_bound = 256 : i64}}
-// ERR: lower-npuir-to-buffer: unknown planner 'fifo'; expected one of best, linear-scan, greedy-by-size
+// ERR: lower-npuir-to-buffer: unknown planner 'fifo'; expected one of best, linear-scan, greedy-by-size, grow-in-order
 
 // A chain whose returned value takes the buffer of a dead value (%c died at step 3, %e is
 // written at step 4): two buffers where the linear scan, which gives a returned value a fresh

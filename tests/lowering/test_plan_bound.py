@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forge.analysis import metrics
-from lowering.greedy_by_size import greedy_by_size
+from lowering.greedy_by_size import greedy_by_size, grow_in_order
 from lowering.liveness import LIVE_OUT, Interval, buffer_liveness, peak_live_bytes
 from lowering.npuir_to_buffer import linear_scan, plan
 from lowering.stats import functions
@@ -69,12 +69,16 @@ def test_bound_is_the_brute_force_peak_and_no_plan_beats_it(intervals: list[Inte
     bound = peak_live_bytes(intervals)
     assert bound == _brute_force(intervals)
     naive = sum(iv.size for iv in intervals)
-    buffers, assignment = greedy_by_size(intervals)
-    _check_plan(intervals, buffers, assignment)
+    planned = []
+    for planner in (greedy_by_size, grow_in_order):
+        buffers, assignment = planner(intervals)
+        _check_plan(intervals, buffers, assignment)
+        planned.append(sum(size for _, size in buffers))
     scan = linear_scan(intervals)
     _check_plan(intervals, scan.buffers, [iv.buffer for iv in intervals])
     best = plan(intervals)
-    assert bound <= best.planned_bytes == min(scan.planned_bytes, sum(s for _, s in buffers)) <= naive
+    _check_plan(intervals, best.buffers, [iv.buffer for iv in intervals])
+    assert bound <= best.planned_bytes == min(scan.planned_bytes, *planned) <= naive
 
 
 @settings(max_examples=100, deadline=None)
@@ -83,6 +87,17 @@ def test_equal_sizes_are_planned_at_the_bound(intervals: list[Interval]) -> None
     """With one size per device, largest first is left-endpoint order: optimal interval colouring."""
     buffers, _ = greedy_by_size(intervals)
     assert sum(size for _, size in buffers) == peak_live_bytes(intervals)
+
+
+def test_grow_in_order_reaches_the_bound_where_largest_first_does_not() -> None:
+    """ResNet's pattern: a small value spanning two large ones; largest first gives the small values
+    a fourth buffer, schedule order grows a free small buffer instead (3 x 8 bytes: the bound)."""
+    shape = [(2, 6, 2), (3, 4, 2), (4, 5, 2), (5, 7, 8), (6, 7, 8), (7, 8, 8)]
+    intervals = [Interval(i, s, e, z, "npu") for i, (s, e, z) in enumerate(shape)]
+    assert peak_live_bytes(intervals) == 24
+    assert sum(size for _, size in greedy_by_size(intervals)[0]) == 26
+    assert sum(size for _, size in grow_in_order(intervals)[0]) == 24
+    assert plan(intervals).planned_bytes == 24
 
 
 def test_small_gpt2_bound_matches_the_buffer_ir() -> None:
