@@ -129,10 +129,17 @@ def _forge(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "forge.cli.main", *args], capture_output=True, text=True, timeout=600)
 
 
-def test_cli_autotune_rejects_an_explicit_pipeline() -> None:
-    result = _forge("compile", "gpt2", "--small", "--seq-len", "16", "--autotune", "--pipeline", "dce", "--quiet")
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (("--pipeline", "dce"), "--autotune chooses the pipeline itself"),
+        (("--precision", "bf16"), "--autotune tunes f32 compiles only; drop --precision/--weights"),
+    ],
+)
+def test_cli_autotune_rejects_options_it_would_ignore(flags, message) -> None:
+    result = _forge("compile", "gpt2", "--small", "--seq-len", "16", "--autotune", *flags, "--quiet")
     assert result.returncode == 1
-    assert "--autotune chooses the pipeline itself" in result.stderr
+    assert message in result.stderr
     assert "Traceback" not in result.stderr
 
 

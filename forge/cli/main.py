@@ -162,6 +162,8 @@ def _compile_tuned(args: argparse.Namespace, model, inputs, label: str):
 
     if args.pipeline or args.disable:
         raise CompileError("--autotune chooses the pipeline itself; drop --pipeline/--disable")
+    if args.precision != "f32" or args.weights != "none":
+        raise CompileError("--autotune tunes f32 compiles only; drop --precision/--weights")
     compiled, _ = compile_tuned(
         model, inputs, device=args.device, runtime=args.runtime, name=label,
         keep_stages=args.emit in ("aten", "npuir", "buffer"), progress=_progress(args.quiet),
