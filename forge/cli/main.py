@@ -202,7 +202,8 @@ def format_report(report: dict[str, Any]) -> str:
         f"ops imported {report['ops_imported']} -> optimized {report['ops_optimized']} ({reduction:.1%} fewer); "
         f"fused attention blocks {report['fused_attention']}",
         f"virtual registers {report['vregs']} -> physical buffers {report['buffers']}; "
-        f"peak bytes {report['peak_bytes_naive']:,} naive -> {report['peak_bytes_planned']:,} planned",
+        f"peak bytes {report['peak_bytes_naive']:,} naive -> {report['peak_bytes_planned']:,} planned "
+        f"(lower bound {report['peak_bytes_lower_bound']:,})",
         f"device transitions {report['transitions_before']} -> {report['transitions_after']} after scheduling; "
         f"NPU segments {report['segments']}",
     ]
