@@ -39,7 +39,14 @@ def _prompt(vocab: int, batch: int, seed: int = 1) -> tuple[torch.Tensor, torch.
 
 @pytest.fixture(scope="module", params=["gpt2", "llama"])
 def model(request):
-    return build_model(request.param, small=True).hf
+    hf = build_model(request.param, small=True).hf
+    if request.param == "gpt2":  # at initializer_range 0.02 greedy GPT-2 repeats one token: widen its weights
+        generator = torch.Generator().manual_seed(0)
+        with torch.no_grad():
+            for p in hf.parameters():
+                if p.dim() >= 2:
+                    p.copy_(torch.randn(p.shape, generator=generator) * 0.3)
+    return hf
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +60,7 @@ def test_tokens_equal_transformers_generate(model, generators, batch):
     ours = generators[batch].generate(ids, NEW, attention_mask=mask)
     with torch.no_grad():
         expected = model.generate(ids, attention_mask=mask, max_new_tokens=NEW, do_sample=False, use_cache=True)
+    assert len(set(expected[:, PROMPT:].flatten().tolist())) >= 8, "degenerate decoding would prove little"
     assert ours.shape == expected.shape
     assert torch.equal(ours, expected), f"first difference at {(ours != expected).nonzero()[:1].tolist()}"
 
