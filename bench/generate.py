@@ -27,7 +27,6 @@ from __future__ import annotations
 import copy
 import statistics
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ import torch
 from torch import nn
 
 from bench import common, peers
+from forge.frontend.decompose import quiet_treespec_deprecation
 
 PROMPT, NEW = 128, 64
 QUICK_PROMPT, QUICK_NEW = 16, 8
@@ -138,8 +138,7 @@ class _OpenVINOStateful:
         with torch.no_grad():
             program = torch.export.export(_ExplicitKV(hf, cache_len).eval(), args,
                                           dynamic_shapes=({1: q}, None, {1: q}, {0: q}, tuple([None] * len(kv))))
-        with warnings.catch_warnings():  # torch's run_decompositions deep-copies a deprecated LeafSpec
-            warnings.filterwarnings("ignore", r"`isinstance\(treespec, LeafSpec\)` is deprecated", FutureWarning)
+        with quiet_treespec_deprecation():  # convert_model runs torch's run_decompositions
             model = ov.convert_model(program)
         names_in = [i.get_any_name() for i in model.inputs][4:]
         names_out = [o.get_any_name() for o in model.outputs][1:]

@@ -21,6 +21,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from dialects.torch_types import UnsupportedTypeError
+from forge.frontend.decompose import TREESPEC_DEPRECATION
 from forge.frontend.fx_importer import ImportedProgram, UnsupportedOpsError, import_program
 from forge.interpreter import interpret
 
@@ -362,7 +363,7 @@ def quiet_torch():
 
 TORCH_WARNINGS: tuple[tuple[type[Warning], str], ...] = (
     # torch.export's own use of its deprecated pytree API
-    (FutureWarning, r"`isinstance\(treespec, LeafSpec\)` is deprecated"),
+    (FutureWarning, TREESPEC_DEPRECATION),
     # OpInfo samples that call torch's deprecated, beta or experimental APIs on purpose
     (UserWarning, r"torch\.\w+ is deprecated in favor of"),
     (UserWarning, r"Using torch\.cross without specifying the dim arg is deprecated"),

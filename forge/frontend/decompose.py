@@ -10,7 +10,8 @@ is missing: `run_decompositions` re-traces the whole program (about a second on 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
@@ -20,6 +21,29 @@ from torch.export import ExportedProgram
 from forge.frontend.errors import ImportError_
 
 MAX_ROUNDS = 8
+
+TREESPEC_DEPRECATION = r"`isinstance\(treespec, LeafSpec\)` is deprecated"
+"""torch 2.13's `run_decompositions` deep-copies a pytree LeafSpec and warns (FutureWarning) about
+its own deprecated API; the user can do nothing about it, so it is not shown to them."""
+
+
+@contextmanager
+def quiet_treespec_deprecation() -> Iterator[None]:
+    """Silence exactly TREESPEC_DEPRECATION (anything that runs `run_decompositions` inside)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", TREESPEC_DEPRECATION, FutureWarning)
+        yield
+
+
+def run_torch_decompositions(program: ExportedProgram, table: dict[Any, Callable], failure: str) -> ExportedProgram:
+    """`program.run_decompositions(table)`; a graph torch cannot re-trace is an ImportError_
+    `"{failure}: {torch's first line}"`, never a crash."""
+    with quiet_treespec_deprecation():
+        try:
+            return program.run_decompositions(table)
+        except Exception as err:  # torch's re-trace rejects some graphs with assorted errors
+            first_line = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
+            raise ImportError_(f"{failure}: {first_line}") from None
 
 
 @cache
@@ -50,15 +74,7 @@ def decompose_missing(
         if not ours or missing == previous:
             break
         previous = missing
-        with warnings.catch_warnings():
-            # torch 2.13's run_decompositions deep-copies a pytree LeafSpec and warns about its own
-            # deprecated API; the user can do nothing about it, so it is not shown to them.
-            warnings.filterwarnings("ignore", r"`isinstance\(treespec, LeafSpec\)` is deprecated", FutureWarning)
-            try:
-                program = program.run_decompositions(ours)
-            except Exception as err:  # a decomposition torch cannot trace here: report, never crash
-                names = ", ".join(sorted(str(op) for op in ours))
-                first_line = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
-                raise ImportError_(f"decomposing {names} failed: {first_line}") from None
+        names = ", ".join(sorted(str(op) for op in ours))
+        program = run_torch_decompositions(program, ours, f"decomposing {names} failed")
         rounds += 1
     return program, rounds

@@ -20,7 +20,6 @@ Forge IR has value semantics. Two paths:
 from __future__ import annotations
 
 import operator
-import warnings
 from functools import cache
 from typing import Any
 
@@ -28,7 +27,8 @@ import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 
-from forge.frontend.errors import ImportError_, InputMutationError
+from forge.frontend.decompose import run_torch_decompositions
+from forge.frontend.errors import InputMutationError
 
 METADATA_ONLY = frozenset({torch.ops.aten.detach_.default})
 """In-place ops that change no values (`detach_` only drops autograd history): always imported as
@@ -204,14 +204,7 @@ def buffer_writes(program: ExportedProgram) -> list[str]:
 
 def torch_functionalize(program: ExportedProgram, where=_node_name, allow_buffers: bool = False) -> ExportedProgram:
     """torch's own functionalization (views and mutations through them become `*_scatter` ops)."""
-    with warnings.catch_warnings():
-        # torch 2.13's run_decompositions warns about its own deprecated pytree API.
-        warnings.filterwarnings("ignore", r"`isinstance\(treespec, LeafSpec\)` is deprecated", FutureWarning)
-        try:
-            functional = program.run_decompositions({})
-        except Exception as err:  # torch's pass rejects some graphs (complex views, ...) with assorted errors
-            first_line = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
-            raise ImportError_(f"torch's functionalization failed on this program: {first_line}") from None
+    functional = run_torch_decompositions(program, {}, "torch's functionalization failed on this program")
     _check_no_input_mutation(functional, where, original=program, allow_buffers=allow_buffers)
     return functional
 
