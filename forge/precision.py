@@ -267,19 +267,23 @@ def _draw(a: Any, gen: Any, vocab: int | None) -> Any:
     return torch.randint(0, max(high, 1), a.shape, generator=gen, dtype=a.dtype)
 
 
-def compare(expected: Any, got: Any) -> dict[str, float]:
-    """Max |diff|, mean KL(softmax(expected) || softmax(got)) over the last dim, top-1 agreement
-    (fraction of positions whose argmax agrees), in float64."""
+def mean_kl(expected: Any, got: Any) -> float:
+    """Mean over positions of KL(softmax(expected) || softmax(got)) along the last dim, in float64;
+    clamped at 0 (rounding can make an exact match slightly negative), NaN kept as NaN."""
     import torch
 
+    log_p = torch.log_softmax(expected.double(), dim=-1)
+    log_q = torch.log_softmax(got.double(), dim=-1)
+    kl = (log_p.exp() * (log_p - log_q)).sum(-1).mean().item()
+    return max(kl, 0.0) if not math.isnan(kl) else kl
+
+
+def compare(expected: Any, got: Any) -> dict[str, float]:
+    """Max |diff|, mean KL (`mean_kl`), top-1 agreement (fraction of positions whose argmax
+    agrees), in float64."""
     expected, got = expected.double(), got.double()
-    log_p = torch.log_softmax(expected, dim=-1)
-    log_q = torch.log_softmax(got, dim=-1)
-    kl = (log_p.exp() * (log_p - log_q)).sum(-1)
     agree = (expected.argmax(-1) == got.argmax(-1)).double()
-    kl_mean = kl.mean().item()
-    return {"max_abs": (expected - got).abs().max().item(),
-            "kl_mean": max(kl_mean, 0.0) if not math.isnan(kl_mean) else kl_mean,
+    return {"max_abs": (expected - got).abs().max().item(), "kl_mean": mean_kl(expected, got),
             "top1": agree.mean().item(), "positions": int(agree.numel())}
 
 
