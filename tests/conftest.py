@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 
 import pytest
 import torch
@@ -36,3 +37,16 @@ def imported_small_model(name: str, attn: str):
 @pytest.fixture(params=ZOO_CASES, ids=[f"{n}-{a}" for n, a in ZOO_CASES])
 def zoo_case(request):
     return request.param
+
+
+def require_runtime(name: str) -> None:
+    """Skip the test when runtime `name` is not installed; with FORGE_REQUIRE_NNFACTORY=1 (CI, after
+    `make nnfactory`) its absence is a failure instead."""
+    from backends.nnfactory import intel_runtime
+    from backends.nnfactory.runtime import available_runtimes
+
+    if name not in available_runtimes():
+        reason = f"{name} runtime not installed: {intel_runtime._missing()}; run scripts/install_nnfactory.sh"
+        if os.environ.get("FORGE_REQUIRE_NNFACTORY") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)

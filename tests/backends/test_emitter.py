@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,26 +18,22 @@ import torch
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
-from backends.nnfactory import intel_runtime
 from backends.nnfactory.analysis import analyze
 from backends.nnfactory.emitter import bool_carrier, emit, npu_kinds
 from backends.nnfactory.program import CpuStep, EmitError, SegmentStep, TransferStep
-from backends.nnfactory.runtime import available_runtimes, get_runtime
+from backends.nnfactory.runtime import get_runtime
 from forge.context import make_context
 from forge.interpreter import interpret
 from forge.weights import WeightStore, attach_weights
 from lowering.affinity import NPU_KINDS
+from tests.conftest import require_runtime
 
 RUNTIMES = ["openvino", "nnfactory"]
 TOL = 1e-5
 
 
 def runtime_or_skip(name: str):
-    if name not in available_runtimes():
-        reason = f"{name} runtime not installed: {intel_runtime._missing()}; run scripts/install_nnfactory.sh"
-        if os.environ.get("FORGE_REQUIRE_NNFACTORY") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
+    require_runtime(name)
     return get_runtime(name, "CPU")
 
 

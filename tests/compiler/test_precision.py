@@ -20,6 +20,7 @@ from forge import precision as P
 from forge.cli.main import main as cli_main
 from forge.compiler import CompileError
 from forge.models import build_model, example_inputs
+from tests.conftest import require_runtime
 
 SEQUENCES = 8
 
@@ -159,10 +160,7 @@ def test_cli_reports_the_mode_its_settings_and_accuracy(capsys):
 
 
 def test_nnfactory_runtime_runs_int8_weights_and_refuses_what_it_cannot_run(gpt2):
-    from backends.nnfactory.runtime import available_runtimes
-
-    if "nnfactory" not in available_runtimes():
-        pytest.skip("the nnfactory runtime is not installed")
+    require_runtime("nnfactory")
     model, inputs = gpt2
     with pytest.raises(CompileError, match=r"nnfactory runtime's CPU build computes in f32 only"):
         forge.compile(model, inputs, runtime="nnfactory", precision="bf16")

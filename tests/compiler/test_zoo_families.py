@@ -18,7 +18,6 @@ Each model, its inputs and its eager output are built once per session, each com
 from __future__ import annotations
 
 import functools
-import os
 
 import pytest
 import torch
@@ -26,6 +25,7 @@ import torch
 from forge.compiler import compile as forge_compile
 from forge.compiler import parity
 from forge.models import ZOO, build_model, example_inputs, output_kind
+from tests.conftest import require_runtime
 
 SEQ_LEN = 16
 MAX_ABS_LOGITS = 2.1e-5
@@ -56,17 +56,6 @@ def compiled_case(name: str, runtime: str):
     return compiled(*inputs), compiled.report
 
 
-def runtime_or_skip(name: str) -> str:
-    from backends.nnfactory.runtime import available_runtimes
-
-    if name not in available_runtimes():
-        reason = f"{name} runtime not installed; run scripts/install_nnfactory.sh"
-        if os.environ.get("FORGE_REQUIRE_NNFACTORY") == "1":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return name
-
-
 def _cases():
     for name in ZOO:
         marks = [pytest.mark.xfail(reason=BLOCKED[name], strict=True)] if name in BLOCKED else []
@@ -76,7 +65,7 @@ def _cases():
 
 @pytest.mark.parametrize(("name", "runtime"), list(_cases()))
 def test_family_compiles_and_matches_eager(name: str, runtime: str) -> None:
-    runtime_or_skip(runtime)
+    require_runtime(runtime)
     _, _, expected = eager_case(name)
     got, report = compiled_case(name, runtime)
     assert got.shape == expected.shape and got.dtype == expected.dtype
