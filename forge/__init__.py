@@ -10,6 +10,8 @@ from typing import Any
 
 _LAZY = {
     "compile": ("forge.compiler", "compile"),
+    "compile_meta": ("forge.compiler", "compile_meta"),
+    "init_empty_weights": ("forge.frontend.meta_weights", "init_empty_weights"),
     "generate": ("forge.generation", "generate"),
     "load": ("forge.compiler", "load"),
     "CompiledModel": ("forge.compiler", "CompiledModel"),

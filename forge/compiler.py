@@ -88,6 +88,9 @@ class CompiledModel:
     """How the model is called and what it returns (None: a program compiled from an import, called
     with its positional tensors)."""
     cast: CastPolicy | None = None
+    external_weights: dict[str, Any] | None = None
+    """The manifest of the weights bound from safetensors files at load time (`compile_meta`): saved
+    in meta.json instead of their data (forge/frontend/meta_weights.py)."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run as the model runs: the same arguments (checked against the compiled ones), the same
@@ -116,13 +119,14 @@ class CompiledModel:
         meta.json records the call signature (input names and structure, the output TreeSpec) and the
         cast policy, so the loaded model is called and returns as this one; and the SHA-256 of the IR
         and weights files: `load` refuses changed files (a flipped weight byte is otherwise
-        invisible); drop its "files" entry to load edited IR.
+        invisible); drop its "files" entry to load edited IR. External weights (`compile_meta`) are
+        referenced by their manifest, not copied.
         """
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         (directory / SAVED_IR).write_text(str(self.buffer_module))
-        used = {op.properties["name"].data for op in self.buffer_module.walk() if op.name.endswith(".weight")}
-        self.weights.subset(used).save(directory / SAVED_WEIGHTS)
+        external = set(self.external_weights["tensors"]) if self.external_weights else set()
+        self.weights.subset(_used_weights(self.buffer_module) - external).save(directory / SAVED_WEIGHTS)
         meta = {
             "format": SAVED_FORMAT,
             "runtime": self.runtime,
@@ -130,6 +134,7 @@ class CompiledModel:
             "inputs": [{"name": s.name, "shape": list(s.shape), "dtype": str(s.dtype)} for s in self.inputs],
             **({"call": self.signature.to_json()} if self.signature is not None else {}),
             **({"cast": self.cast.to_json()} if self.cast is not None else {}),
+            **({"external_weights": self.external_weights} if self.external_weights else {}),
             "files": {name: _sha256(directory / name) for name in (SAVED_IR, SAVED_WEIGHTS)},
             "report": self.report,
         }
@@ -373,6 +378,89 @@ def compile_imported(
         )
 
 
+def compile_meta(
+    model: torch.nn.Module,
+    args: Sequence[Any] = (),
+    kwargs: dict[str, Any] | None = None,
+    *,
+    save_to: str | Path,
+    weights_from: Any,
+    pipeline: Sequence[str] | str | None = None,
+    disable: Sequence[str] = (),
+    device: str = "CPU",
+    runtime: str = "openvino",
+    name: str | None = None,
+    progress: Progress | None = None,
+    lowering: Sequence[str] | str | None = None,
+) -> Path:
+    """Compile a model whose parameters are on the meta device (`forge.frontend.meta_weights.
+    init_empty_weights`) to a saved artifact in `save_to`, its weights referenced in `weights_from`
+    (safetensors: a file, a directory of them, or a list), never allocated.
+
+    Export, import, passes, lowering and memory planning run as in `compile`; passes that need weight
+    values skip the external weights. Each weight the IR reads is checked against the files' headers
+    (name, shape, dtype: a CompileError naming the tensor and the file). No program is emitted: that
+    needs the values, which `load(save_to)` binds from the files (memory-mapped) before it emits.
+    Returns `save_to`; meta.json's report has the stage times and the external weights' bytes.
+    """
+    from forge.frontend.meta_weights import (
+        SafetensorsSource,
+        WeightBindError,
+        check_external,
+        external_manifest,
+        external_names,
+    )
+
+    start = time.perf_counter()
+    args, kwargs = _example_inputs(args, kwargs)
+    times = StageTimes()
+    try:
+        source = SafetensorsSource.open(weights_from)
+    except WeightBindError as err:
+        raise CompileError(str(err)) from None
+    signature, imported, fallback = _export_and_import(model.eval(), args, kwargs, times, progress)
+    module, store = imported.module, imported.weights
+    try:  # before the passes: a checkpoint that does not fit the model fails fast
+        check_external(store, source, external_names(store))
+    except WeightBindError as err:
+        raise CompileError(str(err)) from None
+    attach_weights(module, store)
+    ops_imported = _count_body_ops(module)
+    available = get_all_passes()
+    with _gc_paused():
+        spec = pipeline if pipeline is not None else DEFAULT_PIPELINE
+        records = _timed("optimization passes", times, "passes_ms", progress,
+                         lambda: run_passes(module, spec, disable, available))
+        ops_optimized = _count_body_ops(module)
+        lower_spec = lowering if lowering is not None else LOWER_TO_NPUIR
+        _timed("lowering to npuir", times, "lower_ms", progress, lambda: run_passes(module, lower_spec, (), available))
+        _timed("memory planning", times, "lower_ms", progress, lambda: run_passes(module, PLAN_MEMORY, (), available))
+    external = external_names(store, _used_weights(module))
+    try:
+        manifest = external_manifest(store, source, external)
+    except WeightBindError as err:
+        raise CompileError(str(err)) from None
+    report = {
+        "model": name or type(model).__name__, "runtime": runtime, "device": device,
+        "passes": [{"name": r.name, "ms": round(r.wall_ms, 3), "fired": dict(r.fired)} for r in records],
+        "ops_imported": ops_imported, "ops_optimized": ops_optimized, **_plan_metrics(module),
+        "precision": "f32", "weights": "f32", "weights_external": len(external),
+        "weight_bytes_external": sum(store[n].numel() * store[n].element_size() for n in external),
+        **_call_report(signature, None),
+    }
+    if fallback is not None:
+        report["notes"].insert(0, fallback)
+    artifact = CompiledModel(None, module, store, imported.inputs, report=report, runtime=runtime, device=device,
+                             signature=signature, external_weights=manifest)
+    _account_wall_clock(report, times, start)
+    return artifact.save(save_to)
+
+
+def _used_weights(module: ModuleOp) -> set[str]:
+    """The names of the weights the IR reads (`aten.weight`, `npuir.weight`, `buffer.weight`)."""
+    return {op.properties["name"].data for op in module.walk() if op.name.endswith(".weight")}
+
+
 def _check_modes(precision: str, weights: str | None, accuracy: int | None) -> dict[str, Any]:
     """The precision options, validated (a CompileError naming the option and the valid values)."""
     from forge.precision import PrecisionError, check_precision, check_weights
@@ -452,6 +540,12 @@ def _emit(
     from backends.nnfactory.runtime import get_runtime  # lazy: start-up cost (openvino)
     from forge.precision import PrecisionError
 
+    external = [n for n in sorted(_used_weights(module)) if n in weights and not weights.has_data(n)]
+    if external:
+        raise CompileError(
+            f"{len(external)} weight(s) are on the meta device (first: {external[0]!r}): compile the model with "
+            "forge.compile_meta(model, args, save_to=..., weights_from=...) and forge.load the artifact"
+        )
     try:  # the runtime carries the precision modes (and refuses those it cannot run)
         rt = get_runtime(runtime, device, precision=precision, weights=weights_mode)
     except PrecisionError as err:
@@ -626,12 +720,15 @@ SAVED_FORMAT = "forge-compiled-model/1"
 SAVED_IR, SAVED_WEIGHTS, SAVED_META = "model.mlir", "model.safetensors", "meta.json"
 
 
-def load(directory: str | Path, *, runtime: str | None = None, device: str | None = None) -> CompiledModel:
+def load(
+    directory: str | Path, *, runtime: str | None = None, device: str | None = None, weights_from: Any = None
+) -> CompiledModel:
     """Load a model saved by `CompiledModel.save`: parse its buffer IR, re-emit, compile for the device.
 
     No optimization or planning pass runs again: the plan in the IR is used as saved. Anything
     wrong with the directory (missing, corrupt or inconsistent files) is a `LoadError` naming
-    the file.
+    the file. A model saved by `compile_meta` binds its external weights from the safetensors files
+    meta.json names (or `weights_from`, which overrides them), memory-mapped.
     """
     directory = Path(directory)
     if not directory.is_dir():
@@ -641,6 +738,9 @@ def load(directory: str | Path, *, runtime: str | None = None, device: str | Non
     _check_checksums(directory, meta.get("files"))
     module = _read_ir(directory / SAVED_IR)
     weights = _read_weights(directory / SAVED_WEIGHTS)
+    external = _bind_external(directory, meta, weights, weights_from)
+    if external is not None:
+        weights, external = external
     fn = _forward_function(directory / SAVED_IR, module)
     inputs = _meta_inputs(directory, meta["inputs"], fn)
     _check_weights(directory, module, weights)
@@ -671,8 +771,31 @@ def load(directory: str | Path, *, runtime: str | None = None, device: str | Non
         report["notes"] = [*report.get("notes", []), *notes]
     return CompiledModel(
         executor, module, weights, inputs, report=report, runtime=runtime, device=device, signature=signature,
-        cast=cast,
+        cast=cast, external_weights=external,
     )
+
+
+def _bind_external(directory: Path, meta: dict[str, Any], weights: WeightStore, weights_from: Any):
+    """(the store with meta.json's external weights bound, their manifest), or None for a model whose
+    weights are all in model.safetensors."""
+    from forge.frontend.meta_weights import WeightBindError, bind, external_manifest, source_from_manifest
+
+    manifest = meta.get("external_weights")
+    if manifest is None:
+        if weights_from is not None:
+            raise LoadError(f"{directory}: weights_from= given, but the model's weights are in {SAVED_WEIGHTS}")
+        return None
+    try:
+        for name, entry in manifest["tensors"].items():
+            dtype = getattr(torch, entry["dtype"].removeprefix("torch."))
+            weights.add(name, torch.empty(entry["shape"], dtype=dtype, device="meta"))
+        source = source_from_manifest(manifest, weights_from)
+        names = list(manifest["tensors"])
+        return bind(weights, source, names), external_manifest(weights, source, names)
+    except WeightBindError as err:
+        raise LoadError(f"{directory}: {err}") from None
+    except (KeyError, TypeError, AttributeError, ValueError) as err:
+        raise LoadError(f"{directory / SAVED_META}: corrupt 'external_weights' ({type(err).__name__}: {err})") from None
 
 
 def _meta_call(directory: Path, meta: dict[str, Any], inputs: list[InputSpec], results: int):

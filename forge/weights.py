@@ -171,6 +171,12 @@ class WeightStore:
     def __getitem__(self, name: str) -> torch.Tensor:
         return self._tensors[self.resolve(name)]
 
+    def has_data(self, name: str) -> bool:
+        """Whether the entry holds values: False for an *external* weight, a meta-device tensor
+        (name, shape and dtype only) bound from safetensors files when the compiled model is loaded
+        (forge/frontend/meta_weights.py). Passes that compute with weight values skip such entries."""
+        return self._tensors[self.resolve(name)].device.type != "meta"
+
     def __contains__(self, name: object) -> bool:
         return name in self._tensors or name in self._aliases
 

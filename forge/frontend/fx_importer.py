@@ -421,6 +421,8 @@ class _GraphBuilder:
                 value, given = kwargs[spec.name], True
             else:
                 value, given = spec.default, False
+            if spec.kind is ArgKind.DEVICE and value is not None and torch.device(value).type == "meta":
+                value = torch.device("cpu")  # a model on the meta device (forge.compile_meta): the host's IR
             if spec.kind.is_tensor:
                 groups.append(self._tensor_group(spec, value, properties))
             elif spec.kind is ArgKind.GENERATOR:

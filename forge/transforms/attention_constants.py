@@ -129,7 +129,9 @@ class Constants:
         return values[value]
 
     def _weight(self, name: str) -> torch.Tensor | None:
-        return self.weights[name] if self.weights is not None and name in self.weights else None
+        if self.weights is None or name not in self.weights or not self.weights.has_data(name):
+            return None  # an external (meta) weight has no value at compile time
+        return self.weights[name]
 
 
 def fill_masks_out(fill: float, dtype: torch.dtype) -> bool:

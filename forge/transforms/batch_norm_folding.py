@@ -114,7 +114,8 @@ class FoldBatchNormIntoConv(ForgePattern):
         owner = value.owner
         if isinstance(owner, aten.ConstantOp):
             return owner.to_tensor()
-        if isinstance(owner, aten.WeightOp) and owner.weight_name.data in self.store:
+        if (isinstance(owner, aten.WeightOp) and owner.weight_name.data in self.store
+                and self.store.has_data(owner.weight_name.data)):  # an external (meta) weight has no values
             return self.store[owner.weight_name.data]
         return f"{value.name_hint or 'an operand'} is not a constant"
 

@@ -187,6 +187,7 @@ class ConstantFolder:
                 constant.update(op.results)
             elif kind == _CONSTANT or (
                 kind == _WEIGHT and store is not None and op.weight_name.data in store
+                and store.has_data(op.weight_name.data)  # an external (meta) weight is not a constant
             ):
                 self.sources[op.results[0]] = op
                 constant.add(op.results[0])

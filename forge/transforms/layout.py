@@ -129,6 +129,8 @@ class FoldWeightPermute(ForgePattern):
         name = weight.weight_name.data
         if name not in self.store:
             return self.fail(op, f"weight '{name}' is not in the WeightStore")
+        if not self.store.has_data(name):  # external: bound at load time, so it is bound as stored
+            return self.fail(op, f"weight '{name}' is external (no values at compile time)")
         if is_identity_permutation(perm):
             rewriter.replace(op, [], [source])
             _erase_dead_chain(rewriter, chain[1:] + [weight])

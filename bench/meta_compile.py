@@ -1,0 +1,296 @@
+"""Compiling at 8B scale without the weights (issue 14 item 3): `forge.compile_meta` of a Llama-3-8B-shaped
+model, and OpenVINO's `convert_model` peak RSS on 1B- and 3B-shaped Llamas, extrapolated to 8B.
+
+Every measurement runs in a fresh process of its own (`python -m bench.meta_compile --worker ...`), one at
+a time; peak RSS is that process's `getrusage(RUSAGE_SELF).ru_maxrss`.
+
+* **Forge**: the model is built under `init_empty_weights` (parameters on the meta device, rotary buffers
+  real); its weights file is a *sparse* safetensors file with the real header (every tensor's name, dtype,
+  shape and offsets) and no data blocks written (a hole reads as zeros; nothing is allocated on disk or in
+  memory), standing in for the checkpoint. Timed: `forge.compile_meta` to a saved artifact (export, import,
+  passes, lowering, memory plan, header check, save); then binding the artifact's external weights
+  (`meta_weights.bind`: memory maps, nothing read). Emission is not run at 8B: it needs the values, and the
+  runtime copies 32 GB of f32 constants into its own layout.
+* **OpenVINO**: the model is built with seeded random f32 weights (1B: ~5 GB, 3B: ~13 GB), exported with
+  `torch.export` and converted with `openvino.convert_model`; peak RSS of the process (model included) and
+  the RSS the model alone held before export. The 8B figure is the line through the 1B and 3B points in
+  parameter count, evaluated at 8B (an extrapolation, not a measurement: 8B does not fit in 24 GiB).
+  Skipped (with a note) when `MemAvailable` is below what the shape needs.
+
+Not in `make bench`'s default sections: the OpenVINO points cost ~13 GB of RAM and minutes of random
+initialisation. `python -m bench.meta_compile [--quick] [--skip-openvino]`; `--quick` compiles a 2-layer
+8B-wide model and converts a 2-layer 1B-wide one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+SHAPES: dict[str, dict[str, Any]] = {
+    "8b": dict(num_hidden_layers=32, hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
+               intermediate_size=14336, vocab_size=128256, rope_theta=500000.0),
+    "3b": dict(num_hidden_layers=28, hidden_size=3072, num_attention_heads=24, num_key_value_heads=8,
+               intermediate_size=8192, vocab_size=128256, rope_theta=500000.0),
+    "1b": dict(num_hidden_layers=16, hidden_size=2048, num_attention_heads=32, num_key_value_heads=8,
+               intermediate_size=8192, vocab_size=128256, rope_theta=500000.0),
+}
+SEQ_LEN = 128
+QUICK_LAYERS = 2
+HEADROOM = 1.6
+"""OpenVINO runs only when MemAvailable >= HEADROOM x the model's f32 bytes (convert_model's peak, measured
+at 1B, is well under that)."""
+
+_ST_DTYPES = {"torch.float32": "F32", "torch.float16": "F16", "torch.bfloat16": "BF16", "torch.int64": "I64"}
+
+
+# --- the parent: one fresh process per measurement ---------------------------------------------------
+
+
+def run(quick: bool = False, skip_openvino: bool = False) -> dict[str, Any]:
+    from bench import common
+
+    layers = QUICK_LAYERS if quick else None
+    config = {"seq_len": SEQ_LEN, "layers": layers or "full", "shapes": SHAPES, "process_per_measurement": True}
+    with common.recorded("meta_compile", quick, config) as result:
+        result["forge"] = {"8b": _worker("forge", "8b", layers)}
+        result["openvino"] = {}
+        for shape in ("1b",) if quick else ("1b", "3b"):
+            result["openvino"][shape] = (
+                {"skipped": "--skip-openvino"} if skip_openvino else _worker("openvino", shape, layers)
+            )
+        result["openvino_8b_extrapolated"] = _extrapolate(result["openvino"], result["forge"]["8b"])
+    return result
+
+
+def _worker(kind: str, shape: str, layers: int | None) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "bench.meta_compile", "--worker", kind, "--shape", shape]
+    if layers:
+        cmd += ["--layers", str(layers)]
+    root = Path(__file__).resolve().parent.parent
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}",
+                "process_s": wall}
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["process_s"] = round(wall, 3)
+    return out
+
+
+def _extrapolate(points: dict[str, Any], forge_8b: dict[str, Any]) -> dict[str, Any] | None:
+    """The line through the (parameters, peak RSS) points, at the 8B parameter count."""
+    measured = [p for p in points.values() if "peak_rss_mb" in p]
+    if len(measured) < 2 or "parameters" not in forge_8b:
+        return None
+    (x1, y1), (x2, y2) = sorted((p["parameters"], p["peak_rss_mb"]) for p in measured)
+    slope = (y2 - y1) / (x2 - x1)
+    target = forge_8b["parameters"]
+    return {"parameters": target, "peak_rss_mb": round(y1 + slope * (target - x1)),
+            "mb_per_billion_parameters": round(slope * 1e9, 1), "from": sorted(points)}
+
+
+# --- workers -----------------------------------------------------------------------------------------
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _available_mb() -> float:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _config(shape: str, layers: int | None):
+    from transformers import LlamaConfig
+
+    fields = dict(SHAPES[shape], tie_word_embeddings=False)
+    if layers:
+        fields["num_hidden_layers"] = layers
+    return LlamaConfig(**fields)
+
+
+def _ids():
+    import torch
+
+    return torch.randint(0, 32000, (1, SEQ_LEN), generator=torch.Generator().manual_seed(0))
+
+
+def write_sparse_safetensors(path: Path, params: dict[str, Any]) -> int:
+    """A safetensors file with the header of `params` (name -> tensor: only dtype and shape are read) and
+    its data region left as a hole (the file's size is right; no data block is written). Returns its size."""
+    header: dict[str, Any] = {}
+    offset = 0
+    for name, t in params.items():
+        nbytes = t.numel() * t.element_size()
+        header[name] = {"dtype": _ST_DTYPES[str(t.dtype)], "shape": list(t.shape),
+                        "data_offsets": [offset, offset + nbytes]}
+        offset += nbytes
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw += b" " * (-len(raw) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(raw)) + raw)
+        f.truncate(8 + len(raw) + offset)
+    return 8 + len(raw) + offset
+
+
+def forge_worker(shape: str, layers: int | None) -> dict[str, Any]:
+    import torch
+    from transformers import LlamaForCausalLM
+
+    import forge
+    from forge.frontend.meta_weights import SafetensorsSource, bind
+    from forge.weights import WeightStore
+
+    with forge.init_empty_weights():
+        model = LlamaForCausalLM(_config(shape, layers)).eval()
+    params = dict(model.named_parameters())
+    parameters = sum(p.numel() for p in params.values())
+    with tempfile.TemporaryDirectory(prefix="forge-meta8b-") as tmp:
+        weights = Path(tmp) / "model.safetensors"
+        file_bytes = write_sparse_safetensors(weights, params)
+        rss_before = _rss_mb()
+        start = time.perf_counter()
+        artifact = forge.compile_meta(model, (_ids(),), {"use_cache": False}, save_to=Path(tmp) / "artifact",
+                                      weights_from=weights)
+        compile_s = time.perf_counter() - start
+        peak_compile = _peak_rss_mb()
+        meta = json.loads((artifact / "meta.json").read_text())
+        artifact_bytes = {p.name: p.stat().st_size for p in artifact.iterdir()}
+        start = time.perf_counter()
+        manifest = meta["external_weights"]
+        store = WeightStore()
+        for name, entry in manifest["tensors"].items():
+            store.add(name, torch.empty(entry["shape"], dtype=getattr(torch, entry["dtype"][6:]), device="meta"))
+        bound = bind(store, SafetensorsSource.open(weights))
+        bind_s = time.perf_counter() - start
+        bound_bytes = bound.nbytes
+    report = meta["report"]
+    return {
+        "shape": shape, "layers": model.config.num_hidden_layers, "parameters": parameters,
+        "weights_file_bytes": file_bytes, "compile_s": round(compile_s, 3),
+        "stages_ms": {k: report[k] for k in ("export_ms", "decompose_ms", "import_ms", "passes_ms", "lower_ms",
+                                              "other_ms", "total_ms")},
+        "ops_imported": report["ops_imported"], "weights_external": report["weights_external"],
+        "weight_bytes_external": report["weight_bytes_external"], "artifact_bytes": artifact_bytes,
+        "rss_before_compile_mb": round(rss_before), "peak_rss_mb": round(peak_compile),
+        "bind_s": round(bind_s, 3), "bound_bytes": bound_bytes, "peak_rss_after_bind_mb": round(_peak_rss_mb()),
+    }
+
+
+def openvino_worker(shape: str, layers: int | None) -> dict[str, Any]:
+    import torch
+    from transformers import LlamaForCausalLM
+
+    config = _config(shape, layers)
+    with torch.device("meta"):
+        parameters = sum(p.numel() for p in LlamaForCausalLM(config).parameters())
+    need_mb = parameters * 4 / 2**20 * HEADROOM
+    available = _available_mb()
+    if available < need_mb:
+        return {"shape": shape, "parameters": parameters,
+                "skipped": f"MemAvailable {available:.0f} MB < {need_mb:.0f} MB needed"}
+    torch.manual_seed(0)
+    start = time.perf_counter()
+    model = LlamaForCausalLM(config).eval()
+    build_s = time.perf_counter() - start
+    rss_model = _rss_mb()
+    import openvino as ov
+
+    ids = _ids()
+    start = time.perf_counter()
+    with torch.no_grad():
+        program = torch.export.export(model, (ids,), {"use_cache": False})
+    export_s = time.perf_counter() - start
+    rss_export = _rss_mb()
+    start = time.perf_counter()
+    ov_model = ov.convert_model(program)
+    convert_s = time.perf_counter() - start
+    return {
+        "shape": shape, "layers": config.num_hidden_layers, "parameters": parameters,
+        "f32_weight_mb": round(parameters * 4 / 2**20), "build_s": round(build_s, 1),
+        "export_s": round(export_s, 3), "convert_model_s": round(convert_s, 3),
+        "rss_model_mb": round(rss_model), "rss_after_export_mb": round(rss_export),
+        "rss_after_convert_mb": round(_rss_mb()), "peak_rss_mb": round(_peak_rss_mb()),
+        "ov_ops": len(ov_model.get_ops()),
+    }
+
+
+# --- report ------------------------------------------------------------------------------------------
+
+
+def render(result: dict[str, Any], figures: Path | None = None) -> str:
+    from bench import common
+
+    f = result["forge"]["8b"]
+    lines = ["## Compiling an 8B-shaped Llama without its weights", ""]
+    if "error" in f:
+        return "\n".join([*lines, f"Forge failed: {f['error']}", ""])
+    lines.append(
+        f"`forge.compile_meta` of a Llama-3-8B-shaped model ({f['layers']} layers, {f['parameters'] / 1e9:.2f}B "
+        f"parameters, {f['weight_bytes_external'] / 2**30:.1f} GiB of f32 weights referenced, never allocated), "
+        f"sequence {SEQ_LEN}, cold in a fresh process: **{f['compile_s']:.1f} s** to a saved artifact, peak RSS "
+        f"**{f['peak_rss_mb'] / 1024:.2f} GiB** (process, {f['rss_before_compile_mb'] / 1024:.2f} GiB before the "
+        f"compile: torch, transformers, the meta model); binding the artifact's weights: {f['bind_s'] * 1e3:.0f} ms."
+    )
+    lines += ["", common.table(["stage", "ms"], [[k, common.ms(v)] for k, v in f["stages_ms"].items()]), ""]
+    rows = []
+    for shape, p in result["openvino"].items():
+        if "peak_rss_mb" in p:
+            rows.append([shape, f"{p['parameters'] / 1e9:.2f}B", f"{p['rss_model_mb'] / 1024:.1f}",
+                         f"{p['peak_rss_mb'] / 1024:.1f}", f"{p['convert_model_s']:.1f}"])
+        else:
+            rows.append([shape, "", "", p.get("skipped") or p.get("error"), ""])
+    ex = result.get("openvino_8b_extrapolated")
+    if ex:
+        rows.append(["8b (extrapolated)", f"{ex['parameters'] / 1e9:.2f}B", "", f"{ex['peak_rss_mb'] / 1024:.1f}", ""])
+    lines += ["OpenVINO `convert_model` (of `torch.export`, real f32 weights), peak RSS:", "",
+              common.table(["shape", "parameters", "model alone GiB", "peak GiB", "convert_model s"], rows), ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--skip-openvino", action="store_true")
+    parser.add_argument("--worker", choices=("forge", "openvino"))
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="8b")
+    parser.add_argument("--layers", type=int)
+    parser.add_argument("--out", type=Path, help="write the result JSON here")
+    args = parser.parse_args(argv)
+    if args.worker:
+        work = forge_worker if args.worker == "forge" else openvino_worker
+        print(json.dumps(work(args.shape, args.layers)))
+        return 0
+    result = run(quick=args.quick, skip_openvino=args.skip_openvino)
+    text = json.dumps(result, indent=1)
+    if args.out:
+        args.out.write_text(text)
+    print(text)
+    print(render(result))
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    sys.exit(main())

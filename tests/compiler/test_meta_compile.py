@@ -1,0 +1,132 @@
+"""Compiling without weights (`forge.compile_meta`): a model built on the meta device compiles to an
+artifact that references safetensors files, and `forge.load` binds them (memory-mapped).
+
+One small Llama: its real weights written with `safetensors.torch.save_file`, the same architecture
+built under `init_empty_weights` (no parameter storage), compiled once per module; the loaded model
+matches the eager model with the real weights.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from safetensors.torch import save_file
+from transformers import LlamaConfig, LlamaForCausalLM
+
+import forge
+from forge.compiler import CompileError, LoadError
+from forge.frontend.meta_weights import SafetensorsSource, WeightBindError, init_empty_weights
+
+CONFIG = dict(
+    num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128,
+    vocab_size=256, tie_word_embeddings=False,
+)
+IDS = torch.tensor([[3, 17, 42, 7, 99, 5, 250, 1]])
+KWARGS = {"use_cache": False}
+
+
+def _config() -> LlamaConfig:
+    return LlamaConfig(**CONFIG)
+
+
+@pytest.fixture(scope="module")
+def eager(tmp_path_factory):
+    """(the real model, the directory of its model.safetensors)."""
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(_config()).eval()
+    directory = tmp_path_factory.mktemp("llama_weights")
+    state = {k: v for k, v in model.state_dict().items() if k in dict(model.named_parameters())}
+    save_file(state, directory / "model.safetensors")
+    return model, directory
+
+
+@pytest.fixture(scope="module")
+def artifact(eager, tmp_path_factory):
+    _, weights = eager
+    with init_empty_weights():
+        meta_model = LlamaForCausalLM(_config()).eval()
+    assert all(p.is_meta for p in meta_model.parameters())
+    return forge.compile_meta(meta_model, (IDS,), KWARGS, save_to=tmp_path_factory.mktemp("art"),
+                              weights_from=weights / "model.safetensors")
+
+
+def test_init_empty_weights_keeps_buffers_real():
+    with init_empty_weights():
+        model = LlamaForCausalLM(_config())
+    assert all(p.is_meta for p in model.parameters())
+    assert all(not b.is_meta for b in model.buffers())  # the rotary tables are computed, not loaded
+
+
+def test_artifact_references_the_weights(artifact, eager):
+    meta = json.loads((artifact / "meta.json").read_text())
+    external = meta["external_weights"]
+    params = dict(eager[0].named_parameters())
+    assert set(external["tensors"]) == set(params)
+    assert [f["path"] for f in external["files"]] == [str((eager[1] / "model.safetensors").resolve())]
+    for name, entry in external["tensors"].items():
+        assert entry["shape"] == list(params[name].shape)
+    # the artifact's own weights file holds no parameter: only what the compile made (folded tables)
+    own = SafetensorsSource.open(artifact / "model.safetensors")
+    assert not set(own.entries) & set(params)
+    assert meta["report"]["weights_external"] == len(params)
+
+
+def test_load_binds_and_matches_eager(artifact, eager):
+    model, _ = eager
+    loaded = forge.load(artifact)
+    with torch.no_grad():
+        expected = model(IDS, **KWARGS).logits
+    got = loaded(IDS, **KWARGS).logits
+    assert (expected - got).abs().max().item() <= 2.1e-5
+    bound = loaded.weights["model.layers.0.mlp.up_proj.weight"]
+    assert torch.equal(bound, model.model.layers[0].mlp.up_proj.weight)
+
+
+def test_missing_tensor_names_tensor_and_file(artifact, eager, tmp_path):
+    model, _ = eager
+    state = {k: v for k, v in model.state_dict().items() if k in dict(model.named_parameters())}
+    del state["model.norm.weight"]
+    save_file(state, tmp_path / "partial.safetensors")
+    with pytest.raises(LoadError, match=r"'model\.norm\.weight' .*none of the weights files: .*partial\.safetensors"):
+        forge.load(artifact, weights_from=tmp_path / "partial.safetensors")
+
+
+def test_wrong_shape_and_dtype_name_tensor_and_file(artifact, eager, tmp_path):
+    model, _ = eager
+    state = {k: v.clone() for k, v in model.state_dict().items() if k in dict(model.named_parameters())}
+    state["model.norm.weight"] = torch.ones(32)
+    save_file(state, tmp_path / "shape.safetensors")
+    with pytest.raises(LoadError, match=r"'model\.norm\.weight' in .*shape\.safetensors is float32 \[32\], "
+                                        r"but the model was compiled with float32 \[64\]"):
+        forge.load(artifact, weights_from=tmp_path / "shape.safetensors")
+    state["model.norm.weight"] = torch.ones(64, dtype=torch.float16)
+    save_file(state, tmp_path / "dtype.safetensors")
+    with pytest.raises(LoadError, match=r"'model\.norm\.weight' in .*dtype\.safetensors is float16 \[64\]"):
+        forge.load(artifact, weights_from=tmp_path / "dtype.safetensors")
+
+
+def test_compile_meta_checks_the_files_first(tmp_path):
+    with init_empty_weights():
+        model = LlamaForCausalLM(_config()).eval()
+    save_file({"model.norm.weight": torch.ones(64)}, tmp_path / "few.safetensors")
+    with pytest.raises(CompileError, match=r"weight '[\w.]+' .*none of the weights files: .*few\.safetensors "
+                                           r"\(and 19 more weights missing\)"):
+        forge.compile_meta(model, (IDS,), KWARGS, save_to=tmp_path / "art", weights_from=tmp_path / "few.safetensors")
+    with pytest.raises(CompileError, match=r"weights file not found: .*nothing\.st"):
+        forge.compile_meta(model, (IDS,), KWARGS, save_to=tmp_path / "art", weights_from=tmp_path / "nothing.st")
+
+
+def test_compile_refuses_meta_weights(tmp_path):
+    with init_empty_weights():
+        model = torch.nn.Embedding(10, 4)
+    with pytest.raises(CompileError, match=r"on the meta device \(first: 'weight'\).*forge\.compile_meta"):
+        forge.compile(model, (torch.tensor([[1, 2, 3]]),))
+
+
+def test_corrupt_weights_file_is_named(tmp_path):
+    path = tmp_path / "bad.safetensors"
+    path.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all")
+    with pytest.raises(WeightBindError, match=r"bad\.safetensors: corrupt header"):
+        SafetensorsSource.open(path)
