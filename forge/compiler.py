@@ -788,7 +788,10 @@ def _bind_external(directory: Path, meta: dict[str, Any], weights: WeightStore, 
     try:
         for name, entry in manifest["tensors"].items():
             dtype = getattr(torch, entry["dtype"].removeprefix("torch."))
-            weights.add(name, torch.empty(entry["shape"], dtype=dtype, device="meta"))
+            placeholder = torch.empty(entry["shape"], dtype=dtype, device="meta")
+            weights.add(name, placeholder)
+            if entry.get("key", name) != name:  # a tied weight stored under its other name
+                weights.add(entry["key"], placeholder)
         source = source_from_manifest(manifest, weights_from)
         names = list(manifest["tensors"])
         return bind(weights, source, names), external_manifest(weights, source, names)

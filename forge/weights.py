@@ -49,13 +49,16 @@ _StorageKey = "tuple[int, int, tuple[int, ...], tuple[int, ...], torch.dtype, to
 def _storage_key(tensor: torch.Tensor) -> _StorageKey | None:
     """What makes two tensors the same weight: same storage bytes, offset, shape, stride, dtype.
 
-    None when identity is meaningless (no real storage: empty, meta or fake tensors), so such
-    tensors are never merged.
+    A meta tensor (an external weight) has no bytes but a storage object: tied meta parameters
+    share it, so its identity is the key. None when identity is meaningless (empty or fake
+    tensors), so such tensors are never merged.
     """
     try:
         storage = tensor.untyped_storage()
         ptr = storage.data_ptr()
-        if ptr == 0 or storage.nbytes() == 0:
+        if ptr == 0 and tensor.device.type == "meta" and storage.nbytes():
+            ptr = storage._cdata  # the StorageImpl: alive (so unique) while the store holds the tensor
+        elif ptr == 0 or storage.nbytes() == 0:
             return None
     except (RuntimeError, NotImplementedError):
         return None

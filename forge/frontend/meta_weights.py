@@ -46,6 +46,7 @@ __all__ = [
     "check_external",
     "external_manifest",
     "external_names",
+    "file_keys",
     "init_empty_weights",
     "source_from_manifest",
 ]
@@ -143,28 +144,42 @@ class SafetensorsSource:
         return entry
 
 
-def check_external(store: WeightStore, source: SafetensorsSource, names: Iterable[str]) -> None:
-    """Every external weight among `names` is in `source` with its compiled shape and dtype (the
-    error names the first that is not, and how many more are missing)."""
-    names = list(names)
-    missing = [n for n in names if n not in source.entries]
+def file_keys(store: WeightStore, source: SafetensorsSource, names: Iterable[str]) -> dict[str, str]:
+    """The key in `source` of each weight among `names`: its own name, else one of its aliases (a tied
+    weight is saved once, under either name: `save_pretrained` keeps the embedding, drops the LM head)."""
+    aliases: dict[str, list[str]] = {}
+    for alias, canonical in store.aliases.items():
+        aliases.setdefault(canonical, []).append(alias)
+    keys = {}
+    for name in names:
+        found = [k for k in (name, *sorted(aliases.get(name, ()))) if k in source.entries]
+        keys[name] = found[0] if found else name
+    return keys
+
+
+def check_external(store: WeightStore, source: SafetensorsSource, names: Iterable[str]) -> dict[str, str]:
+    """Every external weight among `names` is in `source` (under its name or an alias) with its compiled
+    shape and dtype (the error names the first that is not, and how many more are missing). Returns
+    `file_keys`."""
+    keys = file_keys(store, source, names)
+    missing = [n for n, key in keys.items() if key not in source.entries]
     if missing:
         try:
             source.entry(missing[0], tuple(store[missing[0]].shape), store[missing[0]].dtype)
         except WeightBindError as err:
             more = f" (and {len(missing) - 1} more weights missing)" if len(missing) > 1 else ""
             raise WeightBindError(f"{err}{more}") from None
-    for name in names:
+    for name, key in keys.items():
         tensor = store[name]
-        source.entry(name, tuple(tensor.shape), tensor.dtype)
+        source.entry(key, tuple(tensor.shape), tensor.dtype)
+    return keys
 
 
 def external_manifest(store: WeightStore, source: SafetensorsSource, names: Iterable[str]) -> dict[str, Any]:
     """What a saved artifact records for its external weights (JSON): the files (absolute path, size,
     SHA-256 of the header) and, per weight, its file, shape and dtype."""
-    names = list(names)
-    check_external(store, source, names)
-    used_files = sorted({source.entries[n].file for n in names}, key=source.files.index)
+    keys = check_external(store, source, names)
+    used_files = sorted({source.entries[k].file for k in keys.values()}, key=source.files.index)
     index = {path: i for i, path in enumerate(used_files)}
     return {
         "files": [
@@ -172,8 +187,9 @@ def external_manifest(store: WeightStore, source: SafetensorsSource, names: Iter
             for path in used_files
         ],
         "tensors": {
-            n: {"file": index[source.entries[n].file], "shape": list(store[n].shape), "dtype": str(store[n].dtype)}
-            for n in names
+            n: {"file": index[source.entries[k].file], **({"key": k} if k != n else {}),
+                "shape": list(store[n].shape), "dtype": str(store[n].dtype)}
+            for n, k in keys.items()
         },
     }
 
@@ -192,15 +208,20 @@ def source_from_manifest(manifest: dict[str, Any], weights_from: Any = None) -> 
     return source
 
 
-def bind(store: WeightStore, source: SafetensorsSource, names: Iterable[str] | None = None) -> WeightStore:
+def bind(
+    store: WeightStore, source: SafetensorsSource, names: Iterable[str] | None = None,
+    keys: dict[str, str] | None = None,
+) -> WeightStore:
     """A store with the external entries (those among `names`, default all) replaced by memory-mapped
-    tensors of `source` (copy-on-write: a write never reaches the file); aliases are kept."""
-    external = set(external_names(store) if names is None else names)
+    tensors of `source` (copy-on-write: a write never reaches the file), read under `keys` (name ->
+    key in the files; default `file_keys`); aliases are kept."""
+    external = list(external_names(store) if names is None else names)
+    keys = {**file_keys(store, source, external), **(keys or {})}
     maps: dict[Path, mmap.mmap] = {}
     result = WeightStore()
     for name, tensor in store.items():
         if name in external:
-            tensor = _mapped(source.entry(name, tuple(tensor.shape), tensor.dtype), maps)
+            tensor = _mapped(source.entry(keys[name], tuple(tensor.shape), tensor.dtype), maps)
         result.add(name, tensor)
     for alias, canonical in store.aliases.items():
         result._aliases[alias] = canonical

@@ -130,3 +130,23 @@ def test_corrupt_weights_file_is_named(tmp_path):
     path.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json at all")
     with pytest.raises(WeightBindError, match=r"bad\.safetensors: corrupt header"):
         SafetensorsSource.open(path)
+
+
+def test_tied_weights_bind_from_either_name(tmp_path):
+    """A tied embedding / LM head is one external weight, found under whichever name the file keeps."""
+    torch.manual_seed(1)
+    config = LlamaConfig(**{**CONFIG, "num_hidden_layers": 1, "tie_word_embeddings": True})
+    model = LlamaForCausalLM(config).eval()
+    state = {k: v for k, v in model.state_dict().items() if k != "model.embed_tokens.weight"}
+    state = {k: v for k, v in state.items() if k in dict(model.named_parameters(remove_duplicate=False))}
+    save_file(state, tmp_path / "tied.safetensors")  # the head's name only
+    with init_empty_weights():
+        meta_model = LlamaForCausalLM(config).eval()
+    artifact = forge.compile_meta(meta_model, (IDS,), KWARGS, save_to=tmp_path / "art",
+                                  weights_from=tmp_path / "tied.safetensors")
+    tensors = json.loads((artifact / "meta.json").read_text())["external_weights"]["tensors"]
+    assert tensors["model.embed_tokens.weight"]["key"] == "lm_head.weight" and "lm_head.weight" not in tensors
+    loaded = forge.load(artifact)
+    with torch.no_grad():
+        expected = model(IDS, **KWARGS).logits
+    assert (expected - loaded(IDS, **KWARGS).logits).abs().max().item() <= 2.1e-5
