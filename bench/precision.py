@@ -11,7 +11,8 @@ Every system runs with the same explicit thread/stream settings (`forge.precisio
 Accuracy: every mode is compiled again at sequence `ACCURACY_SEQ_LEN` (32, to keep 100 sequences
 affordable) and compared with eager f32 on `SEQUENCES` seeded token sequences (seeds 0..99, uniform
 over the vocabulary; `forge.precision.evaluate_accuracy`): max |logit diff|, mean KL(eager || mode)
-and top-1 agreement over all positions. The eager logits are computed once per model.
+and top-1 agreement over all positions. The eager logits are computed once per model. Eager PyTorch under
+`torch.autocast` bf16 is measured on the same sequences as a third bf16 reference (accuracy only).
 """
 
 from __future__ import annotations
@@ -162,7 +163,21 @@ def _accuracy(spec: common.ModelSpec, model, quick: bool, n: int, built=None) ->
             acc["bounds"] = {"max_abs": b.max_abs, "kl_mean": b.kl_mean, "top1": b.top1}
             acc["within_bounds"] = within_bounds(acc, b)
         out[label] = acc
+    out[AUTOCAST] = evaluate_accuracy(model, _autocast(model), inputs, sequences=n, reference=cache)
     return out
+
+
+AUTOCAST = "torch.autocast bf16"
+"""A third bf16 reference, accuracy only: eager PyTorch under `torch.autocast("cpu", torch.bfloat16)` (bf16
+matmul inputs, f32 residual stream and norms): how far bf16 itself is from f32 on these models."""
+
+
+def _autocast(model: torch.nn.Module) -> Callable[..., Any]:
+    def run(*args: torch.Tensor) -> Any:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return model(*args)
+
+    return run
 
 
 class _Reference:
@@ -195,7 +210,9 @@ def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
         rows.append(common.target_row(f"{label}: forge bf16 median / openvino default", ratio,
                                       TARGETS["bf16_vs_openvino_default"], higher_is_better=False, unit="x", why=why))
         bf, ov = acc["forge bf16"], acc["openvino default"]
-        why = (f"OpenVINO's own bf16 gets top-1 {ov['top1']:.2%} / KL {ov['kl_mean']:.1e} on the same sequences: "
+        auto = acc.get(AUTOCAST)
+        also = f", torch.autocast bf16 {auto['top1']:.2%} / {auto['kl_mean']:.1e}" if auto else ""
+        why = (f"OpenVINO's own bf16 gets top-1 {ov['top1']:.2%} / KL {ov['kl_mean']:.1e} on the same sequences{also}: "
                "bf16 rounding flips near-tied top logits of the random-weight model, not Forge's graph")
         rows.append(common.target_row(f"{label}: forge bf16 top-1 agreement vs eager f32", bf["top1"],
                                       TARGETS["top1"], higher_is_better=True, why=why))
@@ -217,12 +234,15 @@ def render(result: dict[str, Any], figures: Path) -> str:
         s, acc = mr["summary"], mr["accuracy"]
         ref = s["openvino default"]["median"]
         rows = []
-        for system in s:
+        for system in [*s, *(x for x in acc if x not in s)]:
             a = acc[system]
             b = a.get("bounds")
-            rows.append([f"**{system}**" if system.startswith("forge") else system, common.ms(s[system]["median"]),
-                         f"{common.ms(s[system]['min'])}–{common.ms(s[system]['max'])}",
-                         common.ratio(s[system]["median"] / ref), common.sci(a["max_abs"]), common.sci(a["kl_mean"]),
+            timed = s.get(system)
+            rows.append([f"**{system}**" if system.startswith("forge") else system,
+                         common.ms(timed["median"]) if timed else "(accuracy only)",
+                         f"{common.ms(timed['min'])}–{common.ms(timed['max'])}" if timed else "",
+                         common.ratio(timed["median"] / ref) if timed else "",
+                         common.sci(a["max_abs"]), common.sci(a["kl_mean"]),
                          f"{a['top1']:.2%}",
                          "" if b is None else f"{b['max_abs']:g} / {b['kl_mean']:g} / {b['top1']:.0%}",
                          "" if b is None else ("yes" if a["within_bounds"] else "**no**")])
