@@ -1,5 +1,6 @@
 """Per-node-type profile (issue 15 part 1): the OpenVINO graph Forge emits against the one OpenVINO's own
-PyTorch frontend builds from the same ExportedProgram, both f32, op by op.
+PyTorch frontend builds from the same ExportedProgram, both f32, op by op; GPT-2 and Llama again at bf16
+(Forge `precision="bf16"` against OpenVINO at its default precision hint, `BF16_MODELS`).
 
 For each model, one process builds both graphs from the same seeded model and token batch:
 
@@ -43,6 +44,11 @@ MODELS: tuple[common.ModelSpec, ...] = (
 )
 """GPT-2 12L with eager attention, the Llama-style decoder, BERT and one convolutional zoo model."""
 QUICK_MODELS: tuple[common.ModelSpec, ...] = (common.ModelSpec("gpt2", "eager"),)
+BF16_MODELS = MODELS[:2]
+"""Profiled again at reduced precision (issue 15's bf16 target): Forge `precision="bf16"` against OpenVINO at
+its default precision hint (bf16 on AMX/AVX512-BF16 CPUs; the effective hint is recorded)."""
+BF16 = " bf16"
+"""Suffix of a model label profiled at bf16."""
 WARMUP, ROUNDS = 3, 15
 QUICK_WARMUP, QUICK_ROUNDS = 1, 3
 TOP = 8
@@ -58,20 +64,27 @@ def run(quick: bool = False) -> dict[str, Any]:
               "models": [m.label for m in specs], "ov_properties": _ov_properties()}
     with common.recorded("node_profile", quick, config) as result:
         result["models"] = {spec.label: _profile(spec, quick, warmup, rounds) for spec in specs}
+        for spec in specs if quick else BF16_MODELS:
+            result["models"][spec.label + BF16] = _profile(spec, quick, warmup, rounds, precision="bf16")
     return result
 
 
-def _ov_properties() -> dict[str, Any]:
-    return {**peers.OV_CPU_PROPERTIES, "PERF_COUNT": "YES"}
+def _ov_properties(precision: str = "f32") -> dict[str, Any]:
+    """The OpenVINO peer's properties with profiling; at bf16 its precision hint is left at the default."""
+    props = {**peers.OV_CPU_PROPERTIES, "PERF_COUNT": "YES"}
+    if precision != "f32":
+        del props["INFERENCE_PRECISION_HINT"]
+    return props
 
 
 # --- measuring ---------------------------------------------------------------------------------------
 
 
-def _profile(spec: common.ModelSpec, quick: bool, warmup: int, rounds: int) -> dict[str, Any]:
+def _profile(spec: common.ModelSpec, quick: bool, warmup: int, rounds: int,
+             precision: str = "f32") -> dict[str, Any]:
     model, inputs = common.model_and_inputs(spec, quick)
-    forge_call, forge_requests, forge_compiled = _forge(model, inputs)
-    ov_call, ov_request, ov_compiled = _openvino(model, inputs)
+    forge_call, forge_requests, forge_compiled = _forge(model, inputs, precision)
+    ov_call, ov_request, ov_compiled = _openvino(model, inputs, precision)
     for _ in range(warmup):
         forge_call()
         ov_call()
@@ -88,34 +101,41 @@ def _profile(spec: common.ModelSpec, quick: bool, warmup: int, rounds: int) -> d
         per_round["openvino"].append(_by_type(ov_request.get_profiling_info()))
     sides = {s: _summarize(per_round[s], wall[s]) for s in per_round}
     graphs = {"forge": _runtime_graph(forge_compiled), "openvino": _runtime_graph([ov_compiled])}
-    return {"sides": sides, "runtime_graph": graphs, "top": _differences(sides),
-            "graph_only": _graph_only(graphs), "forge_segments": len(forge_compiled)}
+    hints = {s: _type_name(c.get_property("INFERENCE_PRECISION_HINT")) for s, c in
+             (("forge", forge_compiled[0]), ("openvino", ov_compiled))}
+    return {"sides": sides, "runtime_graph": graphs, "top": _differences(sides), "precision": precision,
+            "effective_hint": hints, "graph_only": _graph_only(graphs), "forge_segments": len(forge_compiled)}
 
 
-def _forge(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]):
+def _forge(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...], precision: str = "f32"):
     """Forge's program re-emitted with PERF_COUNT on (same buffer IR, same compile properties)."""
     import forge
     from backends.nnfactory import emit
     from backends.nnfactory.openvino_runtime import OpenVINORuntime
 
-    compiled = forge.compile(model, inputs)
-    runtime = OpenVINORuntime("CPU", properties={"PERF_COUNT": "YES"})
+    compiled = forge.compile(model, inputs, precision=precision)
+    runtime = OpenVINORuntime("CPU", precision=precision, properties={"PERF_COUNT": "YES"})
     program = emit(compiled.buffer_module, compiled.weights, runtime=runtime)
     executor = program.executor()
     graphs = [seg.graph for seg in program.segments]
     return (lambda: executor(*inputs)), [g._request for g in graphs], [g.compiled_model for g in graphs]
 
 
-def _openvino(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]):
+def _openvino(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...], precision: str = "f32"):
     import openvino as ov
 
     with peers.quiet():
         ov_model = ov.convert_model(peers.export(model, inputs))
     ov_model.reshape(peers.static_shapes(inputs))
-    compiled = ov.Core().compile_model(ov_model, "CPU", _ov_properties())
+    compiled = ov.Core().compile_model(ov_model, "CPU", _ov_properties(precision))
     request = compiled.create_infer_request()
     feed = {i: x.numpy() for i, x in enumerate(inputs)}
     return (lambda: request.infer(feed)), request, compiled
+
+
+def _type_name(value: Any) -> str:
+    """An OpenVINO element type as its name (`f32`, `bf16`)."""
+    return value.get_type_name() if hasattr(value, "get_type_name") else str(value)
 
 
 def _by_type(infos) -> dict[tuple[str, str], tuple[int, float]]:
@@ -252,7 +272,9 @@ def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for label, mr in result["models"].items():
         why = "; ".join(_largest_excess(mr, side) for side in ("forge", "openvino"))
-        rows.append(common.target_row(f"{label}: f32 graph node time, Forge / OpenVINO (PERF_COUNT)", node_ratio(mr),
+        what = ("bf16 graph node time, Forge bf16 / OpenVINO default" if mr.get("precision", "f32") != "f32"
+                else "f32 graph node time, Forge / OpenVINO")
+        rows.append(common.target_row(f"{label.removesuffix(BF16)}: {what} (PERF_COUNT)", node_ratio(mr),
                                       TARGET, higher_is_better=False, unit="x", why=why))
     return rows
 
@@ -271,9 +293,10 @@ def _largest_excess(mr: dict[str, Any], side: str) -> str:
 
 def render(result: dict[str, Any], figures: Path) -> str:
     cfg = result["config"]
-    out = ["## Per-node-type profile (Forge's OpenVINO graph vs OpenVINO's own, f32)\n",
+    out = ["## Per-node-type profile (Forge's OpenVINO graph vs OpenVINO's own, f32 and bf16)\n",
            f"OpenVINO's per-node profiling (`PERF_COUNT`) of the graph Forge emits and of the one "
-           f"`ov.convert_model` builds from the same ExportedProgram; batch 1, sequence {cfg['seq_len']}, f32, "
+           f"`ov.convert_model` builds from the same ExportedProgram; batch 1, sequence {cfg['seq_len']}, f32 (the "
+           "*bf16* rows: Forge `precision=\"bf16\"` against OpenVINO at its default precision hint), "
            f"{cfg['rounds']} interleaved calls each (medians). Node time = the sum of the executed nodes' times; "
            "wall = one call (Forge: through its executor). Run at " + result["date"] + ", load average "
            + f"{result['load_before'][0]:.1f} before, {result['load_after'][0]:.1f} after (1 min): a loaded "
@@ -282,6 +305,9 @@ def render(result: dict[str, Any], figures: Path) -> str:
     for label, mr in result["models"].items():
         f, o = mr["sides"]["forge"], mr["sides"]["openvino"]
         out.append(f"### {label}\n")
+        if "effective_hint" in mr:
+            out.append(f"Effective precision hint: Forge {mr['effective_hint']['forge']}, "
+                       f"OpenVINO {mr['effective_hint']['openvino']}.\n")
         out.append(f"Node time: Forge {f['total_us'] / 1e3:.2f} ms, OpenVINO {o['total_us'] / 1e3:.2f} ms "
                    f"(**{node_ratio(mr):.3f}x**); wall (profiling on): Forge {f['wall_ms']['median']:.2f} ms, "
                    f"OpenVINO {o['wall_ms']['median']:.2f} ms; Forge segments: {mr['forge_segments']}.\n")
