@@ -232,7 +232,7 @@ class AtenOp(IRDLOperation):
     def infer_with_torch(self) -> list[Attribute]:
         """Result types from torch (the meta kernel, or the CPU kernel on 1-element probes for the
         elementwise ops): the reference the native functions are tested against."""
-        if self.SIGNATURE.qualname in ELEMENTWISE_NAMES:
+        if is_elementwise(self.SIGNATURE):
             return self._infer_elementwise()
         return self._infer_on_meta()
 
@@ -656,12 +656,6 @@ the same values; `AtenOp.call` uses the latter (shape inference is unaffected). 
 the same, keyed by torch OpOverloads (built on first use)."""
 
 
-ELEMENTWISE_NAMES: set[str] = set()
-"""The dialect's elementwise overloads (qualified names, aten_schema.is_elementwise): those torch
-tags `pointwise` (minus NOT_BROADCASTING), plus UNTAGGED_POINTWISE: their result shape is the
-broadcast of their operands' (filled as ops are defined). `ELEMENTWISE_TARGETS`: the same as torch
-OpOverloads (built on first use)."""
-
 _AUX_RESULTS: dict[str, frozenset[int]] = {
     "aten::_native_batch_norm_legit_no_training.default": frozenset({1, 2}),
     "aten::_embedding_bag.default": frozenset({1, 2, 3}),
@@ -672,38 +666,35 @@ backward passes read): the verifier checks only their dtype and rank, and `call`
 the declared (meta) shape where the CPU kernel's shape differs; consumers must not rely on them.
 Keyed by qualified name; `AUX_RESULTS`: the same keyed by torch OpOverloads (built on first use)."""
 
-OPS_BY_NAME: dict[str, type[AtenOp]] = {}
-"""The aten op class of each overload, by qualified name (`aten::view.default`)."""
-
-
-def _register(*classes: type[AtenOp]) -> list[type[AtenOp]]:
-    for cls in classes:
-        sig = cls.SIGNATURE
-        OPS_BY_NAME[sig.qualname] = cls
-        if is_elementwise(sig):
-            ELEMENTWISE_NAMES.add(sig.qualname)
-    return list(classes)
-
-
 def _by_target(table: dict[str, Any]) -> dict[Any, Any]:
     return {schema.resolve_overload(name): value for name, value in table.items()}
 
 
 _LAZY_TABLES: dict[str, Callable[[], Any]] = {
-    "OPS_BY_TARGET": lambda: _by_target(OPS_BY_NAME),
-    "ELEMENTWISE_TARGETS": lambda: set(_by_target(dict.fromkeys(ELEMENTWISE_NAMES))),
+    "OPS_BY_TARGET": lambda: _by_target(_table("OPS_BY_NAME")),
+    "ELEMENTWISE_TARGETS": lambda: set(_by_target(dict.fromkeys(_table("ELEMENTWISE_NAMES")))),
     "AUX_RESULTS": lambda: _by_target(_AUX_RESULTS),
     "VALUE_SEMANTICS": lambda: {k: schema.resolve_overload(v) for k, v in _by_target(_VALUE_SEMANTICS).items()},
 }
 
 
 def __getattr__(name: str) -> Any:
-    """The tables keyed by torch OpOverloads (`OPS_BY_TARGET`: what the importer looks up,
-    `ELEMENTWISE_TARGETS`, `AUX_RESULTS`, `VALUE_SEMANTICS`), built on first use: they import torch."""
-    factory = _LAZY_TABLES.get(name)
-    if factory is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = globals()[name] = factory()  # built once: later reads (and monkeypatches) see this dict
+    """What is built on first use: each op class (`aten.AddTensorOp`; see `op_named`), the tables of
+    all of them (`SCHEMA_OPS`, `OPS_BY_NAME`, `ELEMENTWISE_NAMES`, the `Aten` dialect: they build
+    every class, ~0.1 s), and the tables keyed by torch OpOverloads (`OPS_BY_TARGET`: what the
+    importer looks up, `ELEMENTWISE_TARGETS`, `AUX_RESULTS`, `VALUE_SEMANTICS`: they import torch)."""
+    if name in _DECLARED:
+        return _op_class(name)
+    return _table(name)
+
+
+def _table(name: str) -> Any:
+    value = globals().get(name)
+    if value is None:
+        factory = _LAZY_TABLES.get(name)
+        if factory is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = globals()[name] = factory()  # built once: later reads (and monkeypatches) see this dict
     return value
 
 
@@ -808,174 +799,241 @@ from dialects.aten_table import FUSED as FUSED_OPS  # noqa: E402  (fused op name
 from dialects.aten_table import GENERATED  # noqa: E402
 
 # Shape and data movement
-ViewOp = aten_op("aten::view.default")
-ReshapeOp = aten_op("aten::reshape.default")
-UnsafeViewOp = aten_op("aten::_unsafe_view.default")
-PermuteOp = aten_op("aten::permute.default")
-TransposeIntOp = aten_op("aten::transpose.int")
-TOp = aten_op("aten::t.default")
-ExpandOp = aten_op("aten::expand.default")
-SliceTensorOp = aten_op("aten::slice.Tensor")
-SelectIntOp = aten_op("aten::select.int")
-SplitTensorOp = aten_op("aten::split.Tensor")
-SplitWithSizesOp = aten_op("aten::split_with_sizes.default")
-CatOp = aten_op("aten::cat.default")
-StackOp = aten_op("aten::stack.default")
-UnsqueezeOp = aten_op("aten::unsqueeze.default")
-SqueezeOp = aten_op("aten::squeeze.default")
-SqueezeDimOp = aten_op("aten::squeeze.dim")
-SqueezeDimsOp = aten_op("aten::squeeze.dims")
-FlattenUsingIntsOp = aten_op("aten::flatten.using_ints")
-RepeatOp = aten_op("aten::repeat.default")
-ContiguousOp = aten_op("aten::contiguous.default")
-CloneOp = aten_op("aten::clone.default")
-AliasOp = aten_op("aten::alias.default")
-DetachOp = aten_op("aten::detach.default")
-LiftFreshCopyOp = aten_op("aten::lift_fresh_copy.default")
-# Lookups
-EmbeddingOp = aten_op("aten::embedding.default")
-GatherOp = aten_op("aten::gather.default")
-IndexTensorOp = aten_op("aten::index.Tensor")
-IndexSelectOp = aten_op("aten::index_select.default")
-# Linear algebra
-AddmmOp = aten_op("aten::addmm.default")
-MmOp = aten_op("aten::mm.default")
-BmmOp = aten_op("aten::bmm.default")
-BaddbmmOp = aten_op("aten::baddbmm.default")
-MatmulOp = aten_op("aten::matmul.default")
-LinearOp = aten_op("aten::linear.default")
-# Convolution and padding
-Conv1dOp = aten_op("aten::conv1d.default")
-Conv2dOp = aten_op("aten::conv2d.default")
-Conv1dPaddingOp = aten_op("aten::conv1d.padding")
-Conv2dPaddingOp = aten_op("aten::conv2d.padding")
-ConvolutionOp = aten_op("aten::convolution.default")
-ConvTranspose1dOp = aten_op("aten::conv_transpose1d.default")
-ConvTranspose2dInputOp = aten_op("aten::conv_transpose2d.input")
-PadOp = aten_op("aten::pad.default")
-ConstantPadNdOp = aten_op("aten::constant_pad_nd.default")
-# Elementwise arithmetic
-AddTensorOp = aten_op("aten::add.Tensor")
-AddScalarOp = aten_op("aten::add.Scalar")
-SubTensorOp = aten_op("aten::sub.Tensor")
-SubScalarOp = aten_op("aten::sub.Scalar")
-RsubScalarOp = aten_op("aten::rsub.Scalar")
-MulTensorOp = aten_op("aten::mul.Tensor")
-MulScalarOp = aten_op("aten::mul.Scalar")
-DivTensorOp = aten_op("aten::div.Tensor")
-DivScalarOp = aten_op("aten::div.Scalar")
-DivTensorModeOp = aten_op("aten::div.Tensor_mode")
-PowTensorScalarOp = aten_op("aten::pow.Tensor_Scalar")
-PowTensorTensorOp = aten_op("aten::pow.Tensor_Tensor")
-MaximumOp = aten_op("aten::maximum.default")
-MinimumOp = aten_op("aten::minimum.default")
-ClampOp = aten_op("aten::clamp.default")
-NegOp = aten_op("aten::neg.default")
-AbsOp = aten_op("aten::abs.default")
-ReciprocalOp = aten_op("aten::reciprocal.default")
-SqrtOp = aten_op("aten::sqrt.default")
-RsqrtOp = aten_op("aten::rsqrt.default")
-ExpOp = aten_op("aten::exp.default")
-LogOp = aten_op("aten::log.default")
-SinOp = aten_op("aten::sin.default")
-CosOp = aten_op("aten::cos.default")
-ErfOp = aten_op("aten::erf.default")
-# Activations
-TanhOp = aten_op("aten::tanh.default")
-SigmoidOp = aten_op("aten::sigmoid.default")
-ReluOp = aten_op("aten::relu.default")
-GeluOp = aten_op("aten::gelu.default")
-SiluOp = aten_op("aten::silu.default")
-# Reductions, normalization, attention
-MeanDimOp = aten_op("aten::mean.dim")
-MeanOp = aten_op("aten::mean.default")
-SumDimIntListOp = aten_op("aten::sum.dim_IntList")
-SumOp = aten_op("aten::sum.default")
-AmaxOp = aten_op("aten::amax.default")
-CumsumOp = aten_op("aten::cumsum.default")
-DiffOp = aten_op("aten::diff.default")
-SoftmaxIntOp = aten_op("aten::softmax.int")
-SoftmaxOp = aten_op("aten::_softmax.default")
-LogSoftmaxIntOp = aten_op("aten::log_softmax.int")
-LayerNormOp = aten_op("aten::layer_norm.default")
-NativeLayerNormOp = aten_op("aten::native_layer_norm.default")
-RmsNormOp = aten_op("aten::rms_norm.default")
-ScaledDotProductAttentionOp = aten_op("aten::scaled_dot_product_attention.default")
-# Pooling, normalization and resampling
-MaxPool1dOp = aten_op("aten::max_pool1d.default")
-MaxPool2dOp = aten_op("aten::max_pool2d.default")
-AvgPool1dOp = aten_op("aten::avg_pool1d.default")
-AvgPool2dOp = aten_op("aten::avg_pool2d.default")
-AdaptiveAvgPool1dOp = aten_op("aten::adaptive_avg_pool1d.default")
-AdaptiveAvgPool2dOp = aten_op("aten::adaptive_avg_pool2d.default")
-BatchNormOp = aten_op("aten::batch_norm.default")
-UpsampleNearest1dVecOp = aten_op("aten::upsample_nearest1d.vec")
-UpsampleNearest2dVecOp = aten_op("aten::upsample_nearest2d.vec")
-UpsampleLinear1dVecOp = aten_op("aten::upsample_linear1d.vec")
-UpsampleBilinear2dVecOp = aten_op("aten::upsample_bilinear2d.vec")
-# Masks, comparisons, logic
-WhereSelfOp = aten_op("aten::where.self")
-WhereScalarOtherOp = aten_op("aten::where.ScalarOther")
-WhereScalarSelfOp = aten_op("aten::where.ScalarSelf")
-MaskedFillScalarOp = aten_op("aten::masked_fill.Scalar")
-MaskedFillTensorOp = aten_op("aten::masked_fill.Tensor")
-TriuOp = aten_op("aten::triu.default")
-TrilOp = aten_op("aten::tril.default")
-EqTensorOp = aten_op("aten::eq.Tensor")
-EqScalarOp = aten_op("aten::eq.Scalar")
-NeTensorOp = aten_op("aten::ne.Tensor")
-NeScalarOp = aten_op("aten::ne.Scalar")
-LtTensorOp = aten_op("aten::lt.Tensor")
-LtScalarOp = aten_op("aten::lt.Scalar")
-LeTensorOp = aten_op("aten::le.Tensor")
-LeScalarOp = aten_op("aten::le.Scalar")
-GtTensorOp = aten_op("aten::gt.Tensor")
-GtScalarOp = aten_op("aten::gt.Scalar")
-GeTensorOp = aten_op("aten::ge.Tensor")
-GeScalarOp = aten_op("aten::ge.Scalar")
-BitwiseAndTensorOp = aten_op("aten::bitwise_and.Tensor")
-BitwiseOrTensorOp = aten_op("aten::bitwise_or.Tensor")
-BitwiseNotOp = aten_op("aten::bitwise_not.default")
-AndTensorOp = aten_op("aten::__and__.Tensor")
-OrTensorOp = aten_op("aten::__or__.Tensor")
-LogicalNotOp = aten_op("aten::logical_not.default")
-LogicalAndOp = aten_op("aten::logical_and.default")
-# Conversions, dropout, assertions
-ToDtypeOp = aten_op("aten::to.dtype")
-ToDtypeLayoutOp = aten_op("aten::to.dtype_layout")
-ToDeviceOp = aten_op("aten::to.device")
-ToCopyOp = aten_op("aten::_to_copy.default")
-DropoutOp = aten_op("aten::dropout.default", pure=False)
-AssertTensorMetadataOp = aten_op("aten::_assert_tensor_metadata.default", pure=False)
-# Tensor factories
-ArangeOp = aten_op("aten::arange.default")
-ArangeStartOp = aten_op("aten::arange.start")
-ArangeStartStepOp = aten_op("aten::arange.start_step")
-FullOp = aten_op("aten::full.default")
-OnesOp = aten_op("aten::ones.default")
-ZerosOp = aten_op("aten::zeros.default")
-NewOnesOp = aten_op("aten::new_ones.default")
-NewZerosOp = aten_op("aten::new_zeros.default")
-FullLikeOp = aten_op("aten::full_like.default")
-OnesLikeOp = aten_op("aten::ones_like.default")
-ZerosLikeOp = aten_op("aten::zeros_like.default")
-ScalarTensorOp = aten_op("aten::scalar_tensor.default")
-# Forge's fused ops (created by fuse-ops and layout; see dialects/fused_kernels.py)
-for _fused in FUSED_OPS:  # one class per table entry: FusedLinearOp, MatmulTransposedOp, AddLayerNormOp, ...
-    globals()[FUSED_OPS[_fused]] = aten_op(f"forge::{_fused}.default", mnemonic=_fused)
+_NAMED_OPS: dict[str, str] = {
+    "ViewOp": "aten::view.default",
+    "ReshapeOp": "aten::reshape.default",
+    "UnsafeViewOp": "aten::_unsafe_view.default",
+    "PermuteOp": "aten::permute.default",
+    "TransposeIntOp": "aten::transpose.int",
+    "TOp": "aten::t.default",
+    "ExpandOp": "aten::expand.default",
+    "SliceTensorOp": "aten::slice.Tensor",
+    "SelectIntOp": "aten::select.int",
+    "SplitTensorOp": "aten::split.Tensor",
+    "SplitWithSizesOp": "aten::split_with_sizes.default",
+    "CatOp": "aten::cat.default",
+    "StackOp": "aten::stack.default",
+    "UnsqueezeOp": "aten::unsqueeze.default",
+    "SqueezeOp": "aten::squeeze.default",
+    "SqueezeDimOp": "aten::squeeze.dim",
+    "SqueezeDimsOp": "aten::squeeze.dims",
+    "FlattenUsingIntsOp": "aten::flatten.using_ints",
+    "RepeatOp": "aten::repeat.default",
+    "ContiguousOp": "aten::contiguous.default",
+    "CloneOp": "aten::clone.default",
+    "AliasOp": "aten::alias.default",
+    "DetachOp": "aten::detach.default",
+    "LiftFreshCopyOp": "aten::lift_fresh_copy.default",
+    # Lookups
+    "EmbeddingOp": "aten::embedding.default",
+    "GatherOp": "aten::gather.default",
+    "IndexTensorOp": "aten::index.Tensor",
+    "IndexSelectOp": "aten::index_select.default",
+    # Linear algebra
+    "AddmmOp": "aten::addmm.default",
+    "MmOp": "aten::mm.default",
+    "BmmOp": "aten::bmm.default",
+    "BaddbmmOp": "aten::baddbmm.default",
+    "MatmulOp": "aten::matmul.default",
+    "LinearOp": "aten::linear.default",
+    # Convolution and padding
+    "Conv1dOp": "aten::conv1d.default",
+    "Conv2dOp": "aten::conv2d.default",
+    "Conv1dPaddingOp": "aten::conv1d.padding",
+    "Conv2dPaddingOp": "aten::conv2d.padding",
+    "ConvolutionOp": "aten::convolution.default",
+    "ConvTranspose1dOp": "aten::conv_transpose1d.default",
+    "ConvTranspose2dInputOp": "aten::conv_transpose2d.input",
+    "PadOp": "aten::pad.default",
+    "ConstantPadNdOp": "aten::constant_pad_nd.default",
+    # Elementwise arithmetic
+    "AddTensorOp": "aten::add.Tensor",
+    "AddScalarOp": "aten::add.Scalar",
+    "SubTensorOp": "aten::sub.Tensor",
+    "SubScalarOp": "aten::sub.Scalar",
+    "RsubScalarOp": "aten::rsub.Scalar",
+    "MulTensorOp": "aten::mul.Tensor",
+    "MulScalarOp": "aten::mul.Scalar",
+    "DivTensorOp": "aten::div.Tensor",
+    "DivScalarOp": "aten::div.Scalar",
+    "DivTensorModeOp": "aten::div.Tensor_mode",
+    "PowTensorScalarOp": "aten::pow.Tensor_Scalar",
+    "PowTensorTensorOp": "aten::pow.Tensor_Tensor",
+    "MaximumOp": "aten::maximum.default",
+    "MinimumOp": "aten::minimum.default",
+    "ClampOp": "aten::clamp.default",
+    "NegOp": "aten::neg.default",
+    "AbsOp": "aten::abs.default",
+    "ReciprocalOp": "aten::reciprocal.default",
+    "SqrtOp": "aten::sqrt.default",
+    "RsqrtOp": "aten::rsqrt.default",
+    "ExpOp": "aten::exp.default",
+    "LogOp": "aten::log.default",
+    "SinOp": "aten::sin.default",
+    "CosOp": "aten::cos.default",
+    "ErfOp": "aten::erf.default",
+    # Activations
+    "TanhOp": "aten::tanh.default",
+    "SigmoidOp": "aten::sigmoid.default",
+    "ReluOp": "aten::relu.default",
+    "GeluOp": "aten::gelu.default",
+    "SiluOp": "aten::silu.default",
+    # Reductions, normalization, attention
+    "MeanDimOp": "aten::mean.dim",
+    "MeanOp": "aten::mean.default",
+    "SumDimIntListOp": "aten::sum.dim_IntList",
+    "SumOp": "aten::sum.default",
+    "AmaxOp": "aten::amax.default",
+    "CumsumOp": "aten::cumsum.default",
+    "DiffOp": "aten::diff.default",
+    "SoftmaxIntOp": "aten::softmax.int",
+    "SoftmaxOp": "aten::_softmax.default",
+    "LogSoftmaxIntOp": "aten::log_softmax.int",
+    "LayerNormOp": "aten::layer_norm.default",
+    "NativeLayerNormOp": "aten::native_layer_norm.default",
+    "RmsNormOp": "aten::rms_norm.default",
+    "ScaledDotProductAttentionOp": "aten::scaled_dot_product_attention.default",
+    # Pooling, normalization and resampling
+    "MaxPool1dOp": "aten::max_pool1d.default",
+    "MaxPool2dOp": "aten::max_pool2d.default",
+    "AvgPool1dOp": "aten::avg_pool1d.default",
+    "AvgPool2dOp": "aten::avg_pool2d.default",
+    "AdaptiveAvgPool1dOp": "aten::adaptive_avg_pool1d.default",
+    "AdaptiveAvgPool2dOp": "aten::adaptive_avg_pool2d.default",
+    "BatchNormOp": "aten::batch_norm.default",
+    "UpsampleNearest1dVecOp": "aten::upsample_nearest1d.vec",
+    "UpsampleNearest2dVecOp": "aten::upsample_nearest2d.vec",
+    "UpsampleLinear1dVecOp": "aten::upsample_linear1d.vec",
+    "UpsampleBilinear2dVecOp": "aten::upsample_bilinear2d.vec",
+    # Masks, comparisons, logic
+    "WhereSelfOp": "aten::where.self",
+    "WhereScalarOtherOp": "aten::where.ScalarOther",
+    "WhereScalarSelfOp": "aten::where.ScalarSelf",
+    "MaskedFillScalarOp": "aten::masked_fill.Scalar",
+    "MaskedFillTensorOp": "aten::masked_fill.Tensor",
+    "TriuOp": "aten::triu.default",
+    "TrilOp": "aten::tril.default",
+    "EqTensorOp": "aten::eq.Tensor",
+    "EqScalarOp": "aten::eq.Scalar",
+    "NeTensorOp": "aten::ne.Tensor",
+    "NeScalarOp": "aten::ne.Scalar",
+    "LtTensorOp": "aten::lt.Tensor",
+    "LtScalarOp": "aten::lt.Scalar",
+    "LeTensorOp": "aten::le.Tensor",
+    "LeScalarOp": "aten::le.Scalar",
+    "GtTensorOp": "aten::gt.Tensor",
+    "GtScalarOp": "aten::gt.Scalar",
+    "GeTensorOp": "aten::ge.Tensor",
+    "GeScalarOp": "aten::ge.Scalar",
+    "BitwiseAndTensorOp": "aten::bitwise_and.Tensor",
+    "BitwiseOrTensorOp": "aten::bitwise_or.Tensor",
+    "BitwiseNotOp": "aten::bitwise_not.default",
+    "AndTensorOp": "aten::__and__.Tensor",
+    "OrTensorOp": "aten::__or__.Tensor",
+    "LogicalNotOp": "aten::logical_not.default",
+    "LogicalAndOp": "aten::logical_and.default",
+    # Conversions, dropout, assertions
+    "ToDtypeOp": "aten::to.dtype",
+    "ToDtypeLayoutOp": "aten::to.dtype_layout",
+    "ToDeviceOp": "aten::to.device",
+    "ToCopyOp": "aten::_to_copy.default",
+    "DropoutOp": "aten::dropout.default",  # not Pure
+    "AssertTensorMetadataOp": "aten::_assert_tensor_metadata.default",  # not Pure
+    # Tensor factories
+    "ArangeOp": "aten::arange.default",
+    "ArangeStartOp": "aten::arange.start",
+    "ArangeStartStepOp": "aten::arange.start_step",
+    "FullOp": "aten::full.default",
+    "OnesOp": "aten::ones.default",
+    "ZerosOp": "aten::zeros.default",
+    "NewOnesOp": "aten::new_ones.default",
+    "NewZerosOp": "aten::new_zeros.default",
+    "FullLikeOp": "aten::full_like.default",
+    "OnesLikeOp": "aten::ones_like.default",
+    "ZerosLikeOp": "aten::zeros_like.default",
+    "ScalarTensorOp": "aten::scalar_tensor.default",
+}
+"""The hand-named ops: class name -> overload (qualified name)."""
+
+_NOT_PURE = frozenset({"DropoutOp", "AssertTensorMetadataOp"})
 
 
-# Every other core overload, and what torch.export leaves in graphs in practice: generated from the
-# name table in dialects/aten_table.py (scripts/gen_aten_ops.py), one class each (`_LogSoftmaxOp`,
-# `MaxDimOp`, `TopkOp`, ...), defined after the hand-named ops above so each overload is defined once.
-for _name in GENERATED:
-    _cls = aten_op(f"aten::{_name}", generated=True)
-    assert _cls.__name__ not in globals(), f"{_name}: class name {_cls.__name__} is taken"
-    globals()[_cls.__name__] = _cls
-del _name, _cls, _fused
+def _declarations() -> dict[str, tuple[str, dict[str, Any]]]:
+    """Every schema op of the dialect, in definition order: class name -> (overload, `aten_op` options).
 
-SCHEMA_OPS: list[type[AtenOp]] = _register(
-    *(v for v in list(globals().values()) if isinstance(v, type) and issubclass(v, AtenOp) and v is not AtenOp)
+    The hand-named ops first, then Forge's fused ops (created by fuse-ops and layout; see
+    dialects/fused_kernels.py; FusedLinearOp, MatmulTransposedOp, AddLayerNormOp, ...), then every
+    other core overload and what torch.export leaves in graphs in practice: generated from the name
+    table in dialects/aten_table.py (scripts/gen_aten_ops.py), one class each (`_LogSoftmaxOp`,
+    `MaxDimOp`, `TopkOp`, ...), after the hand-named ops so each overload is defined once."""
+    found = {name: (qualname, {"pure": name not in _NOT_PURE}) for name, qualname in _NAMED_OPS.items()}
+    for mnemonic, class_name in FUSED_OPS.items():
+        found[class_name] = (f"forge::{mnemonic}.default", {"mnemonic": mnemonic})
+    for name in GENERATED:
+        class_name = _class_name(_mnemonic(f"aten::{name}"), keep_underscore=True)
+        assert class_name not in found and class_name not in globals(), f"{name}: class name {class_name} is taken"
+        found[class_name] = (f"aten::{name}", {"generated": True})
+    return found
+
+
+_DECLARED = _declarations()
+"""Class name -> (overload, options) of every schema op; the classes are built on first use."""
+
+_CLASS_BY_OP_NAME: dict[str, str] = {
+    f"aten.{options.get('mnemonic') or _mnemonic(qualname)}": name for name, (qualname, options) in _DECLARED.items()
+}
+"""Op name (`aten.add.Tensor`) -> class name, for the context's lookup by name."""
+assert len(_CLASS_BY_OP_NAME) == len(_DECLARED), "two schema ops share an op name"
+
+_CLASS_BY_QUALNAME: dict[str, str] = {qualname: name for name, (qualname, _) in _DECLARED.items()}
+
+
+def _op_class(class_name: str) -> type[AtenOp]:
+    """The op class `class_name`, built on first use (one IRDL definition costs ~0.2 ms; building all
+    426 at import was most of `forge-opt`'s start-up)."""
+    cls = globals().get(class_name)
+    if cls is None:
+        qualname, options = _DECLARED[class_name]
+        cls = globals()[class_name] = aten_op(qualname, **options)
+        assert cls.__name__ == class_name, (cls.__name__, class_name)
+    return cls
+
+
+def op_named(op_name: str) -> type[IRDLOperation] | None:
+    """The `aten` op class named `op_name` (`aten.view`, `aten.add.Tensor`, `aten.weight`), built on
+    first use; None if the dialect has no such op. What Forge's context looks ops up with."""
+    if op_name in _NON_SCHEMA_OPS:
+        return _NON_SCHEMA_OPS[op_name]
+    class_name = _CLASS_BY_OP_NAME.get(op_name)
+    return _op_class(class_name) if class_name is not None else None
+
+
+def op_for(qualname: str) -> type[AtenOp] | None:
+    """The op class of overload `qualname` (`aten::view.default`), built on first use; None if the
+    dialect does not define it."""
+    class_name = _CLASS_BY_QUALNAME.get(qualname)
+    return _op_class(class_name) if class_name is not None else None
+
+
+_NON_SCHEMA_OPS: dict[str, type[IRDLOperation]] = {WeightOp.name: WeightOp, ConstantOp.name: ConstantOp}
+
+
+def _schema_ops() -> list[type[AtenOp]]:
+    return [_op_class(name) for name in _DECLARED]
+
+
+# The tables of every schema op (each builds all the classes on first read):
+# - SCHEMA_OPS: the classes in definition order;
+# - OPS_BY_NAME: the class of each overload, by qualified name (`aten::view.default`; `op_for` builds one);
+# - ELEMENTWISE_NAMES: the elementwise overloads (aten_schema.is_elementwise): those torch tags `pointwise`
+#   (minus NOT_BROADCASTING), plus UNTAGGED_POINTWISE: their result shape is the broadcast of their
+#   operands'; `ELEMENTWISE_TARGETS`: the same as torch OpOverloads;
+# - Aten: the dialect with every op (Forge's context looks ops up one by one instead, `op_named`).
+_LAZY_TABLES.update(
+    {
+        "SCHEMA_OPS": _schema_ops,
+        "OPS_BY_NAME": lambda: {cls.SIGNATURE.qualname: cls for cls in _schema_ops()},
+        "ELEMENTWISE_NAMES": lambda: {cls.SIGNATURE.qualname for cls in _schema_ops() if is_elementwise(cls.SIGNATURE)},
+        "Aten": lambda: Dialect("aten", [WeightOp, ConstantOp, *_schema_ops()], []),
+    }
 )
-
-Aten = Dialect("aten", [WeightOp, ConstantOp, *SCHEMA_OPS], [])

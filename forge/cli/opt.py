@@ -64,7 +64,7 @@ from forge.cli.passes import (
 )
 from forge.cli.reproducer import Reproducer
 from forge.cli.verify_semantics import semantic_checker, semantic_failure
-from forge.context import get_all_dialects, get_all_passes
+from forge.context import ForgeContext, get_all_dialects, get_all_passes
 from forge.diagnostics import Diagnostic, LocatingParser, SourceManager, one_line, parse_error_diagnostic
 from forge.pipeline import PassFailure, PassRecord, PipelineRunner, format_timing
 from forge.semantics import SemanticMismatch
@@ -115,6 +115,7 @@ class ForgeOptMain(xDSLOptMain):
     # ------------------------------------------------------------------ registration
 
     def register_all_dialects(self) -> None:
+        self.ctx = ForgeContext()  # aten ops are defined when first parsed, not all 426 at start-up
         super().register_all_dialects()
         registered = set(self.ctx.registered_dialect_names)
         for name, factory in get_all_dialects().items():
