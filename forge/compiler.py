@@ -414,11 +414,15 @@ def compile_meta(
     start = time.perf_counter()
     args, kwargs = _example_inputs(args, kwargs)
     times = StageTimes()
+    exported_model, cast = cast_policy(model, args, kwargs, torch.float32)  # a copy of a meta model costs nothing
     try:
-        source = SafetensorsSource.open(weights_from)
+        source = SafetensorsSource.open(weights_from, cast=cast is not None)
     except WeightBindError as err:
         raise CompileError(str(err)) from None
-    signature, imported, fallback = _export_and_import(model.eval(), args, kwargs, times, progress)
+    xargs, xkwargs = cast.apply(args, kwargs) if cast is not None else (args, kwargs)
+    signature, imported, fallback = _export_and_import(exported_model, xargs, xkwargs, times, progress)
+    if cast is not None:
+        signature = signature.retyped(args, kwargs)
     module, store = imported.module, imported.weights
     try:  # before the passes: a checkpoint that does not fit the model fails fast
         check_external(store, source, external_names(store))
@@ -446,12 +450,12 @@ def compile_meta(
         "ops_imported": ops_imported, "ops_optimized": ops_optimized, **_plan_metrics(module),
         "precision": "f32", "weights": "f32", "weights_external": len(external),
         "weight_bytes_external": sum(store[n].numel() * store[n].element_size() for n in external),
-        **_call_report(signature, None),
+        **_call_report(signature, cast),
     }
     if fallback is not None:
         report["notes"].insert(0, fallback)
     artifact = CompiledModel(None, module, store, imported.inputs, report=report, runtime=runtime, device=device,
-                             signature=signature, external_weights=manifest)
+                             signature=signature, cast=cast, external_weights=manifest)
     _account_wall_clock(report, times, start)
     return artifact.save(save_to)
 

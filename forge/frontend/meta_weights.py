@@ -15,7 +15,9 @@ proves every external weight the IR reads is in the files with the same shape an
 dtype; per file its size and the SHA-256 of its header). `bind` replaces the external entries of
 a store by tensors that *are* the files' bytes (one copy-on-write memory map per file; nothing is
 read until a page is touched): `forge.load` calls it, so loading never copies the checkpoint
-through Python (the runtime may still copy what it compiles into its own layout).
+through Python (the runtime may still copy what it compiles into its own layout). A bf16/f16
+model compiles in f32 (`compile`'s cast policy); its checkpoint's tensors are then converted when
+bound (a copy: `SafetensorsSource.cast`, the manifest's "cast").
 
 Errors (`WeightBindError`) name the tensor and the file: a missing tensor, a shape or dtype that
 differs from what the model was compiled with, an unreadable or corrupt header.
@@ -28,6 +30,7 @@ import json
 import mmap
 import os
 import struct
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -58,6 +61,9 @@ _DTYPES: dict[str, torch.dtype] = {
     "BOOL": torch.bool,
 }
 _HEADER_LIMIT = 100 * 2**20  # safetensors refuses headers above 100 MB too
+# Copy-on-write, without reserving swap for the whole file (Linux's MAP_NORESERVE; Python 3.11 lacks the
+# constant): a private writable map of a 32 GB checkpoint is otherwise refused on a 24 GB machine.
+_PRIVATE_MAP = mmap.MAP_PRIVATE | getattr(mmap, "MAP_NORESERVE", 0x4000 if sys.platform == "linux" else 0)
 
 
 class WeightBindError(Exception):
@@ -109,13 +115,20 @@ class TensorEntry:
 class SafetensorsSource:
     """The tensors of a set of safetensors files, by name (headers only; see the module docstring)."""
 
-    def __init__(self, files: list[Path], entries: dict[str, TensorEntry], header_sha256: dict[Path, str]):
+    def __init__(
+        self, files: list[Path], entries: dict[str, TensorEntry], header_sha256: dict[Path, str], cast: bool = False
+    ):
         self.files = files
         self.entries = entries
         self.header_sha256 = header_sha256
+        self.cast = cast
+        """Whether a floating-point tensor may be stored in another floating-point dtype than the model
+        was compiled with (a bf16 checkpoint of a model compiled in f32): bound as a converted copy."""
 
     @classmethod
-    def open(cls, weights_from: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> SafetensorsSource:
+    def open(
+        cls, weights_from: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], *, cast: bool = False
+    ) -> SafetensorsSource:
         """Read the headers of `weights_from`: a ``.safetensors`` file, a directory (every
         ``*.safetensors`` in it), or a list of files. A name in two files is an error."""
         files = _files_of(weights_from)
@@ -127,7 +140,7 @@ class SafetensorsSource:
                 if key in entries:
                     raise WeightBindError(f"tensor {key!r} is in two weights files: {entries[key].file} and {path}")
                 entries[key] = entry
-        return cls(files, entries, digests)
+        return cls(files, entries, digests, cast)
 
     def entry(self, name: str, shape: tuple[int, ...], dtype: torch.dtype) -> TensorEntry:
         """The entry for weight `name`, checked against the shape and dtype the model was compiled with."""
@@ -136,7 +149,8 @@ class SafetensorsSource:
             where = ", ".join(str(f) for f in self.files)
             what = _describe(dtype, shape)
             raise WeightBindError(f"weight {name!r} ({what}) is in none of the weights files: {where}")
-        if entry.shape != tuple(shape) or entry.dtype != dtype:
+        cast = self.cast and entry.dtype.is_floating_point and dtype.is_floating_point
+        if entry.shape != tuple(shape) or (entry.dtype != dtype and not cast):
             raise WeightBindError(
                 f"weight {name!r} in {entry.file} is {_describe(entry.dtype, entry.shape)}, but the model was "
                 f"compiled with {_describe(dtype, shape)}"
@@ -182,6 +196,7 @@ def external_manifest(store: WeightStore, source: SafetensorsSource, names: Iter
     used_files = sorted({source.entries[k].file for k in keys.values()}, key=source.files.index)
     index = {path: i for i, path in enumerate(used_files)}
     return {
+        **({"cast": True} if source.cast else {}),
         "files": [
             {"path": str(path.resolve()), "bytes": path.stat().st_size, "header_sha256": source.header_sha256[path]}
             for path in used_files
@@ -197,10 +212,11 @@ def external_manifest(store: WeightStore, source: SafetensorsSource, names: Iter
 def source_from_manifest(manifest: dict[str, Any], weights_from: Any = None) -> SafetensorsSource:
     """The source a saved artifact names (or `weights_from`, which overrides it); recorded files
     whose header changed since the compile are refused."""
+    cast = bool(manifest.get("cast", False))
     if weights_from is not None:
-        return SafetensorsSource.open(weights_from)
+        return SafetensorsSource.open(weights_from, cast=cast)
     files = [Path(f["path"]) for f in manifest["files"]]
-    source = SafetensorsSource.open(files)
+    source = SafetensorsSource.open(files, cast=cast)
     for recorded in manifest["files"]:
         path = Path(recorded["path"])
         if source.header_sha256[path] != recorded["header_sha256"]:
@@ -221,7 +237,8 @@ def bind(
     result = WeightStore()
     for name, tensor in store.items():
         if name in external:
-            tensor = _mapped(source.entry(keys[name], tuple(tensor.shape), tensor.dtype), maps)
+            mapped = _mapped(source.entry(keys[name], tuple(tensor.shape), tensor.dtype), maps)
+            tensor = mapped if mapped.dtype == tensor.dtype else mapped.to(tensor.dtype)  # cast: a copy
         result.add(name, tensor)
     for alias, canonical in store.aliases.items():
         result._aliases[alias] = canonical
@@ -310,7 +327,7 @@ def _mapped(entry: TensorEntry, maps: dict[Path, mmap.mmap]) -> torch.Tensor:
         return torch.empty(entry.shape, dtype=entry.dtype)
     if entry.file not in maps:
         with open(entry.file, "rb") as f:
-            maps[entry.file] = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+            maps[entry.file] = mmap.mmap(f.fileno(), 0, flags=_PRIVATE_MAP, prot=mmap.PROT_READ | mmap.PROT_WRITE)
     flat = torch.frombuffer(maps[entry.file], dtype=torch.uint8, count=entry.nbytes, offset=entry.start)
     return flat.view(entry.dtype).view(entry.shape)
 

@@ -150,3 +150,23 @@ def test_tied_weights_bind_from_either_name(tmp_path):
     with torch.no_grad():
         expected = model(IDS, **KWARGS).logits
     assert (expected - loaded(IDS, **KWARGS).logits).abs().max().item() <= 2.1e-5
+
+
+def test_bf16_checkpoint_binds_into_the_f32_compile(tmp_path):
+    """A bf16 model compiles in f32 (the cast policy); its bf16 checkpoint is converted when bound."""
+    torch.manual_seed(2)
+    config = LlamaConfig(**{**CONFIG, "num_hidden_layers": 1})
+    model = LlamaForCausalLM(config).eval().to(torch.bfloat16)
+    save_file({k: v for k, v in model.named_parameters()}, tmp_path / "bf16.safetensors")
+    with init_empty_weights():
+        meta_model = LlamaForCausalLM(config).eval().to(torch.bfloat16)
+    artifact = forge.compile_meta(meta_model, (IDS,), KWARGS, save_to=tmp_path / "art",
+                                  weights_from=tmp_path / "bf16.safetensors")
+    meta = json.loads((artifact / "meta.json").read_text())
+    assert meta["external_weights"]["cast"] is True and meta["cast"]["compute_dtype"] == "float32"
+    loaded = forge.load(artifact)
+    with torch.no_grad():
+        expected = model.float()(IDS, **KWARGS).logits
+    got = loaded.run((IDS,), KWARGS, cast_back=False).logits
+    assert got.dtype == torch.float32 and (expected - got).abs().max().item() <= 2.1e-5
+    assert loaded(IDS, **KWARGS).logits.dtype == torch.bfloat16
