@@ -1,8 +1,12 @@
 """The `buffer` dialect: explicit memory, the level whose allocation the FileCheck suite pins.
 
-Two kinds of SSA values:
+Three kinds of SSA values:
 
-- physical buffers, typed `!buffer.buf<id, device, bytes>` and declared by `buffer.alloc`;
+- arenas, typed `!buffer.arena<id, device, bytes>` and declared by `buffer.arena`: one block of
+  memory per device that the memory plan places values in;
+- physical buffers, typed `!buffer.buf<id, device, bytes>` and declared by `buffer.alloc`: either
+  a view of an arena at a byte offset (`buffer.alloc %arena0[4096]`, the plan's placement; the
+  offset is a multiple of `ALIGNMENT`) or, without an arena, memory of their own (a state's buffer);
 - logical values, typed as plain `tensor<...>`: each one lives in the buffer it was written
   into (`into %b`), or outside the plan (graph inputs on the host; weights and constants,
   immutable and placed by the backend).
@@ -20,11 +24,15 @@ the memory plan never gives a state's buffer to another value.
 
 Ops run in destination-passing style: `buffer.exec` runs one npuir op kind on logical values and
 writes its result into a buffer, `buffer.transfer` copies a value into a buffer on the other
-device. The op order is the schedule. A buffer may hold several values over time; because every
-value names its defining op and so its buffer, "no two simultaneously-live values share a buffer"
-is checkable: at every use of %v living in buffer B, the last write to B must be %v's own.
+device. The op order is the schedule. A buffer may hold several values over time, and buffers
+of one arena may overlap in address; a value occupies `[offset, offset + its bytes)` of its
+buffer's arena. Because every value names its defining op and so its buffer (and that buffer's
+alloc its offset), "no two simultaneously-live values overlap in memory" is checkable
+(`lowering.check_allocation`): no write may touch the bytes of a value still to be read.
 
-    %b3 = buffer.alloc : !buffer.buf<3, npu, 1572864>
+    %arena0 = buffer.arena : !buffer.arena<0, npu, 1966080>
+    %b0 = buffer.alloc %arena0[0] : !buffer.buf<0, npu, 393216> in !buffer.arena<0, npu, 1966080>
+    %b3 = buffer.alloc %arena0[393216] : !buffer.buf<3, npu, 1572864> in !buffer.arena<0, npu, 1966080>
     %ids = buffer.input 0 : tensor<1x128xi64>
     %w = buffer.weight "h.0.mlp.c_fc.weight" : tensor<3072x768xf32>
     %c = buffer.constant dense<0.0> : tensor<768xf32>
@@ -38,7 +46,8 @@ is checkable: at every use of %v living in buffer B, the last write to B must be
 verifier reuses the npuir kind's type check, so shapes stay checked after lowering.
 
 Helpers for the lowering, checker, interpreter and backend: `ExecOp.of(npuir_op, ins, out)`,
-`exec_kinds()`, `value_buffer()`, `value_device()`, `buffer_table()`, `tensor_bytes()`.
+`exec_kinds()`, `value_buffer()`, `value_device()`, `buffer_table()`, `arena_table()`,
+`buffer_placement()`, `planned_bytes()`, `tensor_bytes()`.
 """
 
 from __future__ import annotations
@@ -70,6 +79,8 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -98,7 +109,10 @@ from dialects.npuir import (
 )
 
 __all__ = [
+    "ALIGNMENT",
     "AllocOp",
+    "ArenaOp",
+    "ArenaType",
     "Buffer",
     "BufType",
     "ConstantOp",
@@ -107,8 +121,11 @@ __all__ = [
     "StateOp",
     "TransferOp",
     "WeightOp",
+    "arena_table",
+    "buffer_placement",
     "buffer_table",
     "exec_kinds",
+    "planned_bytes",
     "state_buffers",
     "tensor_bytes",
     "value_buffer",
@@ -164,21 +181,143 @@ class BufType(ParametrizedAttribute, TypeAttribute):
         return (IntAttr(buffer_id), DeviceAttr(device), IntAttr(size))
 
 
+@irdl_attr_definition
+class ArenaType(ParametrizedAttribute, TypeAttribute):
+    """An arena: `!buffer.arena<0, npu, 1966080>` is arena 0, on the NPU, 1966080 bytes, the
+    memory the plan places one device's values in (`buffer.alloc %arena[offset]` views it)."""
+
+    name = "buffer.arena"
+
+    id: IntAttr
+    device: DeviceAttr
+    size: IntAttr
+
+    def __init__(self, id: int | IntAttr, device: Device | str | DeviceAttr, size: int | IntAttr):
+        super().__init__(
+            id if isinstance(id, IntAttr) else IntAttr(id),
+            device if isinstance(device, DeviceAttr) else DeviceAttr(Device(device)),
+            size if isinstance(size, IntAttr) else IntAttr(size),
+        )
+
+    @property
+    def arena_id(self) -> int:
+        return self.id.data
+
+    @property
+    def nbytes(self) -> int:
+        return self.size.data
+
+    @property
+    def on(self) -> Device:
+        return self.device.data
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.arena_id}, {self.on.value}, {self.nbytes}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        return BufType.parse_parameters(parser)
+
+
+ALIGNMENT = 64
+"""Byte alignment of every offset in an arena (a cache line; any dtype's view is aligned)."""
+
+
 # ================================================================================ buffers
 
 
 @irdl_op_definition
+class ArenaOp(IRDLOperation):
+    """Declares arena `id` (everything is in its type): one block of memory that the buffers
+    placed in it (`buffer.alloc %arena[offset]`) view."""
+
+    name = "buffer.arena"
+    arena = result_def(ArenaType)
+
+    assembly_format = "attr-dict `:` type($arena)"
+
+    def __init__(self, arena: ArenaType):
+        super().__init__(result_types=[arena])
+
+
+@irdl_op_definition
 class AllocOp(IRDLOperation):
-    """Declares physical buffer `id` (everything is in its type). Not Pure: an allocation is
-    part of the plan even before its first use."""
+    """Declares physical buffer `id` (id, device and size are in its type). With an arena
+    operand, the buffer is the arena's bytes `[offset, offset + size)`; without, memory of its
+    own. Not Pure: an allocation is part of the plan even before its first use.
+
+        %b0 = buffer.alloc : !buffer.buf<0, cpu, 24576>
+        %b1 = buffer.alloc %arena0[4096] : !buffer.buf<1, npu, 512> in !buffer.arena<0, npu, 8192>
+    """
 
     name = "buffer.alloc"
+    arena = opt_operand_def(ArenaType)
+    offset = opt_prop_def(IntAttr)
     buffer = result_def(BufType)
 
-    assembly_format = "attr-dict `:` type($buffer)"
+    def __init__(self, buf: BufType, arena: SSAValue | None = None, offset: int = 0):
+        super().__init__(
+            operands=[[arena] if arena is not None else []],
+            result_types=[buf],
+            properties={"offset": IntAttr(offset)} if arena is not None else {},
+        )
 
-    def __init__(self, buf: BufType):
-        super().__init__(result_types=[buf])
+    @property
+    def byte_offset(self) -> int:
+        """The offset in the arena (0 for a buffer of its own)."""
+        return self.offset.data if self.offset is not None else 0
+
+    def print(self, printer: Printer) -> None:
+        if self.arena is not None:
+            printer.print_string(" ")
+            printer.print_operand(self.arena)
+            printer.print_string(f"[{self.byte_offset}]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.buffer.type)
+        if self.arena is not None:
+            printer.print_string(" in ")
+            printer.print_attribute(self.arena.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AllocOp:
+        arena = parser.parse_optional_unresolved_operand()
+        offset = None
+        if arena is not None:
+            parser.parse_punctuation("[")
+            offset = parser.parse_integer(allow_boolean=False, allow_negative=False)
+            parser.parse_punctuation("]")
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        buf = parser.parse_type()
+        operands: list[SSAValue] = []
+        if arena is not None:
+            parser.parse_keyword("in")
+            operands.append(parser.resolve_operand(arena, parser.parse_type()))
+        props = {"offset": IntAttr(offset)} if offset is not None else {}
+        return cls.create(operands=operands, result_types=[buf], properties=props, attributes=attrs)
+
+    def verify_(self) -> None:
+        buf = self.buffer.type
+        assert isinstance(buf, BufType)
+        if self.arena is None:
+            if self.offset is not None:
+                raise VerifyException(f"{self.name}: buffer {buf.buffer_id} has an offset but no arena")
+            return
+        arena = self.arena.type
+        assert isinstance(arena, ArenaType)
+        where = f"{self.name}: buffer {buf.buffer_id} at offset {self.byte_offset} of arena {arena.arena_id}"
+        if self.offset is None:
+            raise VerifyException(f"{self.name}: buffer {buf.buffer_id} is in arena {arena.arena_id} but has no offset")
+        if self.byte_offset % ALIGNMENT:
+            raise VerifyException(f"{where}: the offset is not a multiple of {ALIGNMENT}")
+        if arena.on != buf.on:
+            raise VerifyException(f"{where}: the buffer is on {buf.on.value}, the arena on {arena.on.value}")
+        if self.byte_offset + buf.nbytes > arena.nbytes:
+            raise VerifyException(
+                f"{where}: its {buf.nbytes} bytes end at {self.byte_offset + buf.nbytes}, past the arena's "
+                f"{arena.nbytes}"
+            )
 
 
 # ========================================================== values outside the memory plan
@@ -515,6 +654,46 @@ def buffer_table(op: Operation) -> dict[int, BufType]:
     return table
 
 
+def arena_table(op: Operation) -> dict[int, ArenaType]:
+    """Every arena declared under `op` by id, in declaration order; VerifyException if two
+    declarations share an id."""
+    table: dict[int, ArenaType] = {}
+    for inner in op.walk():
+        if isinstance(inner, ArenaOp):
+            arena = inner.arena.type
+            assert isinstance(arena, ArenaType)
+            if arena.arena_id in table:
+                raise VerifyException(f"buffer.arena: arena id {arena.arena_id} is declared twice")
+            table[arena.arena_id] = arena
+    return table
+
+
+def buffer_placement(alloc: AllocOp) -> tuple[int | None, int]:
+    """(arena id, byte offset) of a buffer; (None, 0) for a buffer of its own."""
+    if alloc.arena is None:
+        return None, 0
+    arena = alloc.arena.type
+    assert isinstance(arena, ArenaType)
+    return arena.arena_id, alloc.byte_offset
+
+
+def planned_bytes(op: Operation, device: str | None = None) -> int:
+    """The memory a plan under `op` allocates (on `device`, or all): its arenas plus the buffers
+    of their own (states' buffers included)."""
+    total = 0
+    for inner in op.walk():
+        if isinstance(inner, ArenaOp):
+            ty = inner.arena.type
+        elif isinstance(inner, AllocOp) and inner.arena is None:
+            ty = inner.buffer.type
+        else:
+            continue
+        assert isinstance(ty, (ArenaType, BufType))
+        if device is None or ty.on.value == device:
+            total += ty.nbytes
+    return total
+
+
 def state_buffers(op: Operation) -> dict[int, str]:
     """Buffer id -> state name for every `buffer.state` under `op`; VerifyException if a buffer
     holds two states or a state is in two buffers."""
@@ -531,6 +710,6 @@ def state_buffers(op: Operation) -> dict[int, str]:
 
 Buffer = Dialect(
     "buffer",
-    [AllocOp, InputOp, WeightOp, ConstantOp, StateOp, TransferOp, ExecOp],
-    [BufType],
+    [ArenaOp, AllocOp, InputOp, WeightOp, ConstantOp, StateOp, TransferOp, ExecOp],
+    [BufType, ArenaType],
 )

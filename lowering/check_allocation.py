@@ -6,12 +6,16 @@ buffer holds:
 
 - ids are unique (`buffer_table`) and every buffer operand is a `buffer.alloc` of this function;
 - a write (`buffer.exec` / `buffer.transfer` into B) must not clobber a value that is still to be
-  read: the value B holds must have had its last read strictly before the write (a read by the
-  writing op itself is in-place execution, also rejected): no two simultaneously-live values
-  share a buffer;
-- every read of a value living in B must see that value as the last write to B (what the first
-  rule guarantees; checked on its own so that hand-written IR gets a precise message too), and
-  no value is read before the op writing it ran (the schedule respects data dependences).
+  read: every value whose bytes the new value's bytes overlap must have had its last read
+  strictly before the write (a read by the writing op itself is in-place execution, also
+  rejected). A value occupies `[offset, offset + its bytes)` of its region: the arena of its
+  buffer (`buffer.alloc %arena[offset]`, so buffers of one arena may overlap) or its buffer of
+  its own (offset 0). So no two simultaneously-live values overlap in memory, whichever
+  buffers they are in;
+- every buffer.alloc in an arena views a `buffer.arena` of this function (the op verifier checks
+  that it lies inside it and is aligned);
+- no read sees a value another write has overwritten, and no value is read before the op
+  writing it ran (the schedule respects data dependences).
 
 A state's buffer (`buffer.state "name" in %b`) is the one exception to "no in-place execution":
 an exec may write it while reading the value it holds, if that value is its first input and this
@@ -60,21 +64,52 @@ def describe(op: Operation) -> str:
     return what
 
 
+@dataclass
+class _Resident:
+    """A value in memory: it occupies bytes [lo, hi) of its region (an arena, or a buffer of its own)."""
+
+    value: SSAValue
+    buffer: int
+    lo: int
+    hi: int
+
+
+def _regions(block: Block) -> dict[SSAValue, tuple[tuple[str, int], int]]:
+    """Buffer value -> (region, offset): ("arena", id) and the alloc's offset, or ("buffer", id), 0."""
+    out: dict[SSAValue, tuple[tuple[str, int], int]] = {}
+    for op in block.ops:
+        if isinstance(op, B.AllocOp):
+            arena, offset = B.buffer_placement(op)
+            if arena is not None and not isinstance(op.arena.owner, B.ArenaOp):  # type: ignore[union-attr]
+                raise AllocationError(op, None, f"buffer.alloc %{op.buffer.name_hint or '?'}: its arena is not a "
+                                      "buffer.arena of this function")
+            buf = op.buffer.type
+            assert isinstance(buf, B.BufType)
+            out[op.buffer] = (("arena", arena), offset) if arena is not None else (("buffer", buf.buffer_id), 0)
+    return out
+
+
 def check_block(block: Block) -> None:
     """Raise AllocationError at the first violation in `block`."""
     ops = list(block.ops)
     try:
-        table = B.buffer_table(block.parent_op() or ops[0]) if ops else {}
-        states = B.state_buffers(block.parent_op() or ops[0]) if ops else {}
+        parent = (block.parent_op() or ops[0]) if ops else None
+        table = B.buffer_table(parent) if parent is not None else {}
+        if parent is not None:
+            B.arena_table(parent)  # ids unique
+        states = B.state_buffers(parent) if parent is not None else {}
     except VerifyException as err:
         raise AllocationError(ops[0], None, str(err)) from None
+    regions = _regions(block)
     last_read: dict[SSAValue, int] = {}
     for pos, op in enumerate(ops):
         operands = op.operands[:-1] if isinstance(op, B.WriteOp) else op.operands
         for v in operands:
             last_read[v] = pos
-    holds: dict[int, SSAValue] = {}
-    written: dict[Operation, int] = {}
+    resident: dict[tuple[str, int], list[_Resident]] = {}  # region -> values in it, not yet overwritten
+    clobbered: dict[SSAValue, Operation] = {}
+    written_buffers: set[int] = set()
+    written: set[Operation] = set()
     for pos, op in enumerate(ops):
         is_write = isinstance(op, B.WriteOp)
         operands = op.operands[:-1] if is_write else op.operands
@@ -82,43 +117,53 @@ def check_block(block: Block) -> None:
             buf = B.value_buffer(v)
             if buf is None:
                 continue
-            held = holds.get(buf.buffer_id)
-            if held is not v:
-                if written.get(v.owner) is None:
-                    raise AllocationError(op, buf.buffer_id, f"{describe(op)} reads {_name(v)} before it is written")
-                clobber = held.owner if held is not None else None
-                by = f" by {describe(clobber)}" if isinstance(clobber, Operation) else ""
+            if v.owner not in written:
+                raise AllocationError(op, buf.buffer_id, f"{describe(op)} reads {_name(v)} before it is written")
+            if v in clobbered:
                 raise AllocationError(
                     op,
                     buf.buffer_id,
                     f"{describe(op)} reads {_name(v)} from buffer {buf.buffer_id}, which was "
-                    f"overwritten{by}",
+                    f"overwritten by {describe(clobbered[v])}",
                 )
         if not is_write:
             continue
         out = op.operands[-1]
         buf = op.out_buffer()
         bid = buf.buffer_id
-        if not isinstance(out.owner, B.AllocOp) or table.get(bid) != buf:
+        if not isinstance(out.owner, B.AllocOp) or table.get(bid) != buf or out not in regions:
             raise AllocationError(
                 op, bid, f"{describe(op)} writes buffer {bid}, which is not allocated in this function"
             )
-        prev = holds.get(bid)
-        if isinstance(op, B.StateOp) and prev is not None:
+        if isinstance(op, B.StateOp) and bid in written_buffers:
             raise AllocationError(op, bid, f"{describe(op)}: buffer {bid} was written before the state's entry value")
-        if prev is not None and _updates_in_place(op, prev, bid, states, last_read, pos):
-            pass
-        elif prev is not None and last_read.get(prev, -1) >= pos:
-            end = last_read[prev]
-            when = "by this op (in place)" if end == pos else f"by {describe(ops[end])}"
-            raise AllocationError(
-                op,
-                bid,
-                f"{describe(op)} writes buffer {bid} while {_name(prev)} (written by "
-                f"{describe(prev.owner)}) is still to be read {when}",
-            )
-        holds[bid] = op.results[0]
-        written[op] = pos
+        region, offset = regions[out]
+        mine = _Resident(op.results[0], bid, offset, offset + B.tensor_bytes(op.results[0].type))
+        kept: list[_Resident] = []
+        for prev in resident.get(region, []):
+            if not (prev.lo < mine.hi and mine.lo < prev.hi):
+                kept.append(prev)
+                continue
+            in_place = _updates_in_place(op, prev.value, bid, states, last_read, pos)
+            if not in_place and last_read.get(prev.value, -1) >= pos:
+                raise AllocationError(op, bid, _clobber_message(op, mine, prev, last_read[prev.value], pos, ops))
+            clobbered[prev.value] = op
+        kept.append(mine)
+        resident[region] = [r for r in kept if last_read.get(r.value, -1) >= pos or r is mine]
+        written_buffers.add(bid)
+        written.add(op)
+
+
+def _clobber_message(op: Operation, mine: _Resident, prev: _Resident, end: int, pos: int, ops: list) -> str:
+    when = "by this op (in place)" if end == pos else f"by {describe(ops[end])}"
+    where = "" if prev.buffer == mine.buffer else (
+        f" (bytes [{mine.lo}, {mine.hi}) of its arena overlap [{prev.lo}, {prev.hi}) of {_name(prev.value)} "
+        f"in buffer {prev.buffer})"
+    )
+    return (
+        f"{describe(op)} writes buffer {mine.buffer}{where} while {_name(prev.value)} (written by "
+        f"{describe(prev.value.owner)}) is still to be read {when}"  # type: ignore[arg-type]
+    )
 
 
 def _updates_in_place(
@@ -144,7 +189,7 @@ def check_allocation(module: ModuleOp) -> None:
 @dataclass(frozen=True)
 class CheckBufferAllocationPass(ModulePass):
     """Fail (at the offending op) unless every read sees the value written last and no two
-    simultaneously-live values share a buffer."""
+    simultaneously-live values share a byte (buffers viewing one `buffer.arena` may overlap)."""
 
     name: ClassVar[str] = "check-buffer-allocation"
 

@@ -1,4 +1,4 @@
-"""npuir -> buffer: explicit device transitions, liveness, buffer allocation (linear scan or greedy by size).
+"""npuir -> buffer: explicit device transitions, liveness, and the memory plan (offsets in one arena per device).
 
 Pass `lower-npuir-to-buffer`. The op order of the npuir function is the schedule (run
 `schedule-device-affinity` first to group devices). For each function:
@@ -10,34 +10,38 @@ Pass `lower-npuir-to-buffer`. The op order of the npuir function is the schedule
 2. Liveness (`lowering.liveness.live_ranges`) over the resulting steps (transfers and
    execs): a value is live from the step that writes it to its last reader; returned values are
    live to the end.
-3. Linear scan (`linear_scan`), per device: walk values in definition order; first release the
-   buffers whose value's last reader ran before this step, then give the value the smallest free
-   buffer of its device that is large enough (best fit by size), or a new buffer of exactly its
-   size. Returned values get a buffer of their own that is never reused; inputs, weights and
-   constants get none. A step never writes a buffer it reads (no in-place execution), except a
-   state's update (below). `lowering.greedy_by_size` has two more planners of the same
-   intervals into the same buffer model: largest first, and schedule order growing a free buffer
-   rather than adding one (both let a returned value take a buffer whose earlier values are
-   dead); each function keeps the plan with the fewest bytes (the linear scan on a tie).
-4. Emission: `buffer.alloc` for every physical buffer (ids in allocation order), then the
-   sources, then the steps in destination-passing style (`buffer.exec ... into %bN`,
-   `buffer.transfer ... into %bN`), then the return.
+3. Placement (`plan`): every planned value gets a byte offset in its device's arena, values
+   live at the same step never share a byte (`lowering.offset_planner`). The planners:
+   `offset-by-size` and `offset-by-breadth` place values directly at offsets (greedy by size /
+   by breadth, best-fit gaps); `linear-scan`, `greedy-by-size` and `grow-in-order` plan fixed-size
+   buffers holding one value at a time (`linear_scan` here, `lowering.greedy_by_size`), laid out
+   one after another in the arena. The linear scan walks values in definition order, releases the
+   buffers whose value's last reader ran before this step, and gives the value the smallest free
+   buffer of its device that is large enough, or a new one; returned values get a buffer of their
+   own. `best` (the default) keeps, per function, the plan with the smallest arenas (the earlier
+   of `PLANNERS` on a tie). A step never writes memory it reads (no in-place execution), except a
+   state's update (below). Offsets are multiples of `dialects.buffer.ALIGNMENT` (64 bytes).
+4. Emission: a `buffer.arena` per device (in order of first use), a `buffer.alloc %arena[offset]`
+   view per (device, offset) holding values (sized for the largest; ids in order of first
+   write), then the state buffers, the sources, the steps in destination-passing style
+   (`buffer.exec ... into %bN`, `buffer.transfer ... into %bN`) and the return.
 
 States (a function with `forge.state = ["name", ...]`, from the importer's `state=True`: its
 last arguments are the states' values on entry, its last results their values on exit, in that
-order). Each state gets a buffer of its own, after the planned ones, on the device of the op
-that computes its new value (the cpu when the function leaves it unchanged); the linear scan
-never sees it. Its entry value is `buffer.state "name" in %bS` and the op computing its new value
-writes `into %bS` in place, so no copy is made per call. That is legal only when the op reads the
-entry value as its first operand and nothing reads the entry value later (the KV-cache pattern:
-`index_put(cache, [pos], new_rows)`); anything else is refused with an error naming the state.
+order). Each state gets a buffer of its own (`buffer.alloc` with no arena), after the planned
+ones, on the device of the op that computes its new value (the cpu when the function leaves it
+unchanged); the planners never see it. Its entry value is `buffer.state "name" in %bS` and the
+op computing its new value writes `into %bS` in place, so no copy is made per call. That is
+legal only when the op reads the entry value as its first operand and nothing reads the entry
+value later (the KV-cache pattern: `index_put(cache, [pos], new_rows)`); anything else is
+refused with an error naming the state.
 The lowered function takes and returns the user's values only; `buffer.states = {states,
 state_bytes}` is recorded on the module when there are states.
 
 The pass records `buffer.plan = {vregs, values, transfers, buffers, peak_bytes_naive,
 peak_bytes_planned, peak_bytes_lower_bound}` on the module (`vregs`: npuir ops; `values`: values
 needing a buffer; `peak_bytes_naive`: their total size, what a plan without reuse needs;
-`peak_bytes_planned`: the total size of the buffers; `peak_bytes_lower_bound`: what no plan can
+`peak_bytes_planned`: the total size of the arenas; `peak_bytes_lower_bound`: what no plan can
 beat, `lowering.liveness.peak_live_bytes` of the planned values: per device the largest sum of
 the sizes live at one step, summed over the devices. All three count the same values, the exec
 and transfer results the plan places: not inputs, weights, constants, nor states, whose buffers
@@ -62,8 +66,10 @@ from xdsl.passes import ModulePass
 from dialects import buffer as B
 from dialects import npuir as N
 from forge.diagnostics import pass_failure
+from lowering import offset_planner
 from lowering.greedy_by_size import greedy_by_size, grow_in_order
 from lowering.liveness import LIVE_OUT, Interval, live_ranges, peak_live_bytes
+from lowering.offset_planner import Placement
 from lowering.stats import PassStats, functions
 
 # ============================================================================ linear scan
@@ -109,27 +115,31 @@ def _new(alloc: Allocation, iv: Interval) -> int:
     return len(alloc.buffers) - 1
 
 
-PLANNERS = ("best", "linear-scan", "greedy-by-size", "grow-in-order")
-"""The `planner` option: `best` (default) keeps the smallest of the other three plans per function."""
+PLANNERS = ("best", "offset-by-size", "offset-by-breadth", "linear-scan", "greedy-by-size", "grow-in-order")
+"""The `planner` option: `best` (default) keeps the smallest of the other plans per function."""
 
-_OTHERS = {"greedy-by-size": greedy_by_size, "grow-in-order": grow_in_order}
+_OFFSET = {"offset-by-size": offset_planner.by_size, "offset-by-breadth": offset_planner.by_breadth}
+_BUFFER = {"greedy-by-size": greedy_by_size, "grow-in-order": grow_in_order}
 
 
-def plan(intervals: Sequence[Interval], planner: str = "best") -> Allocation:
-    """The `planner` plan of `intervals` (see `PLANNERS`); sets `interval.buffer`. `best`: the
-    smallest of the `linear_scan`, `greedy_by_size` and `grow_in_order` plans (the earlier one of
-    that list on a tie)."""
-    candidates: list[tuple[list[tuple[str, int]], list[int]]] = []
-    if planner in ("best", "linear-scan"):
-        scan = linear_scan(intervals)
-        candidates.append((scan.buffers, [iv.buffer for iv in intervals]))
-    for name, planner_fn in _OTHERS.items():
+def _linear_scan_plan(intervals: Sequence[Interval]) -> tuple[list[tuple[str, int]], list[int]]:
+    scan = linear_scan(intervals)
+    return scan.buffers, [iv.buffer for iv in intervals]  # type: ignore[misc]
+
+
+def plan(intervals: Sequence[Interval], planner: str = "best") -> Placement:
+    """The `planner` plan of `intervals` (see `PLANNERS`) as a `Placement`. `best`: the smallest
+    of all plans, the earlier one of `PLANNERS` on a tie (the offset planners first). The buffer
+    planners' buffers are laid out one after another (`offset_planner.from_buffers`)."""
+    candidates: list[Placement] = []
+    for name, offset_fn in _OFFSET.items():
         if planner in ("best", name):
-            candidates.append(planner_fn(intervals))
-    buffers, assignment = min(candidates, key=lambda c: sum(size for _, size in c[0]))  # the first on a tie
-    for iv, bid in zip(intervals, assignment, strict=True):
-        iv.buffer = bid
-    return Allocation(buffers)
+            candidates.append(offset_fn(intervals))
+    buffer_fns = {"linear-scan": _linear_scan_plan, **_BUFFER}
+    for name, buffer_fn in buffer_fns.items():
+        if planner in ("best", name):
+            candidates.append(offset_planner.from_buffers(intervals, *buffer_fn(intervals)))
+    return min(candidates, key=lambda c: c.planned_bytes)  # the first on a tie
 
 
 # ============================================================================== lowering
@@ -312,12 +322,11 @@ def lower_block(block: Block, state_names: Sequence[str] = (), planner: str = "b
             v, device = key
             size = _bytes(v.type)
         intervals.append(Interval(key, start, end, size, device))
-    alloc = plan(intervals, planner)
-    planned = len(alloc.buffers)
+    placement = plan(intervals, planner)
+    views = offset_planner.group_buffers(intervals, placement)
+    planned = len(views.buffers)
     state_types = [a.type for a in block.args[states.first_input:]] if states is not None else []
-    for number, t in enumerate(state_types):
-        alloc.buffers.append((states.devices[number], _bytes(t)))
-    where = {iv.key: iv.buffer for iv in intervals}
+    where = {iv.key: b for iv, b in zip(intervals, views.assignment, strict=True)}
     for key, number in updates.items():
         where[key] = planned + number
 
@@ -327,12 +336,7 @@ def lower_block(block: Block, state_names: Sequence[str] = (), planner: str = "b
     for old_arg, new_arg in zip(user_args, new.args, strict=True):
         new_arg.name_hint = old_arg.name_hint
     ops: list[Operation] = []
-    bufs: list[SSAValue] = []
-    for bid, (device, size) in enumerate(alloc.buffers):
-        a = B.AllocOp.create(result_types=[B.BufType(bid, _DEVICE_ATTR[device], size)])
-        a.results[0].name_hint = f"b{bid}"
-        ops.append(a)
-        bufs.append(a.results[0])
+    bufs = _allocs(placement, views, [(states.devices[n], _bytes(t)) for n, t in enumerate(state_types)], ops)
     vmap: dict[Hashable, SSAValue] = {}
     entries = {v: n for n, v in entry_of.items()}
     for op in sources:
@@ -363,14 +367,39 @@ def lower_block(block: Block, state_names: Sequence[str] = (), planner: str = "b
         vregs=len(sources) + len(compute),
         values=len(steps),
         transfers=len(transferred),
-        buffers=len(alloc.buffers),
+        buffers=planned,
         peak_bytes_naive=sum(iv.size for iv in intervals),
-        peak_bytes_planned=sum(size for _, size in alloc.buffers[:planned]),
+        peak_bytes_planned=placement.planned_bytes,
         peak_bytes_lower_bound=peak_live_bytes(intervals),
     )
-    if states is not None:
-        stats.buffers = planned
     return new, stats
+
+
+def _allocs(
+    placement: Placement, views: offset_planner.BufferViews, own: Sequence[tuple[str, int]], ops: list[Operation]
+) -> list[SSAValue]:
+    """`buffer.arena` per device (in order of first use), the planned buffers as views of them,
+    then the buffers of their own `own` (states), appended to `ops`; the buffers' values by id."""
+    arenas: dict[str, SSAValue] = {}
+    for device, _, _ in views.buffers:
+        if device not in arenas:
+            a = B.ArenaOp(B.ArenaType(len(arenas), _DEVICE_ATTR[device], placement.arenas[device]))
+            a.results[0].name_hint = f"arena{len(arenas)}"
+            ops.append(a)
+            arenas[device] = a.results[0]
+    bufs: list[SSAValue] = []
+    for bid, (device, offset, size) in enumerate(views.buffers):
+        bufs.append(_alloc(B.AllocOp(B.BufType(bid, _DEVICE_ATTR[device], size), arenas[device], offset), ops))
+    for bid, (device, size) in enumerate(own, start=len(views.buffers)):
+        bufs.append(_alloc(B.AllocOp(B.BufType(bid, _DEVICE_ATTR[device], size)), ops))
+    return bufs
+
+
+def _alloc(op: B.AllocOp, ops: list[Operation]) -> SSAValue:
+    buf = op.results[0]
+    buf.name_hint = f"b{buf.type.buffer_id}"  # type: ignore[attr-defined]
+    ops.append(op)
+    return buf
 
 
 def _state(op: Operation, name: str, buf: SSAValue, ops: list[Operation]) -> SSAValue:
@@ -434,15 +463,16 @@ def _state_names(fn: func.FuncOp) -> list[str]:
 
 @dataclass(frozen=True)
 class LowerNpuirToBufferPass(ModulePass):
-    """npuir -> buffer with explicit transfers and buffer reuse (`planner`: the smaller of a linear scan
-    and the two `greedy_by_size` planners per function, or one of them); records
+    """npuir -> buffer with explicit transfers and an offset plan in one arena per device (`planner`:
+    `best`, the smallest of every planner per function, or one of `PLANNERS`); records
     `buffer.plan = {vregs, values, transfers, buffers, peak_bytes_naive, peak_bytes_planned,
     peak_bytes_lower_bound}`."""
 
     name: ClassVar[str] = "lower-npuir-to-buffer"
 
     planner: str = "best"
-    """`best` (the smallest plan per function), `linear-scan`, `greedy-by-size` or `grow-in-order`."""
+    """`best` (the smallest plan per function), `offset-by-size`, `offset-by-breadth`, `linear-scan`,
+    `greedy-by-size` or `grow-in-order`."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.planner not in PLANNERS:

@@ -1,16 +1,19 @@
 """Split a buffer function into NPU segments, CPU steps and transfers (no runtime involved).
 
 The op order is the schedule. A **segment** is a maximal run of `buffer.exec npu` ops;
-`buffer.exec cpu` and `buffer.transfer` end it (`buffer.alloc`, `buffer.input`, `buffer.weight`,
-`buffer.constant` are declarations and do not). Segment inputs (`SegmentPlan.params`) are the
+`buffer.exec cpu` and `buffer.transfer` end it (`buffer.arena`, `buffer.alloc`, `buffer.input`,
+`buffer.weight`, `buffer.constant` are declarations and do not). Segment inputs (`SegmentPlan.params`) are the
 values defined outside the segment and read inside, in order of first use; its results are the
 values defined inside and read outside or returned, in definition order; the weights and
 constants it reads are its `sources` (they become constants of its graph).
 
 `analyze` also gives every value its `ValueRef` (unique names from the SSA name hints) and checks
 what the emitter relies on: every operand defined, every result fitting its buffer, no segment
-reading two values of one buffer. A `buffer.state` value lives in its state's buffer like any
-buffer value; `Analysis.states` maps each state name to that buffer's id.
+reading two values whose bytes overlap (`program.memory_of`: buffers of one arena may overlap).
+`SegmentPlan.staged` are the results whose bytes overlap one of the segment's inputs: the graph
+must not write them in place while it may still read that input (the emitter stages them).
+A `buffer.state` value lives in its state's buffer like any buffer value; `Analysis.states`
+maps each state name to that buffer's id.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from dialects import buffer as B
 from dialects import npuir as N
 from dialects.torch_types import dense_tensor, dtype_of, shape_of
 
-from .program import BufferSpec, CpuStep, EmitError, TransferStep, ValueRef
+from .program import ArenaSpec, BufferSpec, CpuStep, EmitError, TransferStep, ValueRef, memory_of, overlap
 
 __all__ = ["Analysis", "SegmentPlan", "analyze", "describe_op", "op_text"]
 
@@ -43,6 +46,7 @@ class SegmentPlan:
     params: list[SSAValue]
     results: list[SSAValue]
     sources: list[SSAValue]  # weights and constants read (become graph constants)
+    staged: set[SSAValue] = field(default_factory=set)  # results whose bytes overlap an input's
 
 
 @dataclass
@@ -145,7 +149,7 @@ def describe_op(op: B.ExecOp, refs: Mapping[SSAValue, ValueRef]) -> str:
 def analyze(module: ModuleOp | func.FuncOp, *, func_name: str | None = None) -> Analysis:
     """Split a buffer function into segments, cpu steps and transfers (no building)."""
     fn = _find_function(module, func_name)
-    buffers = {bid: BufferSpec(bid, buf.on.value, buf.nbytes) for bid, buf in B.buffer_table(fn).items()}
+    buffers = _buffer_specs(fn)
     arg_types = list(fn.function_type.inputs.data)
     namer = _Namer()
     inputs = tuple(
@@ -176,7 +180,7 @@ def analyze(module: ModuleOp | func.FuncOp, *, func_name: str | None = None) -> 
         return value.type
 
     for op in fn.body.block.ops:
-        if isinstance(op, B.AllocOp):
+        if isinstance(op, (B.ArenaOp, B.AllocOp)):
             continue
         if isinstance(op, B.InputOp):
             index = op.index.value.data
@@ -242,11 +246,28 @@ def analyze(module: ModuleOp | func.FuncOp, *, func_name: str | None = None) -> 
     close()
 
     for seg in (i for i in items if isinstance(i, SegmentPlan)):
-        _boundaries(seg, refs)
+        _boundaries(seg, refs, buffers)
     return Analysis(fn.sym_name.data, buffers, refs, inputs, outputs, items, constants, states)
 
 
-def _boundaries(seg: SegmentPlan, refs: Mapping[SSAValue, ValueRef]) -> None:
+def _buffer_specs(fn: func.FuncOp) -> dict[int, BufferSpec]:
+    """Every buffer of `fn` by id, with the arena it views (`buffer.alloc %arena[offset]`)."""
+    B.buffer_table(fn)  # ids unique
+    arenas = {aid: ArenaSpec(aid, a.on.value, a.nbytes) for aid, a in B.arena_table(fn).items()}
+    specs: dict[int, BufferSpec] = {}
+    for op in fn.body.block.ops:
+        if isinstance(op, B.AllocOp):
+            buf = op.buffer.type
+            assert isinstance(buf, B.BufType)
+            aid, offset = B.buffer_placement(op)
+            arena = arenas.get(aid) if aid is not None else None
+            if aid is not None and arena is None:
+                raise EmitError(f"emit: buffer {buf.buffer_id} views arena {aid}, which is not declared")
+            specs[buf.buffer_id] = BufferSpec(buf.buffer_id, buf.on.value, buf.nbytes, arena, offset)
+    return specs
+
+
+def _boundaries(seg: SegmentPlan, refs: Mapping[SSAValue, ValueRef], buffers: dict[int, BufferSpec]) -> None:
     inside = set(seg.ops)
     defined = {op.result for op in seg.ops}
     seen: set[SSAValue] = set()
@@ -268,13 +289,18 @@ def _boundaries(seg: SegmentPlan, refs: Mapping[SSAValue, ValueRef]) -> None:
     for op in seg.ops:
         if any(use.operation not in inside for use in op.result.uses):
             seg.results.append(op.result)
-    holders: dict[int, SSAValue] = {}
+    held: list[tuple[SSAValue, tuple]] = []
     for v in seg.params:
-        bid = refs[v].key
-        if bid in holders:
-            raise EmitError(
-                f"emit: segment {seg.index} reads %{refs[holders[bid]].name} and %{refs[v].name}, "
-                f"which both live in buffer {bid} (the allocation is invalid)"
-            )
-        holders[bid] = v
+        mem = memory_of(refs[v], buffers)
+        for other, other_mem in held:
+            if overlap(mem, other_mem):
+                raise EmitError(
+                    f"emit: segment {seg.index} reads %{refs[other].name} and %{refs[v].name}, whose bytes overlap "
+                    f"(buffers {refs[other].key} and {refs[v].key}; the allocation is invalid)"
+                )
+        held.append((v, mem))
+    for v in seg.results:
+        mem = memory_of(refs[v], buffers)
+        if any(overlap(mem, m) or refs[v].key == refs[p].key for p, m in held):
+            seg.staged.add(v)
 

@@ -410,7 +410,6 @@ def build_segment(
         except GraphBuildError as e:
             raise EmitError(f"emit: segment {seg.index}: device compile failed: {e}") from e
     compile_ms = (time.perf_counter() - start) * 1e3
-    param_buffers = {refs[v].key for v in seg.params}
     outputs = tuple(refs[v] for v in seg.results)
     weights = tuple(dict.fromkeys(str(refs[v].key) for v in seg.sources if refs[v].source == "weight"))
     stats = SegmentStats(
@@ -431,7 +430,7 @@ def build_segment(
         outputs=outputs,
         input_dtypes=in_dtypes,
         output_dtypes=out_dtypes,
-        staged=tuple(o.key in param_buffers for o in outputs),
+        staged=tuple(v in seg.staged for v in seg.results),  # bytes overlapping an input (analysis)
         weights=weights,
         stats=stats,
     )

@@ -2,8 +2,10 @@
 
 At construction (never at run time):
 
-* every physical buffer of the plan (`Program.buffers`, from `buffer_table`) is one torch
-  `uint8` tensor of its planned size, allocated once;
+* every arena of the plan (`Program.arenas`, from `buffer.arena`) is one torch `uint8` tensor
+  of its planned size, allocated once, and every buffer viewing it (`buffer.alloc
+  %arena[offset]`) a slice of it at its byte offset (a multiple of `buffer.ALIGNMENT`, 64: every
+  dtype's view is aligned); a buffer of its own (no arena) is a tensor of its own;
 * every value living in a buffer gets a view of that buffer's first bytes with the value's
   shape and dtype (a buffer holding values of different shapes/dtypes over time has one view
   per value, all on the same bytes); segments get numpy views of the same memory (an i1 value
@@ -258,10 +260,18 @@ class CompiledNPUExecutor:
         self.program = program
         self.states = states if states is not None else StateStore()
         held = {bid: name for name, bid in program.states.items()}
-        self.buffers: dict[int, torch.Tensor] = {
-            bid: self.states.buffer(held[bid], spec.nbytes) if bid in held else _zeros(spec.nbytes)
-            for bid, spec in program.buffers.items()
-        }
+        self.arenas: dict[int, torch.Tensor] = {aid: _zeros(a.nbytes) for aid, a in program.arenas.items()}
+        self.buffers: dict[int, torch.Tensor] = {}
+        for bid, spec in program.buffers.items():
+            if bid in held:
+                if spec.arena is not None:
+                    raise ValueError(f"state '{held[bid]}' is in buffer {bid}, a view of arena {spec.arena.id}: "
+                                     "a state's buffer must be its own (it outlives the call)")
+                self.buffers[bid] = self.states.buffer(held[bid], spec.nbytes)
+            elif spec.arena is not None:
+                self.buffers[bid] = self.arenas[spec.arena.id][spec.offset : spec.offset + spec.nbytes]
+            else:
+                self.buffers[bid] = _zeros(spec.nbytes)
         self._state_ids = frozenset(held)
         self.env: list[Any] = []
         self._slots: dict[ValueRef, int] = {}
@@ -402,7 +412,9 @@ class CompiledNPUExecutor:
 
     @property
     def planned_bytes(self) -> int:
-        return sum(b.numel() for b in self.buffers.values())
+        """Bytes allocated for the plan: the arenas and the buffers of their own (states' included)."""
+        own = sum(b.numel() for bid, b in self.buffers.items() if self.program.buffers[bid].arena is None)
+        return own + sum(a.numel() for a in self.arenas.values())
 
     def buffer_pointers(self) -> dict[int, int]:
         """Data pointer of every buffer (stable for the executor's lifetime)."""

@@ -1,10 +1,12 @@
 """The program data model of the NNFactory backend: what `emit` produces and the executor runs.
 
-A `Program` is the plan's buffers (`BufferSpec`), the compiled segments (`Segment`, with its
-`SegmentStats`) and the step list (`SegmentStep`, `CpuStep`, `TransferStep`). Every value of the
-program has a `ValueRef`: it lives in a planned buffer (always at byte offset 0, viewed with the
-value's shape and dtype; a buffer holds values of different shapes and dtypes over time) or
-outside the plan (graph input, weight, constant). `EmitError` is how the backend says the buffer
+A `Program` is the plan's buffers (`BufferSpec`: a view of an arena, `ArenaSpec`, at a byte
+offset, or memory of its own), the compiled segments (`Segment`, with its `SegmentStats`) and the
+step list (`SegmentStep`, `CpuStep`, `TransferStep`). Every value of the program has a
+`ValueRef`: it lives in a planned buffer (at the buffer's first byte, viewed with the value's
+shape and dtype; a buffer holds values of different shapes and dtypes over time, and buffers of
+one arena may overlap: `memory_of` says which bytes a value occupies) or outside the plan
+(graph input, weight, constant). `EmitError` is how the backend says the buffer
 IR cannot become a program. `Program.states` names the buffers that hold states (`buffer.state`):
 the executor takes them from a `StateStore` shared across calls and programs, not from its plan.
 """
@@ -26,6 +28,7 @@ from forge.weights import WeightStore
 from .runtime import CompiledGraph, Runtime
 
 __all__ = [
+    "ArenaSpec",
     "BufferSpec",
     "CpuStep",
     "EmitError",
@@ -36,6 +39,8 @@ __all__ = [
     "Step",
     "TransferStep",
     "ValueRef",
+    "memory_of",
+    "overlap",
 ]
 
 
@@ -80,12 +85,40 @@ class ValueRef:
 
 
 @dataclass(frozen=True)
-class BufferSpec:
-    """A physical buffer of the plan (`buffer.alloc`)."""
+class ArenaSpec:
+    """An arena of the plan (`buffer.arena`): one block of memory its buffers view."""
 
     id: int
     device: str
     nbytes: int
+
+
+@dataclass(frozen=True)
+class BufferSpec:
+    """A physical buffer of the plan (`buffer.alloc`): bytes `[offset, offset + nbytes)` of
+    `arena`, or (arena None) memory of its own."""
+
+    id: int
+    device: str
+    nbytes: int
+    arena: ArenaSpec | None = None
+    offset: int = 0
+
+
+Region = tuple[tuple[str, int], int, int]
+
+
+def memory_of(ref: ValueRef, buffers: dict[int, BufferSpec]) -> Region:
+    """`(region, lo, hi)`: the bytes `[lo, hi)` a buffer value occupies in its region (an arena,
+    ("arena", id), or its buffer of its own, ("buffer", id))."""
+    spec = buffers[int(ref.key)]
+    region = ("arena", spec.arena.id) if spec.arena is not None else ("buffer", spec.id)
+    return region, spec.offset, spec.offset + ref.nbytes
+
+
+def overlap(a: Region, b: Region) -> bool:
+    """Two values' bytes intersect (values of no bytes overlap nothing)."""
+    return a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
 
 
 @dataclass(frozen=True)
@@ -209,10 +242,17 @@ class Program:
         return sum(s.stats.compile_ms for s in self.segments)
 
     @property
+    def arenas(self) -> dict[int, ArenaSpec]:
+        """The arenas the buffers view, by id."""
+        return {b.arena.id: b.arena for b in self.buffers.values() if b.arena is not None}
+
+    @property
     def planned_bytes(self) -> int:
-        """Bytes of the per-call plan (state buffers are not in it: they are kept across calls)."""
+        """Bytes of the per-call plan: the arenas and the buffers of their own (state buffers are not
+        in it: they are kept across calls)."""
         held = set(self.states.values())
-        return sum(b.nbytes for b in self.buffers.values() if b.id not in held)
+        own = sum(b.nbytes for b in self.buffers.values() if b.arena is None and b.id not in held)
+        return own + sum(a.nbytes for a in self.arenas.values())
 
     def cpu_steps(self) -> list[CpuStep]:
         return [s for s in self.steps if isinstance(s, CpuStep)]

@@ -1,21 +1,23 @@
-// RUN: forge-opt %s -p lower-npuir-to-buffer,check-buffer-allocation | filecheck %s
-// RUN: forge-opt %s -p lower-npuir-to-buffer | forge-opt --print-op-generic | forge-opt -p check-buffer-allocation | filecheck %s
+// RUN: forge-opt %s -p "lower-npuir-to-buffer{planner=greedy-by-size}",check-buffer-allocation | filecheck %s
+// RUN: forge-opt %s -p "lower-npuir-to-buffer{planner=greedy-by-size}" | forge-opt --print-op-generic | forge-opt -p check-buffer-allocation | filecheck %s
 // RUN: forge-opt %s -p "lower-npuir-to-buffer{planner=linear-scan}" | filecheck %s --check-prefix=SCAN
 // RUN: not forge-opt %s -p "lower-npuir-to-buffer{planner=fifo}" --no-reproducer 2>&1 | filecheck %s --check-prefix=ERR
 
-// The default planner keeps, per function, the smallest of the linear scan, greedy by size and
-// grow-in-order; here the greedy planners win both functions and reaches the lower bound (128 + 128 bytes): the
-// largest sum of sizes live at one step, two 64-byte values in each function.
+// The buffer planner greedy by size (a value per fixed-size buffer at a time, buffers one after
+// another in the arena) against the linear scan; here it reaches the lower bound (128 + 128
+// bytes): the largest sum of sizes live at one step, two 64-byte values in each function. (The
+// default, the smallest of every planner, is in npuir-to-buffer-offsets.mlir.)
 // CHECK: builtin.module attributes {buffer.plan = {vregs = 10 : i64, values = 8 : i64, transfers = 0 : i64, buffers = 4 : i64, peak_bytes_naive = 464 : i64, peak_bytes_planned = 256 : i64, peak_bytes_lower_bound = 256 : i64}}
-// SCAN: builtin.module attributes {buffer.plan = {vregs = 10 : i64, values = 8 : i64, transfers = 0 : i64, buffers = 6 : i64, peak_bytes_naive = 464 : i64, peak_bytes_planned = 336 : i64, peak_bytes_lower_bound = 256 : i64}}
-// ERR: lower-npuir-to-buffer: unknown planner 'fifo'; expected one of best, linear-scan, greedy-by-size, grow-in-order
+// SCAN: builtin.module attributes {buffer.plan = {vregs = 10 : i64, values = 8 : i64, transfers = 0 : i64, buffers = 6 : i64, peak_bytes_naive = 464 : i64, peak_bytes_planned = 384 : i64, peak_bytes_lower_bound = 256 : i64}}
+// ERR: lower-npuir-to-buffer: unknown planner 'fifo'; expected one of best, offset-by-size, offset-by-breadth, linear-scan, greedy-by-size, grow-in-order
 
 // A chain whose returned value takes the buffer of a dead value (%c died at step 3, %e is
 // written at step 4): two buffers where the linear scan, which gives a returned value a fresh
 // buffer, needs three.
 // CHECK-LABEL: func.func @chain
-// CHECK-NEXT:   %b0 = buffer.alloc : !buffer.buf<0, npu, 64>
-// CHECK-NEXT:   %b1 = buffer.alloc : !buffer.buf<1, npu, 64>
+// CHECK-NEXT:   %arena0 = buffer.arena : !buffer.arena<0, npu, 128>
+// CHECK-NEXT:   %b0 = buffer.alloc %arena0[0] : !buffer.buf<0, npu, 64>
+// CHECK-NEXT:   %b1 = buffer.alloc %arena0[64] : !buffer.buf<1, npu, 64>
 // CHECK-NEXT:   %w = buffer.weight "w" : tensor<4x4xf32>
 // CHECK-NEXT:   %a = buffer.exec npu unary(%w) into %b0 {kind = exp}
 // CHECK-NEXT:   %b = buffer.exec npu unary(%a) into %b1 {kind = tanh}
@@ -37,17 +39,19 @@ func.func @chain() -> tensor<4x4xf32> {
 // buffer of %out (dead before %out is written) instead of a 16-byte buffer of its own that
 // neither 64-byte value could use (the linear scan: 16 + 64 + 64).
 // CHECK-LABEL: func.func @grow
-// CHECK-NEXT:   %b0 = buffer.alloc : !buffer.buf<0, npu, 64>
-// CHECK-NEXT:   %b1 = buffer.alloc : !buffer.buf<1, npu, 64>
+// CHECK-NEXT:   %arena0 = buffer.arena : !buffer.arena<0, npu, 128>
+// CHECK-NEXT:   %b0 = buffer.alloc %arena0[0] : !buffer.buf<0, npu, 64>
+// CHECK-NEXT:   %b1 = buffer.alloc %arena0[64] : !buffer.buf<1, npu, 64>
 // CHECK-NEXT:   %w = buffer.weight "w" : tensor<4x4xf32>
 // CHECK-NEXT:   %s = buffer.exec npu reduce(%w) into %b0
 // CHECK-NEXT:   %big = buffer.exec npu broadcast(%s) into %b1
 // CHECK-NEXT:   %out = buffer.exec npu unary(%big) into %b0 {kind = neg}
 // CHECK-NEXT:   func.return %out
 // SCAN-LABEL: func.func @grow
-// SCAN-NEXT:   %b0 = buffer.alloc : !buffer.buf<0, npu, 16>
-// SCAN-NEXT:   %b1 = buffer.alloc : !buffer.buf<1, npu, 64>
-// SCAN-NEXT:   %b2 = buffer.alloc : !buffer.buf<2, npu, 64>
+// SCAN-NEXT:   %arena0 = buffer.arena : !buffer.arena<0, npu, 192>
+// SCAN-NEXT:   %b0 = buffer.alloc %arena0[0] : !buffer.buf<0, npu, 16>
+// SCAN-NEXT:   %b1 = buffer.alloc %arena0[64] : !buffer.buf<1, npu, 64>
+// SCAN-NEXT:   %b2 = buffer.alloc %arena0[128] : !buffer.buf<2, npu, 64>
 func.func @grow() -> tensor<4x4xf32> {
   %w = npuir.weight npu {name = "w", vreg = 0} : tensor<4x4xf32>
   %s = npuir.reduce npu %w {kind = sum, axes = [1], vreg = 1} : (tensor<4x4xf32>) -> tensor<4xf32>

@@ -3,17 +3,19 @@
 
 // A state (a KV cache): the function's last argument is the state's value on entry and its last
 // result the state's value on exit (`forge.state` names them). The state gets a buffer of its
-// own after the planned ones (%b5, never given to another value); its entry value is
+// own after the planned ones (%b5, not in an arena, never given to another value); its entry value is
 // `buffer.state` in that buffer and the index_put computing its new value writes into the same
 // buffer, in place (no copy per call). The lowered function takes and returns the user's values
 // only. The npu reader of the new cache gets a transfer, as any cross-device read.
-// CHECK:      builtin.module attributes {buffer.states = {states = 1 : i64, state_bytes = 128 : i64}, buffer.plan = {vregs = 6 : i64, values = 6 : i64, transfers = 3 : i64, buffers = 5 : i64, peak_bytes_naive = 304 : i64, peak_bytes_planned = 304 : i64, peak_bytes_lower_bound = 272 : i64}}
+// CHECK:      builtin.module attributes {buffer.states = {states = 1 : i64, state_bytes = 128 : i64}, buffer.plan = {vregs = 6 : i64, values = 6 : i64, transfers = 3 : i64, buffers = 5 : i64, peak_bytes_naive = 304 : i64, peak_bytes_planned = 448 : i64, peak_bytes_lower_bound = 272 : i64}}
 // CHECK-LABEL: func.func @step(%x: tensor<1x4xf32>, %pos: tensor<1xi64>) -> tensor<8x4xf32> {
-// CHECK-NEXT:   %b0 = buffer.alloc : !buffer.buf<0, npu, 16>
-// CHECK-NEXT:   %b1 = buffer.alloc : !buffer.buf<1, npu, 16>
-// CHECK-NEXT:   %b2 = buffer.alloc : !buffer.buf<2, cpu, 16>
-// CHECK-NEXT:   %b3 = buffer.alloc : !buffer.buf<3, npu, 128>
-// CHECK-NEXT:   %b4 = buffer.alloc : !buffer.buf<4, npu, 128>
+// CHECK-NEXT:   %arena0 = buffer.arena : !buffer.arena<0, npu, 384>
+// CHECK-NEXT:   %arena1 = buffer.arena : !buffer.arena<1, cpu, 64>
+// CHECK-NEXT:   %b0 = buffer.alloc %arena0[0] : !buffer.buf<0, npu, 16>
+// CHECK-NEXT:   %b1 = buffer.alloc %arena0[64] : !buffer.buf<1, npu, 16>
+// CHECK-NEXT:   %b2 = buffer.alloc %arena1[0] : !buffer.buf<2, cpu, 16>
+// CHECK-NEXT:   %b3 = buffer.alloc %arena0[128] : !buffer.buf<3, npu, 128>
+// CHECK-NEXT:   %b4 = buffer.alloc %arena0[256] : !buffer.buf<4, npu, 128>
 // CHECK-NEXT:   %b5 = buffer.alloc : !buffer.buf<5, cpu, 128>
 // CHECK-NEXT:   %x_1 = buffer.input 0 : tensor<1x4xf32>
 // CHECK-NEXT:   %pos_1 = buffer.input 1 : tensor<1xi64>

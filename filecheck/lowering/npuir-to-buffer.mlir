@@ -2,15 +2,18 @@
 // RUN: forge-opt %s -p "lower-npuir-to-buffer{planner=linear-scan}" | filecheck %s --check-prefix=PLAN
 // RUN: forge-opt %s -p "lower-npuir-to-buffer{planner=linear-scan}" | forge-opt --print-op-generic | forge-opt -p check-buffer-allocation | filecheck %s
 
-// The linear scan alone (the default keeps the smaller of it and greedy-by-size: npuir-to-buffer-greedy.mlir).
-// PLAN: builtin.module attributes {buffer.plan = {vregs = 25 : i64, values = 22 : i64, transfers = 2 : i64, buffers = 18 : i64, peak_bytes_naive = 1024 : i64, peak_bytes_planned = 816 : i64, peak_bytes_lower_bound = 608 : i64}}
+// The linear scan alone (the default keeps the smallest of all planners: npuir-to-buffer-greedy.mlir,
+// npuir-to-buffer-offsets.mlir). Its buffers lie one after another in one arena per device, each
+// at an offset that is a multiple of 64 (so these 16- and 32-byte values plan above naive).
+// PLAN: builtin.module attributes {buffer.plan = {vregs = 25 : i64, values = 22 : i64, transfers = 2 : i64, buffers = 18 : i64, peak_bytes_naive = 1024 : i64, peak_bytes_planned = 1152 : i64, peak_bytes_lower_bound = 608 : i64}}
 
 // A chain: each value dies at its only reader, so the buffer of the value before last is free
 // again: two buffers carry the whole chain. The returned value gets a buffer of its own.
 // CHECK-LABEL: func.func @chain
-// CHECK-NEXT:   %b0 = buffer.alloc : !buffer.buf<0, npu, 64>
-// CHECK-NEXT:   %b1 = buffer.alloc : !buffer.buf<1, npu, 64>
-// CHECK-NEXT:   %b2 = buffer.alloc : !buffer.buf<2, npu, 64>
+// CHECK-NEXT:   %arena0 = buffer.arena : !buffer.arena<0, npu, 192>
+// CHECK-NEXT:   %b0 = buffer.alloc %arena0[0] : !buffer.buf<0, npu, 64>
+// CHECK-NEXT:   %b1 = buffer.alloc %arena0[64] : !buffer.buf<1, npu, 64>
+// CHECK-NEXT:   %b2 = buffer.alloc %arena0[128] : !buffer.buf<2, npu, 64>
 // CHECK-NEXT:   %w = buffer.weight "w" : tensor<4x4xf32>
 // CHECK-NEXT:   %a = buffer.exec npu unary(%w) into %b0 {kind = exp}
 // CHECK-NEXT:   %b = buffer.exec npu unary(%a) into %b1 {kind = tanh}
@@ -32,10 +35,11 @@ func.func @chain() -> tensor<4x4xf32> {
 // branches are live together until the join: three distinct buffers. Once the second branch has
 // read %a, its buffer is free: the join reuses it.
 // CHECK-LABEL: func.func @diamond
-// CHECK-NEXT:   %b0 = buffer.alloc : !buffer.buf<0, npu, 64>
-// CHECK-NEXT:   %b1 = buffer.alloc : !buffer.buf<1, npu, 64>
-// CHECK-NEXT:   %b2 = buffer.alloc : !buffer.buf<2, npu, 64>
-// CHECK-NEXT:   %b3 = buffer.alloc : !buffer.buf<3, npu, 64>
+// CHECK-NEXT:   %arena0 = buffer.arena : !buffer.arena<0, npu, 256>
+// CHECK-NEXT:   %b0 = buffer.alloc %arena0[0] : !buffer.buf<0, npu, 64>
+// CHECK-NEXT:   %b1 = buffer.alloc %arena0[64] : !buffer.buf<1, npu, 64>
+// CHECK-NEXT:   %b2 = buffer.alloc %arena0[128] : !buffer.buf<2, npu, 64>
+// CHECK-NEXT:   %b3 = buffer.alloc %arena0[192] : !buffer.buf<3, npu, 64>
 // CHECK-NEXT:   %w = buffer.weight "w" : tensor<4x4xf32>
 // CHECK-NEXT:   %a = buffer.exec npu unary(%w) into %b0 {kind = exp}
 // CHECK-NEXT:   %l = buffer.exec npu unary(%a) into %b1 {kind = tanh}
@@ -56,11 +60,12 @@ func.func @diamond() -> tensor<4x4xf32> {
 // 16-byte %b0 is free: a new buffer); among free buffers that fit, the smallest wins (%v takes
 // the 16-byte %b0, not a free 64-byte one).
 // CHECK-LABEL: func.func @sizes
-// CHECK-NEXT:   %b0 = buffer.alloc : !buffer.buf<0, npu, 16>
-// CHECK-NEXT:   %b1 = buffer.alloc : !buffer.buf<1, npu, 16>
-// CHECK-NEXT:   %b2 = buffer.alloc : !buffer.buf<2, npu, 64>
-// CHECK-NEXT:   %b3 = buffer.alloc : !buffer.buf<3, npu, 64>
-// CHECK-NEXT:   %b4 = buffer.alloc : !buffer.buf<4, npu, 16>
+// CHECK-NEXT:   %arena0 = buffer.arena : !buffer.arena<0, npu, 320>
+// CHECK-NEXT:   %b0 = buffer.alloc %arena0[0] : !buffer.buf<0, npu, 16>
+// CHECK-NEXT:   %b1 = buffer.alloc %arena0[64] : !buffer.buf<1, npu, 16>
+// CHECK-NEXT:   %b2 = buffer.alloc %arena0[128] : !buffer.buf<2, npu, 64>
+// CHECK-NEXT:   %b3 = buffer.alloc %arena0[192] : !buffer.buf<3, npu, 64>
+// CHECK-NEXT:   %b4 = buffer.alloc %arena0[256] : !buffer.buf<4, npu, 16>
 // CHECK-NEXT:   %w = buffer.weight "w" : tensor<4x4xf32>
 // CHECK-NEXT:   %s = buffer.exec npu reduce(%w) into %b0
 // CHECK-NEXT:   %t = buffer.exec npu unary(%s) into %b1
@@ -83,12 +88,14 @@ func.func @sizes() -> tensor<4xf32> {
 // a transfer at the start of its segment, and later segments of that device reuse the copy.
 // Weights and constants never move. Buffers are per device.
 // CHECK-LABEL: func.func @transitions
-// CHECK-NEXT:   %b0 = buffer.alloc : !buffer.buf<0, npu, 32>
-// CHECK-NEXT:   %b1 = buffer.alloc : !buffer.buf<1, npu, 32>
-// CHECK-NEXT:   %b2 = buffer.alloc : !buffer.buf<2, cpu, 32>
-// CHECK-NEXT:   %b3 = buffer.alloc : !buffer.buf<3, npu, 32>
-// CHECK-NEXT:   %b4 = buffer.alloc : !buffer.buf<4, npu, 32>
-// CHECK-NEXT:   %b5 = buffer.alloc : !buffer.buf<5, npu, 32>
+// CHECK-NEXT:   %arena0 = buffer.arena : !buffer.arena<0, npu, 320>
+// CHECK-NEXT:   %arena1 = buffer.arena : !buffer.arena<1, cpu, 64>
+// CHECK-NEXT:   %b0 = buffer.alloc %arena0[0] : !buffer.buf<0, npu, 32>
+// CHECK-NEXT:   %b1 = buffer.alloc %arena0[64] : !buffer.buf<1, npu, 32>
+// CHECK-NEXT:   %b2 = buffer.alloc %arena1[0] : !buffer.buf<2, cpu, 32>
+// CHECK-NEXT:   %b3 = buffer.alloc %arena0[128] : !buffer.buf<3, npu, 32>
+// CHECK-NEXT:   %b4 = buffer.alloc %arena0[192] : !buffer.buf<4, npu, 32>
+// CHECK-NEXT:   %b5 = buffer.alloc %arena0[256] : !buffer.buf<5, npu, 32>
 // CHECK-NEXT:   %x0 = buffer.input 0 : tensor<8xf32>
 // CHECK-NEXT:   %c = buffer.constant dense<2.000000e+00> : tensor<f32>
 // CHECK-NEXT:   %x0_npu = buffer.transfer %x0 into %b0 : tensor<8xf32> in !buffer.buf<0, npu, 32>

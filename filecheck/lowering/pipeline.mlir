@@ -4,18 +4,21 @@
 // The whole lowering from forge-opt: aten -> npuir (devices, vregs) -> schedule -> buffer
 // (transfers, reuse) -> checked. The integer position computation runs on the host and is
 // scheduled before the npu segment (2 transitions -> 1); buffers are reused across dtypes when
-// large enough (%pe takes the 32-byte buffer of the transferred ids).
+// large enough (%pe takes the 32-byte buffer of the transferred ids); the linear scan's buffers lie
+// one after another, 64-byte aligned, in one arena per device.
 
-// CHECK:      builtin.module attributes {npuir.lowering = {vregs = 16 : i64, fallbacks = 0 : i64, dropped = 0 : i64}, npuir.schedule = {transitions_before = 2 : i64, transitions_after = 1 : i64}, buffer.plan = {vregs = 16 : i64, values = 11 : i64, transfers = 2 : i64, buffers = 8 : i64, peak_bytes_naive = 1008 : i64, peak_bytes_planned = 736 : i64, peak_bytes_lower_bound = 432 : i64}}
+// CHECK:      builtin.module attributes {npuir.lowering = {vregs = 16 : i64, fallbacks = 0 : i64, dropped = 0 : i64}, npuir.schedule = {transitions_before = 2 : i64, transitions_after = 1 : i64}, buffer.plan = {vregs = 16 : i64, values = 11 : i64, transfers = 2 : i64, buffers = 8 : i64, peak_bytes_naive = 1008 : i64, peak_bytes_planned = 896 : i64, peak_bytes_lower_bound = 432 : i64}}
 // CHECK-NEXT:   func.func @tiny_lm(%ids: tensor<1x4xi64>) -> tensor<1x4x16xf32> {
-// CHECK-NEXT:     %b0 = buffer.alloc : !buffer.buf<0, cpu, 32>
-// CHECK-NEXT:     %b1 = buffer.alloc : !buffer.buf<1, cpu, 16>
-// CHECK-NEXT:     %b2 = buffer.alloc : !buffer.buf<2, npu, 32>
-// CHECK-NEXT:     %b3 = buffer.alloc : !buffer.buf<3, npu, 16>
-// CHECK-NEXT:     %b4 = buffer.alloc : !buffer.buf<4, npu, 128>
-// CHECK-NEXT:     %b5 = buffer.alloc : !buffer.buf<5, npu, 128>
-// CHECK-NEXT:     %b6 = buffer.alloc : !buffer.buf<6, npu, 128>
-// CHECK-NEXT:     %b7 = buffer.alloc : !buffer.buf<7, npu, 256>
+// CHECK-NEXT:     %arena0 = buffer.arena : !buffer.arena<0, cpu, 128>
+// CHECK-NEXT:     %arena1 = buffer.arena : !buffer.arena<1, npu, 768>
+// CHECK-NEXT:     %b0 = buffer.alloc %arena0[0] : !buffer.buf<0, cpu, 32>
+// CHECK-NEXT:     %b1 = buffer.alloc %arena0[64] : !buffer.buf<1, cpu, 16>
+// CHECK-NEXT:     %b2 = buffer.alloc %arena1[0] : !buffer.buf<2, npu, 32>
+// CHECK-NEXT:     %b3 = buffer.alloc %arena1[64] : !buffer.buf<3, npu, 16>
+// CHECK-NEXT:     %b4 = buffer.alloc %arena1[128] : !buffer.buf<4, npu, 128>
+// CHECK-NEXT:     %b5 = buffer.alloc %arena1[256] : !buffer.buf<5, npu, 128>
+// CHECK-NEXT:     %b6 = buffer.alloc %arena1[384] : !buffer.buf<6, npu, 128>
+// CHECK-NEXT:     %b7 = buffer.alloc %arena1[512] : !buffer.buf<7, npu, 256>
 // CHECK-NEXT:     %[[IDS:.*]] = buffer.input 0 : tensor<1x4xi64>
 // CHECK-NEXT:     %wte = buffer.weight "wte" : tensor<16x8xf32>
 // CHECK-NEXT:     %w1 = buffer.weight "fc.weight" : tensor<8x8xf32>

@@ -65,10 +65,12 @@ class MemoryPlan:
     buffers: list[PhysicalBuffer]
     bars: list[LiveBar]
     spans: list[DeviceSpan]
+    planned_bytes: int = 0
+    """What the plan allocates: its arenas and buffers of their own (buffers of an arena overlap)."""
 
     @property
     def peak_bytes_planned(self) -> int:
-        return sum(b.nbytes for b in self.buffers)
+        return self.planned_bytes
 
     @property
     def peak_bytes_naive(self) -> int:
@@ -100,7 +102,8 @@ def memory_plan(module: ModuleOp) -> MemoryPlan:
         end = steps - 1 if iv.live_out else step_of[iv.end]
         name = value.name_hint or f"v{start}"
         bars.append(LiveBar(name, iv.buffer, start, end, iv.size, iv.live_out))
-    return MemoryPlan(steps, buffers, sorted(bars, key=lambda b: b.start), _device_spans(ops))
+    bars.sort(key=lambda b: b.start)
+    return MemoryPlan(steps, buffers, bars, _device_spans(ops), B.planned_bytes(fns[0]))
 
 
 def _step_device(op: B.WriteOp) -> str:

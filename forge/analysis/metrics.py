@@ -6,7 +6,8 @@
 - `count_buffers(module)`: physical buffers (`buffer.alloc`).
 - `peak_bytes_naive(module)`: bytes if every planned value had its own buffer (npuir: every
   non-source op; buffer: every exec/transfer result).
-- `peak_bytes_planned(module)`: total size of the physical buffers (buffer IR).
+- `peak_bytes_planned(module)`: the memory the plan allocates (buffer IR): its arenas
+  (`buffer.arena`) plus the buffers of their own (`dialects.buffer.planned_bytes`).
 - `device_transitions(module)`: device changes along the op order, over ops with a device
   (npuir compute ops or `buffer.exec`; sources and transfers do not count).
 - `segments(module, device="npu")`: the maximal runs of ops on `device` (what becomes one
@@ -72,14 +73,7 @@ def peak_bytes_naive(module: ModuleOp) -> int:
 
 
 def peak_bytes_planned(module: ModuleOp, device: str | None = None) -> int:
-    total = 0
-    for op in _body_ops(module):
-        if isinstance(op, B.AllocOp):
-            buf = op.results[0].type
-            assert isinstance(buf, B.BufType)
-            if device is None or buf.on.value == device:
-                total += buf.nbytes
-    return total
+    return B.planned_bytes(module, device)
 
 
 def _device(op: Operation) -> str | None:

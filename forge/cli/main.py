@@ -171,6 +171,12 @@ def _compile_tuned(args: argparse.Namespace, model, inputs, label: str):
     return compiled
 
 
+def _plan_ratio(report: dict) -> str:
+    """`, planned 1.045x it`: the plan against its lower bound (empty when the bound is 0)."""
+    bound = report["peak_bytes_lower_bound"]
+    return f", planned {report['peak_bytes_planned'] / bound:.3f}x it" if bound else ""
+
+
 def format_report(report: dict[str, Any]) -> str:
     """The report as the tables `forge compile` prints."""
     lines = [f"Forge report: {report['model']} on {report['runtime']}/{report['device']}", ""]
@@ -203,7 +209,7 @@ def format_report(report: dict[str, Any]) -> str:
         f"fused attention blocks {report['fused_attention']}",
         f"virtual registers {report['vregs']} -> physical buffers {report['buffers']}; "
         f"peak bytes {report['peak_bytes_naive']:,} naive -> {report['peak_bytes_planned']:,} planned "
-        f"(lower bound {report['peak_bytes_lower_bound']:,})",
+        f"(lower bound {report['peak_bytes_lower_bound']:,}{_plan_ratio(report)})",
         f"device transitions {report['transitions_before']} -> {report['transitions_after']} after scheduling; "
         f"NPU segments {report['segments']}",
     ]

@@ -6,7 +6,8 @@ that lowering preserved a function.
 
 One function, `run_kind(cls, params, ins, result_type)`, gives every npuir kind its meaning, read
 from the kind table (`forge.kinds`); npuir ops and `buffer.exec` both call it. The buffer
-interpreter simulates memory: `buffer.alloc` makes a byte array, `buffer.exec` /
+interpreter simulates memory: `buffer.arena` and a `buffer.alloc` of its own make a byte array
+(a `buffer.alloc %arena[offset]` is a slice of its arena's), `buffer.exec` /
 `buffer.transfer` write their result *into* it and return a view of those bytes. A value whose
 buffer is overwritten while it is still to be read therefore changes under its readers, and the
 results differ, exactly as they would on the device: the interpreter checks the allocation, not
@@ -124,10 +125,18 @@ class BufferFunctions(InterpreterFunctions):
         self._constants: dict[Any, torch.Tensor] = {}
         self.states: dict[str, torch.Tensor] = {}
 
+    @impl(B.ArenaOp)
+    def run_arena(self, interpreter: Interpreter, op: B.ArenaOp, args: tuple) -> tuple:
+        arena = op.arena.type
+        assert isinstance(arena, B.ArenaType)
+        return (torch.full((arena.nbytes,), 0xFF, dtype=torch.uint8),)
+
     @impl(B.AllocOp)
     def run_alloc(self, interpreter: Interpreter, op: B.AllocOp, args: tuple) -> tuple:
         buf = op.buffer.type
         assert isinstance(buf, B.BufType)
+        if args:  # a view of its arena: overlapping buffers share bytes, as in the executor
+            return (args[0][op.byte_offset : op.byte_offset + buf.nbytes],)
         # Filled with 0xFF (NaN for floats): reading a value that was never written shows.
         return (torch.full((buf.nbytes,), 0xFF, dtype=torch.uint8),)
 

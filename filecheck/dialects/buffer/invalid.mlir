@@ -195,3 +195,38 @@ func.func @state_unnamed() {
   %0 = buffer.state "" in %b0 : tensor<8x4xf32> in !buffer.buf<0, cpu, 128>
   func.return
 }
+
+// -----
+
+// CHECK: buffer.alloc: buffer 0 at offset 32 of arena 0: the offset is not a multiple of 64
+func.func @arena_misaligned() {
+  %a = buffer.arena : !buffer.arena<0, npu, 256>
+  %b0 = buffer.alloc %a[32] : !buffer.buf<0, npu, 64> in !buffer.arena<0, npu, 256>
+  func.return
+}
+
+// -----
+
+// CHECK: buffer.alloc: buffer 0 at offset 192 of arena 0: its 128 bytes end at 320, past the arena's 256
+func.func @arena_overflow() {
+  %a = buffer.arena : !buffer.arena<0, npu, 256>
+  %b0 = buffer.alloc %a[192] : !buffer.buf<0, npu, 128> in !buffer.arena<0, npu, 256>
+  func.return
+}
+
+// -----
+
+// CHECK: buffer.alloc: buffer 0 at offset 0 of arena 0: the buffer is on cpu, the arena on npu
+func.func @arena_other_device() {
+  %a = buffer.arena : !buffer.arena<0, npu, 256>
+  %b0 = buffer.alloc %a[0] : !buffer.buf<0, cpu, 64> in !buffer.arena<0, npu, 256>
+  func.return
+}
+
+// -----
+
+// CHECK: buffer.alloc: buffer 0 has an offset but no arena
+func.func @offset_without_arena() {
+  %b0 = "buffer.alloc"() <{offset = #builtin.int<64>}> : () -> !buffer.buf<0, npu, 64>
+  func.return
+}

@@ -70,3 +70,21 @@ func.func @state_update(%pos: tensor<1xi64>, %row: tensor<1x4xf32>) -> tensor<8x
   // CHECK-NEXT: func.return %new : tensor<8x4xf32>
   func.return %new : tensor<8x4xf32>
 }
+
+// An arena per device and buffers as views of it at byte offsets (the memory plan's placement);
+// a buffer of its own (no arena) next to them.
+// CHECK-LABEL: func.func @arena
+func.func @arena() -> tensor<4x4xf32> {
+  // CHECK-NEXT: %arena0 = buffer.arena : !buffer.arena<0, npu, 192>
+  // CHECK-NEXT: %b0 = buffer.alloc %arena0[0] : !buffer.buf<0, npu, 128> in !buffer.arena<0, npu, 192>
+  // CHECK-NEXT: %b1 = buffer.alloc %arena0[64] : !buffer.buf<1, npu, 64> in !buffer.arena<0, npu, 192>
+  // CHECK-NEXT: %b2 = buffer.alloc : !buffer.buf<2, cpu, 64>
+  %arena0 = buffer.arena : !buffer.arena<0, npu, 192>
+  %b0 = buffer.alloc %arena0[0] : !buffer.buf<0, npu, 128> in !buffer.arena<0, npu, 192>
+  %b1 = buffer.alloc %arena0[64] : !buffer.buf<1, npu, 64> in !buffer.arena<0, npu, 192>
+  %b2 = buffer.alloc : !buffer.buf<2, cpu, 64>
+  %w = buffer.weight "w" : tensor<4x4xf32>
+  // CHECK: buffer.exec npu unary(%w) into %b1 {kind = exp} : (tensor<4x4xf32>) -> tensor<4x4xf32> in !buffer.buf<1, npu, 64>
+  %y = buffer.exec npu unary(%w) into %b1 {kind = exp} : (tensor<4x4xf32>) -> tensor<4x4xf32> in !buffer.buf<1, npu, 64>
+  func.return %y : tensor<4x4xf32>
+}
