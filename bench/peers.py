@@ -2,25 +2,36 @@
 
 A builder takes a model and the shared input batch and returns a `Built`: a `run(input_ids)`
 callable returning the logits as a new torch tensor, and the stage times (ms) of getting there.
-Every build starts from a fresh state, so no system profits from an earlier one's caches:
+Every builder times its own library import (`lib_import`, the first stage: ~0 ms once the library is
+loaded, the real cost in a fresh process, see `bench.worker.cold_sample`), and *to runnable* ends
+after the first call (`first_call`), as a user's first compile-and-run does. Every build starts from
+a fresh state, so no system profits from an earlier one's caches:
 
-* ``forge``: `forge.compile` (torch.export + import + passes + lowering + emission, then the
-  device compile of its OpenVINO segments). `own_ms` is everything after torch.export and before
-  the device compile, measured as the wall time of `forge.compile` minus those two, so nothing
-  Forge does (GC, report) escapes the clock.
-* ``openvino``: OpenVINO's own PyTorch path, `ov.convert_model(torch.export.export(...))`, then
-  the model reshaped to the example inputs' static shapes (convert_model leaves them dynamic),
-  `compile_model(..., "CPU")` on a new `ov.Core` (plugin loaded outside the clock). Same
+* ``forge``: `import forge; forge.compile` (torch.export + import + passes + lowering + emission,
+  then the device compile of its OpenVINO segments). `own_ms` is everything after torch.export and
+  before the device compile, measured as the wall time of `forge.compile` minus those two, so nothing
+  Forge does (lazy imports, GC, report) escapes the clock. `report_sum_ms` is what the report's own
+  stages (`STAGE_KEYS` + `other_ms`) add up to, to check against that wall clock.
+* ``openvino``: OpenVINO's own PyTorch path, `import openvino; ov.convert_model(torch.export.export(...))`,
+  then the model reshaped to the example inputs' static shapes (convert_model leaves them dynamic),
+  `compile_model(..., "CPU")` on a new `ov.Core` (its plugin load included), first inference. Same
   `INFERENCE_PRECISION_HINT=f32` as Forge's runtime: on AMX/AVX512-BF16 CPUs OpenVINO's default
   is bf16, which would trade accuracy for speed.
-* ``onnxruntime``: `torch.onnx.export(..., dynamo=True)` (its own torch.export inside, plus
-  onnxscript's optimizer, the default), then serialization and a new `InferenceSession` with
-  the CPU provider.
+* ``openvino-default``: the same, with OpenVINO's default precision (no precision hint; the
+  precision the plugin chose is recorded as `inference_precision`).
+* ``onnxruntime``: `import onnxruntime; torch.onnx.export(..., dynamo=True)` (its own torch.export
+  inside, plus onnxscript's optimizer, the default), then serialization and a new `InferenceSession`
+  with the CPU provider, first run.
 * ``torch.compile``: inductor, default mode; compile time is the first call. Dynamo is reset,
   inductor's FX-graph and AOT-autograd caches are off and it gets a new, empty cache directory.
+* ``torch-mlir``: an import-stage peer, not a compiler to runnable: `from torch_mlir import fx`,
+  torch.export, `fx.export_and_import(program)` (torch-mlir's decompositions + FX import to the
+  `torch` dialect) and the module printed as MLIR text. Optional (`pip install '.[bench]'`); when it
+  is missing or fails, the section records why.
 * ``eager``: the model itself (no compile).
 
-All systems run fp32 on the CPU; inference under `no_grad`. Threads and streams are set explicitly and
+All systems run fp32 on the CPU (except `openvino-default`); inference under `no_grad`. Threads and
+streams are set explicitly and
 alike (issue 15 item 3): Forge's segments and the OpenVINO peer compile with
 `forge.precision.peer_properties()` (`INFERENCE_NUM_THREADS` = the cores of this process, `NUM_STREAMS` 1,
 `PERFORMANCE_HINT` LATENCY; the CPU plugin's default core pinning on both), ONNX Runtime gets
@@ -46,9 +57,13 @@ import torch
 from forge.precision import cores, peer_properties
 
 SYSTEMS: tuple[str, ...] = ("forge", "openvino", "onnxruntime", "torch.compile", "eager")
+"""The systems of the latency-style sections (built in one process)."""
 PEERS: tuple[str, ...] = ("openvino", "onnxruntime", "torch.compile", "eager")
 COMPILERS: tuple[str, ...] = ("forge", "openvino", "onnxruntime", "torch.compile")
 """The systems that compile (eager has nothing to compile)."""
+COLD_SYSTEMS: tuple[str, ...] = ("forge", "openvino", "openvino-default", "onnxruntime", "torch.compile",
+                                 "torch-mlir")
+"""What the compile-time section measures cold, each build in a fresh process."""
 
 OV_CPU_PROPERTIES = {"INFERENCE_PRECISION_HINT": "f32", **peer_properties()}
 """The OpenVINO peer's compile properties: f32, and the thread/stream settings Forge's runtime uses."""
@@ -62,13 +77,14 @@ class Built:
     """A runnable model and what building it cost (all times in ms)."""
 
     system: str
-    run: Callable[[torch.Tensor], torch.Tensor]
+    run: Callable[[torch.Tensor], torch.Tensor] | None
+    """None for an import-stage peer (torch-mlir), which builds nothing that runs."""
     stages: dict[str, float] = field(default_factory=dict)
     """Named stage times, in order (e.g. export, convert, device_compile)."""
     to_artifact_ms: float | None = None
     """nn.Module to an executable artifact, without the device compile (None: not separable)."""
-    to_runnable_ms: float = 0.0
-    """nn.Module to something that has produced its first output (or is ready to)."""
+    to_runnable_ms: float | None = 0.0
+    """nn.Module to something that has produced its first output (None: builds nothing that runs)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -93,25 +109,33 @@ def _ms(start: float) -> float:
 # --- forge -----------------------------------------------------------------------------------------
 
 
+FORGE_REPORT_STAGES = {"decompose": "decompose_ms", "import": "import_ms", "passes": "passes_ms",
+                       "lowering": "lower_ms", "emit": "emit_ms", "check": "check_ms"}
+"""Forge's own named stages (bench name: report key), between its export and its device compile."""
+
+
 def build_forge(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> Built:
+    start = time.perf_counter()
     import forge
 
-    start = time.perf_counter()
+    lib_ms = _ms(start)
     compiled = forge.compile(model, inputs)
     total = _ms(start)
     r = compiled.report
+    start = time.perf_counter()
+    with torch.no_grad():
+        compiled(*inputs)
+    first_ms = _ms(start)
     own = total - r["export_ms"] - r["device_compile_ms"]
-    stages = {
-        "export": r["export_ms"],
-        "import": r["import_ms"],
-        "passes": r["passes_ms"],
-        "lowering": r["lower_ms"],
-        "emit": r["emit_ms"],
-        "other": own - r["import_ms"] - r["passes_ms"] - r["lower_ms"] - r["emit_ms"],
-        "device_compile": r["device_compile_ms"],
-    }
-    return Built("forge", compiled, stages, to_artifact_ms=total - r["device_compile_ms"], to_runnable_ms=total,
-                 extra={"own_ms": own, "report": r})
+    named = {name: r.get(key, 0.0) for name, key in FORGE_REPORT_STAGES.items()}
+    stages = {"lib_import": lib_ms, "export": r["export_ms"], **named, "other": own - sum(named.values()),
+              "device_compile": r["device_compile_ms"], "first_call": first_ms}
+    from forge.compiler import STAGE_KEYS
+
+    report_sum = sum(r.get(key, 0.0) for key in STAGE_KEYS) + r.get("other_ms", 0.0)
+    return Built("forge", compiled, stages, to_artifact_ms=total - r["device_compile_ms"],
+                 to_runnable_ms=total + first_ms,
+                 extra={"own_ms": own, "wall_ms": total, "report_sum_ms": report_sum, "report": r})
 
 
 # --- openvino --------------------------------------------------------------------------------------
@@ -128,10 +152,22 @@ def static_shapes(inputs: tuple[torch.Tensor, ...]) -> dict[int, list[int]]:
 
 
 def build_openvino(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> Built:
+    """OpenVINO f32 (pinned, as Forge's runtime)."""
+    return _build_openvino("openvino", model, inputs, OV_CPU_PROPERTIES)
+
+
+def build_openvino_default(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> Built:
+    """OpenVINO with its default precision (bf16 on AMX/AVX512-BF16 CPUs), the same threads and streams."""
+    properties = {k: v for k, v in OV_CPU_PROPERTIES.items() if k != "INFERENCE_PRECISION_HINT"}
+    return _build_openvino("openvino-default", model, inputs, properties)
+
+
+def _build_openvino(system: str, model: torch.nn.Module, inputs: tuple[torch.Tensor, ...],
+                    properties: dict[str, Any]) -> Built:
+    start = time.perf_counter()
     import openvino as ov
 
-    core = ov.Core()
-    core.get_property("CPU", "FULL_DEVICE_NAME")  # loads the CPU plugin outside the clock
+    lib_ms = _ms(start)
     start = time.perf_counter()
     program = export(model, inputs)
     export_ms = _ms(start)
@@ -140,25 +176,42 @@ def build_openvino(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> 
     ov_model.reshape(static_shapes(inputs))  # convert_model leaves the inputs dynamic; Forge's are static
     convert_ms = _ms(start)
     start = time.perf_counter()
-    compiled = core.compile_model(ov_model, "CPU", OV_CPU_PROPERTIES)
-    device_ms = _ms(start)
+    compiled = ov.Core().compile_model(ov_model, "CPU", properties)  # a new Core: its plugin load is timed
     request = compiled.create_infer_request()
+    device_ms = _ms(start)
 
     def run(input_ids: torch.Tensor) -> torch.Tensor:
         result = request.infer({0: input_ids.numpy()})
         return torch.from_numpy(result[0])
 
-    stages = {"export": export_ms, "convert_model": convert_ms, "device_compile": device_ms}
-    return Built("openvino", run, stages, to_artifact_ms=export_ms + convert_ms,
-                 to_runnable_ms=export_ms + convert_ms + device_ms)
+    first_ms = _first_call(run, inputs)
+    stages = {"lib_import": lib_ms, "export": export_ms, "convert_model": convert_ms, "device_compile": device_ms,
+              "first_call": first_ms}
+    artifact = lib_ms + export_ms + convert_ms
+    return Built(system, run, stages, to_artifact_ms=artifact, to_runnable_ms=artifact + device_ms + first_ms,
+                 extra={"inference_precision": _type_name(compiled.get_property("INFERENCE_PRECISION_HINT"))})
+
+
+def _type_name(value: Any) -> str:
+    """An OpenVINO element type as its short name (`f32`, `bf16`)."""
+    to_string = getattr(value, "to_string", None)
+    return to_string() if callable(to_string) else str(value)
+
+
+def _first_call(run: Callable[[torch.Tensor], torch.Tensor], inputs: tuple[torch.Tensor, ...]) -> float:
+    start = time.perf_counter()
+    run(inputs[0])
+    return _ms(start)
 
 
 # --- onnxruntime -----------------------------------------------------------------------------------
 
 
 def build_onnxruntime(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> Built:
+    start = time.perf_counter()
     import onnxruntime as ort
 
+    lib_ms = _ms(start)
     start = time.perf_counter()
     with torch.no_grad():
         program = torch.onnx.export(model, inputs, dynamo=True, verbose=False)
@@ -178,9 +231,10 @@ def build_onnxruntime(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) 
     def run(input_ids: torch.Tensor) -> torch.Tensor:
         return torch.from_numpy(session.run([output_name], {input_name: input_ids.numpy()})[0])
 
-    stages = {"onnx_export": export_ms, "session": device_ms}
-    return Built("onnxruntime", run, stages, to_artifact_ms=export_ms, to_runnable_ms=export_ms + device_ms,
-                 extra={"onnx_bytes": len(proto)})
+    first_ms = _first_call(run, inputs)
+    stages = {"lib_import": lib_ms, "onnx_export": export_ms, "session": device_ms, "first_call": first_ms}
+    return Built("onnxruntime", run, stages, to_artifact_ms=lib_ms + export_ms,
+                 to_runnable_ms=lib_ms + export_ms + device_ms + first_ms, extra={"onnx_bytes": len(proto)})
 
 
 # --- torch.compile ---------------------------------------------------------------------------------
@@ -211,9 +265,9 @@ def cold_inductor() -> Iterator[None]:
 
 
 def build_torch_compile(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> Built:
+    start = time.perf_counter()  # dynamo's and inductor's imports are part of a user's first call
     with cold_inductor():
         compiled = torch.compile(model, backend="inductor")
-        start = time.perf_counter()
         with torch.no_grad():
             compiled(*inputs)
         first_call_ms = _ms(start)
@@ -224,6 +278,30 @@ def build_torch_compile(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]
 
     return Built("torch.compile", run, {"first_call": first_call_ms}, to_artifact_ms=None,
                  to_runnable_ms=first_call_ms)
+
+
+# --- torch-mlir ------------------------------------------------------------------------------------
+
+
+def build_torch_mlir(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> Built:
+    """torch-mlir's FX importer, the peer of Forge's import stage: torch.export, its decompositions and
+    import to the `torch` dialect, printed as MLIR text. Raises ImportError when it is not installed."""
+    start = time.perf_counter()
+    from torch_mlir import fx
+
+    lib_ms = _ms(start)
+    start = time.perf_counter()
+    program = export(model, inputs)
+    export_ms = _ms(start)
+    start = time.perf_counter()
+    module = fx.export_and_import(program)
+    import_ms = _ms(start)
+    start = time.perf_counter()
+    text = str(module)
+    print_ms = _ms(start)
+    stages = {"lib_import": lib_ms, "export": export_ms, "import": import_ms, "print": print_ms}
+    return Built("torch-mlir", None, stages, to_artifact_ms=sum(stages.values()), to_runnable_ms=None,
+                 extra={"mlir_chars": len(text), "torch_ops": text.count("torch.aten.")})
 
 
 # --- eager -----------------------------------------------------------------------------------------
@@ -240,8 +318,10 @@ def build_eager(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> Bui
 BUILDERS: dict[str, Callable[[torch.nn.Module, tuple[torch.Tensor, ...]], Built]] = {
     "forge": build_forge,
     "openvino": build_openvino,
+    "openvino-default": build_openvino_default,
     "onnxruntime": build_onnxruntime,
     "torch.compile": build_torch_compile,
+    "torch-mlir": build_torch_mlir,
     "eager": build_eager,
 }
 

@@ -8,6 +8,12 @@ system and sends `build` requests round-robin, so the workers still take turns o
 
     python -m bench.worker forge     # then JSON lines on stdin, one JSON reply line per request
 
+`cold_sample(system, spec, ...)` is the cold protocol (`../shared/bench/cold_compile.py`'s): a fresh
+worker builds the model (not timed), then times one build, whose clock starts before the library's
+own import (see `bench.peers`), so the sample is what a user's first compile in a new process costs;
+then the worker exits. A build that fails (e.g. an optional peer not installed) is a sample with an
+`error` line, not an exception, so one peer's failure is recorded and the others still run.
+
 Requests: ``{"op": "load", "model": "gpt2", "attn": "eager", "quick": false, "layers": null}``,
 ``{"op": "build", "sanity": true}``, ``{"op": "profile"}`` (Forge only), ``{"op": "exit"}``.
 Replies: the request's result, or ``{"error": "<traceback>"}``.
@@ -35,9 +41,10 @@ class Worker:
 
     def __init__(self, system: str):
         self.system = system
+        path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "bench.worker", system], cwd=ROOT, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": path},
         )
 
     def request(self, op: str, **fields: Any) -> dict[str, Any]:
@@ -77,6 +84,27 @@ class Worker:
         self.close()
 
 
+def cold_sample(system: str, model: str, attn: str, *, quick: bool, layers: int | None = None,
+                sanity: bool = False) -> dict[str, Any]:
+    """One cold build of `system` in a fresh worker: the reply of `build` plus the model's size,
+    or `{"error": <last line of the failure>, "traceback": ...}` if the build failed."""
+    with Worker(system) as worker:
+        info = worker.request("load", model=model, attn=attn, quick=quick, layers=layers)
+        try:
+            sample = worker.request("build", sanity=sanity)
+        except WorkerError as err:
+            text = str(err).strip()
+            return {**info, "error": text.splitlines()[-1], "traceback": text}
+    return {**info, **sample}
+
+
+def cold_profile(model: str, attn: str, *, quick: bool, layers: int | None = None) -> dict[str, Any]:
+    """cProfile of Forge's first compile in a fresh worker (`bench.compile_time.profile_forge`)."""
+    with Worker("forge") as worker:
+        worker.request("load", model=model, attn=attn, quick=quick, layers=layers)
+        return worker.request("profile")
+
+
 # --- the worker side -------------------------------------------------------------------------------
 
 
@@ -105,9 +133,8 @@ def _handle(state: _State, request: dict[str, Any]) -> dict[str, Any]:
         built = peers.build(state.system, state.model, state.inputs)
         sample = {"stages": built.stages, "to_artifact_ms": built.to_artifact_ms,
                   "to_runnable_ms": built.to_runnable_ms}
-        if "own_ms" in built.extra:
-            sample["own_ms"] = built.extra["own_ms"]
-        if request.get("sanity"):  # the built thing computes the model (else its time means nothing)
+        sample.update({k: v for k, v in built.extra.items() if isinstance(v, (int, float, str))})
+        if request.get("sanity") and built.run is not None:  # it computes the model (else its time means nothing)
             from forge.compiler import parity
 
             if state.expected is None:
