@@ -237,8 +237,13 @@ def compile(
     accuracy: int | None = None,
     buckets: Sequence[int] | None = None,
     pad_values: dict[str, float] | None = None,
+    reuse_blocks: bool = True,
 ) -> CompiledModel:
     """Compile `model` for the static shapes of its example inputs; see the module docstring.
+
+    `reuse_blocks` (default on): trace, import and stitch one representative per distinct repeated block
+    (forge/frontend/blocks.py: only where every instance is proven to trace alike; otherwise, or on any
+    failure, the whole model is exported as usual); `report["blocks"]` = {distinct, instances, reused}.
 
     `args`, `kwargs` and `dynamic_shapes` mean what they mean to `torch.export.export` (the example
     positional and keyword inputs; `dynamic_shapes` not None: `forge.dynamic.compile_dynamic`, which
@@ -271,7 +276,9 @@ def compile(
     exported_model, cast = cast_policy(model, args, kwargs, dtype)
     xargs, xkwargs = cast.apply(args, kwargs) if cast is not None else (args, kwargs)
     times = StageTimes()
-    signature, imported, fallback = _export_and_import(exported_model, xargs, xkwargs, times, progress)
+    signature, imported, fallback = _export_and_import(
+        exported_model, xargs, xkwargs, times, progress, reuse_blocks=reuse_blocks
+    )
     if cast is not None:
         signature = signature.retyped(args, kwargs)
     with _gc_paused():
@@ -282,6 +289,7 @@ def compile(
         )
     if fallback is not None:
         result.report["notes"].insert(0, fallback)
+    result.report["blocks"] = imported.blocks
     if check:
         check_start = time.perf_counter()
         result.report["parity"] = measure_parity(exported_model, result, args, kwargs)
@@ -309,17 +317,22 @@ def _export(model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any
     return program, signature
 
 
-def _export_and_import(model, args, kwargs, times: StageTimes, progress: Progress | None):
+def _export_and_import(model, args, kwargs, times: StageTimes, progress: Progress | None, reuse_blocks=False):
     """Export and import; a `transformers` model whose default (cache-returning) forward fails is
-    compiled as its cache-free forward, `use_cache=False` (a default of the call, and a note)."""
+    compiled as its cache-free forward, `use_cache=False` (a default of the call, and a note).
+    `reuse_blocks`: each distinct repeated block traced once (forge/frontend/blocks.py), else as usual."""
 
     def once(call_kwargs):
+        reused, off = _reusing_blocks(model, args, call_kwargs, times, progress) if reuse_blocks else (None, "off")
+        if reused is not None:
+            return reused
         program, signature = _timed(
             "torch.export", times, "export_ms", progress, lambda: _export(model, args, call_kwargs)
         )
         imported = _timed("import (aten)", times, "import_ms", progress, lambda: import_program(program))
         times.decompose_ms += imported.decompose_ms
         times.import_ms -= imported.decompose_ms
+        imported.blocks = {"distinct": 0, "instances": 0, "reused": 0, "off": off}
         return signature, imported
 
     try:
@@ -335,6 +348,25 @@ def _export_and_import(model, args, kwargs, times: StageTimes, progress: Progres
         "forward: use_cache=False is a default of the call"
     )
     return replace(signature, defaults={"use_cache": False}), imported, note
+
+
+def _reusing_blocks(model, args, kwargs, times: StageTimes, progress: Progress | None):
+    """(signature, imported) exported and imported with block reuse, or (None, why not): the caller exports
+    the whole model (the time spent counts as export)."""
+    from forge.frontend.blocks import export_and_import
+
+    if progress is not None:
+        progress("torch.export (reusing blocks)")
+    start = time.perf_counter()
+    try:
+        signature, imported = export_and_import(model, args, kwargs)
+    except Exception as err:  # not provably sound, or the skeleton failed: the whole export decides
+        times.export_ms += (time.perf_counter() - start) * 1e3
+        return None, f"{type(err).__name__}: {one_line(str(err))}"
+    times.export_ms += imported.export_ms
+    times.decompose_ms += imported.decompose_ms
+    times.import_ms += (time.perf_counter() - start) * 1e3 - imported.export_ms - imported.decompose_ms
+    return (signature, imported), None
 
 
 def _may_drop_cache(model: torch.nn.Module, kwargs: dict[str, Any]) -> bool:

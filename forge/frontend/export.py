@@ -49,7 +49,7 @@ from forge.frontend.errors import ImportError_
 
 __all__ = [
     "CallError", "CallSignature", "CastPolicy", "ExportError", "InputLeaf", "cast_policy", "export_model",
-    "register_cache_types",
+    "export_model_around", "register_cache_types",
 ]
 
 POSITIONAL, KEYWORD = "positional", "keyword"
@@ -322,21 +322,42 @@ def export_model(
 ) -> tuple[torch.export.ExportedProgram, CallSignature, float]:
     """torch.export the model on (args, kwargs) under no_grad: the program, its call signature, and
     the export time in ms."""
+    program, signature, export_ms, _ = _export_model(model, args, kwargs)
+    return program, signature, export_ms
+
+
+def export_model_around(
+    model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any] | None, around: Any
+) -> tuple[torch.export.ExportedProgram, CallSignature, float, Any]:
+    """`export_model` with torch.export's call run by `around(model, export) -> (program, extra)`, e.g.
+    forge/frontend/blocks.py's `export_reusing_blocks` (block reuse): (program, signature, ms, extra). An
+    exception `around` raises by design (`BlockReuseUnavailable`) passes through; torch.export's become an
+    ExportError as in `export_model`."""
+    return _export_model(model, args, kwargs, around=around)
+
+
+def _export_model(model, args, kwargs, *, around=None):
     args, kwargs = tuple(args), dict(kwargs or {})
     parameters = _forward_parameters(model)
     _check_binding(model, parameters, args, kwargs)
     if _is_transformers_model(model):
         register_cache_types(model)
     start = time.perf_counter()
+    extra = None
     try:
         with torch.no_grad():
-            program = torch.export.export(model, args, kwargs)
+            if around is not None:
+                program, extra = around(model, lambda: torch.export.export(model, args, kwargs))
+            else:
+                program = torch.export.export(model, args, kwargs)
     except Exception as err:  # torch.export raises assorted types; each becomes one clear ExportError
+        if around is not None and type(err).__name__ == "BlockReuseUnavailable":
+            raise
         raise ExportError(_diagnose(model, parameters, args, kwargs, err)) from err
     export_ms = (time.perf_counter() - start) * 1e3
     signature = call_signature(program, model, parameters, args, kwargs)
     _check_absorbed_keywords(program, signature, model, parameters)
-    return program, signature, export_ms
+    return program, signature, export_ms, extra
 
 
 def call_signature(

@@ -27,7 +27,7 @@ import operator
 import re
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,6 +77,9 @@ class InputSpec:
     dtype: torch.dtype
 
 
+Leaves = dict[Any, Callable[["_GraphBuilder", torch.fx.Node], Any]]
+"""Call targets the caller imports itself (see `import_program`)."""
+
 STATE_ATTR = "forge.state"
 """The function attribute naming its states, in order (see the module docstring)."""
 
@@ -110,6 +113,10 @@ class ImportedProgram:
     decompose_ms: float = 0.0
     import_ms: float = 0.0
     stats: dict[str, int] = field(default_factory=dict)
+    weight_sources: dict[str, tuple[str, str]] = field(default_factory=dict)
+    blocks: dict[str, Any] | None = None
+    """Block reuse (forge/frontend/blocks.py): the report's `blocks` entry, when the import stitched blocks."""
+    """Store name -> (input kind: PARAMETER, BUFFER, CONSTANT_TENSOR, ...; the program's first target for it)."""
 
 
 # --- entry points ------------------------------------------------------------------------------
@@ -129,8 +136,14 @@ def import_module(
     return imported
 
 
-def import_program(program: ExportedProgram, *, func_name: str = "forward", state: bool = False) -> ImportedProgram:
+def import_program(
+    program: ExportedProgram, *, func_name: str = "forward", state: bool = False, leaves: Leaves | None = None
+) -> ImportedProgram:
     """Import an ExportedProgram into an `aten` module plus its WeightStore.
+
+    `leaves`: {target: handler} for call targets the caller imports itself (forge/frontend/blocks.py's
+    `forge::block`): `handler(builder, node)` adds the ops for `node` to `builder.block` and returns its
+    result values; such targets are neither decomposed nor reported unsupported.
 
     Stages: refuse data-dependent shapes; functionalize (torch's pass only when a mutation goes
     through an alias); decompose the ops the dialect lacks, to a fixpoint; report what is still
@@ -139,6 +152,11 @@ def import_program(program: ExportedProgram, *, func_name: str = "forward", stat
     (torch's functionalization runs first, so every write is a BUFFER_MUTATION output).
     """
     start = time.perf_counter()
+    leaves = dict(leaves or {})
+
+    def _missing_targets(program: ExportedProgram) -> set[Any]:
+        return _lacking_targets(program) - set(leaves)
+
     symbolic.analyze(program.graph, _location_text, _target_name)  # data-dependent shapes: fail early
     if state and _mutates_buffers(program) and (_missing_targets(program) or inplace_rewrites(
         program, _location_text, allow_buffers=True
@@ -167,9 +185,9 @@ def import_program(program: ExportedProgram, *, func_name: str = "forward", stat
         program = torch_functionalize(program, _location_text, allow_buffers=state)
         rewrites = {}
     facts = symbolic.analyze(program.graph, _location_text, _target_name)
-    _raise_on_unsupported(program, rewrites, facts)
+    _raise_on_unsupported(program, rewrites, facts, set(leaves))
     start = time.perf_counter()
-    builder = _GraphBuilder(program, func_name, rewrites, facts, state)
+    builder = _GraphBuilder(program, func_name, rewrites, facts, state, leaves)
     imported = builder.build()
     imported.import_ms = (time.perf_counter() - start) * 1e3
     imported.decompose_ms = decompose_ms
@@ -220,7 +238,7 @@ def _is_plumbing(node: torch.fx.Node) -> bool:
     return target is operator.getitem or target in symbolic.SCALAR_TARGETS or target in symbolic.ASSERTIONS
 
 
-def _missing_targets(program: ExportedProgram) -> set[Any]:
+def _lacking_targets(program: ExportedProgram) -> set[Any]:
     """The overloads of the graph the dialect lacks (what decomposition should remove)."""
     missing = set()
     for node in program.graph.nodes:
@@ -231,11 +249,15 @@ def _missing_targets(program: ExportedProgram) -> set[Any]:
     return missing
 
 
-def _raise_on_unsupported(program: ExportedProgram, rewrites: dict, facts: symbolic.SymbolicFacts) -> None:
+def _raise_on_unsupported(
+    program: ExportedProgram, rewrites: dict, facts: symbolic.SymbolicFacts, leaves: set[Any] = frozenset()
+) -> None:
     counts: Counter[str] = Counter()
     first: dict[str, str] = {}
     for node in program.graph.nodes:
         if node.op != "call_function" or node.target is operator.getitem or facts.handled(node):
+            continue
+        if node.target in leaves:
             continue
         if rewrites.get(node, node.target) in aten.OPS_BY_TARGET:
             continue
@@ -299,8 +321,12 @@ class _GraphBuilder:
         rewrites: dict[torch.fx.Node, Any] | None = None,
         facts: symbolic.SymbolicFacts | None = None,
         state: bool = False,
+        leaves: Leaves | None = None,
     ):
         self.program = program
+        self.leaves = leaves or {}
+        self.target_names: dict[str, str] = {}  # state target (FQN) -> its name in the store
+        self.weight_sources: dict[str, tuple[str, str]] = {}  # store name -> (input kind, first target)
         self.func_name = func_name
         self.rewrites = rewrites or {}
         self.facts = facts or symbolic.SymbolicFacts()
@@ -345,13 +371,30 @@ class _GraphBuilder:
             self.values[node] = arg
             return
         tensor = self._state_tensor(spec)
-        name = self.weights.add(spec.target, tensor)
+        self.values[node] = self.weight_value(spec.target, tensor, _ssa_name(node.name), spec.kind.name)
+
+    def weight_value(self, target: str, tensor: torch.Tensor, hint: str, kind: str = "PARAMETER") -> SSAValue:
+        """The `aten.weight` value of the state `target` (added to the store and the block once)."""
+        name = self.weights.add(target, tensor)
+        self.target_names.setdefault(target, name)
+        self.weight_sources.setdefault(name, (kind, target))
         if name not in self.weight_values:
             op = aten.WeightOp(name, tensor_type(tuple(tensor.shape), tensor.dtype))
-            op.result.name_hint = _ssa_name(node.name)
+            op.result.name_hint = hint
             self.block.add_op(op)
             self.weight_values[name] = op.result
-        self.values[node] = self.weight_values[name]
+        return self.weight_values[name]
+
+    def state_weight(self, target: str, hint: str) -> SSAValue:
+        """The weight value of a parameter or buffer of the program by its FQN (ImportError_ if it has none)."""
+        if target in self.target_names:
+            return self.weight_values[self.target_names[target]]
+        tensor = self.program.state_dict.get(target)
+        if tensor is None:
+            tensor = self.program.constants.get(target)
+        if not isinstance(tensor, torch.Tensor):
+            raise ImportError_(f"the program has no parameter or buffer '{target}'")
+        return self.weight_value(target, tensor.detach(), hint)
 
     def _is_state(self, spec) -> bool:
         return spec.kind == InputKind.BUFFER and spec.target in self.state_targets
@@ -374,6 +417,9 @@ class _GraphBuilder:
         raise ImportError_(f"input '{spec.arg.name}' ({spec.kind.name}) has no tensor value in the program")
 
     def _call(self, node: torch.fx.Node) -> None:
+        if node.target in self.leaves:
+            self.values[node] = self.leaves[node.target](self, node)
+            return
         if node.target is operator.getitem:
             source, index = node.args
             self.values[node] = self.values[source][index]
@@ -477,7 +523,9 @@ class _GraphBuilder:
             function.attributes[STATE_ATTR] = ArrayAttr([StringAttr(s.name) for s in self.states])
         module = ModuleOp([function])
         stats = {"ops": len(self.block.ops) - 1, "weights": len(self.weights)}
-        return ImportedProgram(module, self.weights, self.inputs, self.states, stats=stats)
+        imported = ImportedProgram(module, self.weights, self.inputs, self.states, stats=stats)
+        imported.weight_sources = self.weight_sources
+        return imported
 
 
 def _is_number(value: Any) -> bool:
