@@ -6,6 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # Installed once; redone when pyproject.toml changes (or after `make clean-venv`).
 STAMP := $(VENV)/.forge-installed
+BENCH_STAMP := $(VENV)/.forge-bench-installed
 # The optimization passes, each once (forge/pipelines.py); read when opt-demo runs, after install.
 DEMO_PIPELINE ?= $(shell $(BIN)/python -c 'from forge.pipelines import OPTIMIZATION_PASSES as p; print(",".join(p))')
 
@@ -66,8 +67,13 @@ docs: $(STAMP)
 # Benchmarks against OpenVINO, ONNX Runtime and torch.compile (~20 min on 2 cores); writes
 # docs/benchmarks.md, docs/benchmarks/*.png and out/bench/results.json. BENCH_ARGS=--quick for a
 # smoke run, BENCH_ARGS='--only latency' for one section. Never part of `make test`.
-bench: $(STAMP)
+bench: $(BENCH_STAMP) nnfactory
 	$(BIN)/python bench/run_all.py $(BENCH_ARGS)
+
+# The benchmarks' extra peers (pyproject's `bench` extra: torch-mlir), on top of the dev install.
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -e '.[dev,bench]'
+	touch $@
 
 # The OpInfo coverage harness and the model zoo (~6 min on 2 cores): writes docs/coverage.md.
 # tests/coverage runs the same harness in `make test`; this only renders the page.
