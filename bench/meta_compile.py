@@ -62,7 +62,8 @@ def run(quick: bool = False, skip_openvino: bool = False) -> dict[str, Any]:
     layers = QUICK_LAYERS if quick else None
     config = {"seq_len": SEQ_LEN, "layers": layers or "full", "shapes": SHAPES, "process_per_measurement": True}
     with common.recorded("meta_compile", quick, config) as result:
-        result["forge"] = {"8b": _worker("forge", "8b", layers)}
+        shapes = ("8b",) if quick else ("1b", "3b", "8b")
+        result["forge"] = {shape: _worker("forge", shape, layers) for shape in shapes}
         result["openvino"] = {}
         for shape in ("1b",) if quick else ("1b", "3b"):
             result["openvino"][shape] = (
@@ -250,6 +251,7 @@ def render(result: dict[str, Any], figures: Path | None = None) -> str:
     from bench import common
 
     f = result["forge"]["8b"]
+    ex = result.get("openvino_8b_extrapolated")
     lines = ["## Compiling an 8B-shaped Llama without its weights", ""]
     if "error" in f:
         return "\n".join([*lines, f"Forge failed: {f['error']}", ""])
@@ -261,6 +263,16 @@ def render(result: dict[str, Any], figures: Path | None = None) -> str:
         f"compile: torch, transformers, the meta model); binding the artifact's weights: {f['bind_s'] * 1e3:.0f} ms."
     )
     lines += ["", common.table(["stage", "ms"], [[k, common.ms(v)] for k, v in f["stages_ms"].items()]), ""]
+    lines += ["Every shape, Forge (`compile_meta`, no weights) against OpenVINO (`convert_model`, real weights):", ""]
+    both = []
+    for shape, p in result["forge"].items():
+        o = result["openvino"].get(shape) or ({"extrapolated": True, **ex} if shape == "8b" and ex else {})
+        both.append([shape, f"{p['compile_s']:.1f}", f"{p['peak_rss_mb'] / 1024:.2f}",
+                     f"{o['convert_model_s']:.0f}" if "convert_model_s" in o else "",
+                     f"{o['peak_rss_mb'] / 1024:.1f}{' (extrapolated)' if o.get('extrapolated') else ''}"
+                     if "peak_rss_mb" in o else ""])
+    lines += [common.table(["shape", "Forge to artifact s", "Forge peak GiB", "convert_model s", "OpenVINO peak GiB"],
+                           both), ""]
     rows = []
     for shape, p in result["openvino"].items():
         if "peak_rss_mb" in p:
@@ -268,7 +280,6 @@ def render(result: dict[str, Any], figures: Path | None = None) -> str:
                          f"{p['peak_rss_mb'] / 1024:.1f}", f"{p['convert_model_s']:.1f}"])
         else:
             rows.append([shape, "", "", p.get("skipped") or p.get("error"), ""])
-    ex = result.get("openvino_8b_extrapolated")
     if ex:
         rows.append(["8b (extrapolated)", f"{ex['parameters'] / 1e9:.2f}B", "", f"{ex['peak_rss_mb'] / 1024:.1f}",
                      f"{ex['convert_model_s']:.0f}"])
