@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
 from forge.frontend.errors import DataDependentShapeError
 
@@ -94,6 +93,14 @@ def _static_number(val: Any) -> Any | None:
         except Exception:  # a symbol with no hint: not static
             return None
     return None
+
+
+def free_unbacked_symbols(val: Any) -> Any:
+    """torch's `free_unbacked_symbols`, imported on first use: torch.fx.experimental.symbolic_shapes pulls
+    in sympy (~0.3 s cold), which torch.export loads anyway before there is a graph to analyze."""
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols as free
+
+    return free(val)
 
 
 def _has_unbacked(val: Any) -> bool:
