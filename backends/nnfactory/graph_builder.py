@@ -319,7 +319,8 @@ class GraphBuilder(SpatialOps):
         b = self._operand(b, a)
         if a.dtype != b.dtype:
             raise TypeError(f"operand dtypes differ: {a.dtype.name} vs {b.dtype.name}")
-        np.broadcast_shapes(a.shape, b.shape)  # raises ValueError naming both shapes
+        if a.shape != b.shape:
+            np.broadcast_shapes(a.shape, b.shape)  # raises ValueError naming both shapes
         return self._node(getattr(self, f"_op_{name}")(a, b))
 
     @graph_op

@@ -35,6 +35,7 @@ import openvino as ov
 import openvino.opset1 as opset1
 import openvino.opset8 as opset8
 import openvino.opset16 as ops
+from openvino._pyopenvino import NodeFactory as _NodeFactory
 
 from forge.precision import PrecisionError, check_precision, check_weights, runtime_properties
 
@@ -68,8 +69,54 @@ def core() -> ov.Core:
     return ov.Core()
 
 
-def _i64(values: Any) -> ov.Node:
-    return ops.constant(np.asarray(values, dtype=np.int64))
+_FACTORIES: dict[str, Any] = {}
+
+
+def _make(opset: str, op_type: str, inputs: list[ov.Output], attributes: dict[str, Any] | None = None) -> ov.Output:
+    """The first output of a new ``op_type`` node of ``opset`` (e.g. ``"opset1"``), built by a cached NodeFactory.
+
+    The same node as OpenVINO's ``openvino.opsetN`` function (they call the same factory with the same
+    attributes), at a fraction of the cost: those functions create a new NodeFactory per call (its first
+    ``create`` costs ~30 us) and convert every argument through Python decorators. Hooks pass the
+    attributes exactly as the opset function would (``tests/backends/test_runtimes.py`` compares them).
+    """
+    factory = _FACTORIES.get(opset)
+    if factory is None:
+        factory = _FACTORIES[opset] = _NodeFactory(opset)
+    return factory.create(op_type, inputs, attributes or {}).output(0)
+
+
+def _i64(values: Any) -> ov.Output:
+    return ov.op.Constant(np.asarray(values, dtype=np.int64)).output(0)
+
+
+def _binary(op_type: str) -> Any:
+    """A hook for an element-wise binary op of opset1 (numpy broadcasting)."""
+
+    def hook(self: OpenVINOGraphBuilder, a: Node, b: Node) -> ov.Output:
+        return _make("opset1", op_type, [a.handle, b.handle], _NUMPY)
+
+    hook.__name__ = f"_op_{op_type.lower()}"
+    return hook
+
+
+def _unary(op_type: str, opset: str = "opset1") -> Any:
+    def hook(self: OpenVINOGraphBuilder, x: Node) -> ov.Output:
+        return _make(opset, op_type, [x.handle])
+
+    hook.__name__ = f"_op_{op_type.lower()}"
+    return hook
+
+
+def _reduction(op_type: str) -> Any:
+    def hook(self: OpenVINOGraphBuilder, x: Node, axes: list[int], keep_dims: bool) -> ov.Output:
+        return _make("opset1", op_type, [x.handle, _i64(axes)], {"keep_dims": keep_dims})
+
+    hook.__name__ = f"_op_{op_type.lower()}"
+    return hook
+
+
+_NUMPY = {"auto_broadcast": "NUMPY"}
 
 
 class OpenVINOGraphBuilder(GraphBuilder):
@@ -87,12 +134,14 @@ class OpenVINOGraphBuilder(GraphBuilder):
         etype = handle.get_element_type()
         if etype not in _OV_TO_NP:
             raise TypeError(f"element type {etype} has no numpy dtype here")
-        return tuple(pshape.to_shape()), _OV_TO_NP[etype]
+        # "[1,128,768]": iterating an ov.Shape costs ~30 us (8 ms the first time), its text ~1 us
+        text = pshape.to_string()[1:-1]
+        return (tuple(int(d) for d in text.split(",")) if text else ()), _OV_TO_NP[etype]
 
     # Every hook returns the op's first output.
 
     def _op_parameter(self, shape, dtype):
-        p = ops.parameter(list(shape), _NP_TO_OV[dtype])
+        p = ov.op.Parameter(_NP_TO_OV[dtype], ov.PartialShape(list(shape)))
         self._parameters.append(p)
         return p.output(0)
 
@@ -104,168 +153,130 @@ class OpenVINOGraphBuilder(GraphBuilder):
     def _op_constant(self, array):
         if array.nbytes >= self.SHARE_CONSTANTS_FROM_BYTES and array.flags.c_contiguous:
             self._shared_arrays.append(array)
-            return ops.constant(array, shared_memory=True).output(0)
-        return ops.constant(array).output(0)
+            return ov.op.Constant(array, shared_memory=True).output(0)
+        return ov.op.Constant(array).output(0)
 
     def int4_constant(self, packed: np.ndarray, shape: Sequence[int]) -> Node:
         """An ``i4`` constant of ``shape`` from ``packed`` bytes (low nibble first), converted to f32."""
         packed = np.ascontiguousarray(packed, dtype=np.uint8)
         self._shared_arrays.append(packed)
-        const = ops.constant(ov.Tensor(packed, list(shape), ov.Type.i4))
-        return self._node(ops.convert(const, ov.Type.f32).output(0))
+        const = ov.op.Constant(ov.Tensor(packed, list(shape), ov.Type.i4), shared_memory=True)
+        return self._node(_make("opset1", "Convert", [const.output(0)], {"destination_type": ov.Type.f32}))
 
     def _op_matmul(self, a, b, trA, trB):
-        return ops.matmul(a.handle, b.handle, trA, trB).output(0)
+        return _make("opset1", "MatMul", [a.handle, b.handle], {"transpose_a": trA, "transpose_b": trB})
 
     def _op_scaled_dot_product_attention(self, q, k, v, mask, is_causal, scale):
-        scale_node = None if scale is None else ops.constant(np.asarray(scale, dtype=q.dtype))
-        return ops.scaled_dot_product_attention(
-            q.handle,
-            k.handle,
-            v.handle,
-            attention_mask=None if mask is None else mask.handle,
-            scale=scale_node,
-            causal=is_causal,
-        ).output(0)
+        inputs = [q.handle, k.handle, v.handle]
+        if mask is not None:
+            inputs.append(mask.handle)
+        elif scale is not None:  # the mask input before the scale: a 0 of q's type (as opset13's function)
+            zero = ov.op.Constant(np.array(0, np.int32)).output(0)
+            inputs.append(_make("opset1", "ConvertLike", [zero, q.handle]))
+        if scale is not None:
+            inputs.append(ov.op.Constant(np.asarray(scale, dtype=q.dtype)).output(0))
+        return _make("opset13", "ScaledDotProductAttention", inputs, {"causal": is_causal})
 
     def _op_softmax(self, x, axis):
-        return ops.softmax(x.handle, axis).output(0)
+        return _make("opset8", "Softmax", [x.handle], {"axis": axis})
 
     def _op_log_softmax(self, x, axis):
-        return ops.log_softmax(x.handle, axis).output(0)
+        return _make("opset5", "LogSoftmax", [x.handle], {"axis": axis})
 
     def _op_gelu(self, x):
-        return ops.gelu(x.handle, "tanh").output(0)
+        return _make("opset7", "Gelu", [x.handle], {"approximation_mode": "tanh"})
 
     def _op_gelu_erf(self, x):
-        return ops.gelu(x.handle, "erf").output(0)
+        return _make("opset7", "Gelu", [x.handle], {"approximation_mode": "erf"})
 
-    def _op_relu(self, x):
-        return ops.relu(x.handle).output(0)
+    def _op_swish(self, x):  # beta 1.0, as opset4's function
+        beta = ov.op.Constant(np.array(1.0, np.float32)).output(0)
+        return _make("opset4", "Swish", [x.handle, beta])
 
-    def _op_sigmoid(self, x):
-        return ops.sigmoid(x.handle).output(0)
-
-    def _op_swish(self, x):
-        return ops.swish(x.handle).output(0)
-
-    def _op_tanh(self, x):
-        return ops.tanh(x.handle).output(0)
-
-    def _op_exp(self, x):
-        return ops.exp(x.handle).output(0)
-
-    def _op_log(self, x):
-        return ops.log(x.handle).output(0)
-
-    def _op_sqrt(self, x):
-        return ops.sqrt(x.handle).output(0)
-
-    def _op_negative(self, x):
-        return ops.negative(x.handle).output(0)
-
-    def _op_abs(self, x):
-        return ops.abs(x.handle).output(0)
-
-    def _op_sign(self, x):
-        return ops.sign(x.handle).output(0)
-
-    def _op_erf(self, x):
-        return ops.erf(x.handle).output(0)
-
-    def _op_sin(self, x):
-        return ops.sin(x.handle).output(0)
-
-    def _op_cos(self, x):
-        return ops.cos(x.handle).output(0)
+    _op_relu = _unary("Relu")
+    _op_sigmoid = _unary("Sigmoid")
+    _op_tanh = _unary("Tanh")
+    _op_exp = _unary("Exp")
+    _op_log = _unary("Log")
+    _op_sqrt = _unary("Sqrt")
+    _op_negative = _unary("Negative")
+    _op_abs = _unary("Abs")
+    _op_sign = _unary("Sign")
+    _op_erf = _unary("Erf")
+    _op_sin = _unary("Sin")
+    _op_cos = _unary("Cos")
 
     def _op_clamp(self, x, lo, hi):
-        return ops.clamp(x.handle, lo, hi).output(0)
+        return _make("opset1", "Clamp", [x.handle], {"min": lo, "max": hi})
 
-    def _op_eltwise_add(self, a, b):
-        return ops.add(a.handle, b.handle).output(0)
+    _op_eltwise_add = _binary("Add")
+    _op_eltwise_sub = _binary("Subtract")
+    _op_eltwise_mul = _binary("Multiply")
+    _op_eltwise_div = _binary("Divide")
+    _op_power = _binary("Power")
+    _op_maximum = _binary("Maximum")
+    _op_minimum = _binary("Minimum")
 
-    def _op_eltwise_sub(self, a, b):
-        return ops.subtract(a.handle, b.handle).output(0)
-
-    def _op_eltwise_mul(self, a, b):
-        return ops.multiply(a.handle, b.handle).output(0)
-
-    def _op_eltwise_div(self, a, b):
-        return ops.divide(a.handle, b.handle).output(0)
-
-    def _op_power(self, a, b):
-        return ops.power(a.handle, b.handle).output(0)
-
-    def _op_maximum(self, a, b):
-        return ops.maximum(a.handle, b.handle).output(0)
-
-    def _op_minimum(self, a, b):
-        return ops.minimum(a.handle, b.handle).output(0)
-
-    def _compare(self, fn, a: Node, b: Node) -> ov.Output:
-        return ops.convert(fn(a.handle, b.handle), _NP_TO_OV[a.dtype]).output(0)
+    def _compare(self, op_type: str, a: Node, b: Node) -> ov.Output:
+        cmp = _make("opset1", op_type, [a.handle, b.handle], _NUMPY)
+        return _make("opset1", "Convert", [cmp], {"destination_type": _NP_TO_OV[a.dtype]})
 
     def _op_equal(self, a, b):
-        return self._compare(ops.equal, a, b)
+        return self._compare("Equal", a, b)
 
     def _op_not_equal(self, a, b):
-        return self._compare(ops.not_equal, a, b)
+        return self._compare("NotEqual", a, b)
 
     def _op_less(self, a, b):
-        return self._compare(ops.less, a, b)
+        return self._compare("Less", a, b)
 
     def _op_less_equal(self, a, b):
-        return self._compare(ops.less_equal, a, b)
+        return self._compare("LessEqual", a, b)
 
     def _op_greater(self, a, b):
-        return self._compare(ops.greater, a, b)
+        return self._compare("Greater", a, b)
 
     def _op_greater_equal(self, a, b):
-        return self._compare(ops.greater_equal, a, b)
+        return self._compare("GreaterEqual", a, b)
 
     def _op_select(self, cond, a, b, shape):
-        c = cond.handle if cond.dtype == np.bool_ else ops.convert(cond.handle, ov.Type.boolean)
-        return ops.select(c, a.handle, b.handle).output(0)
+        c = cond.handle
+        if cond.dtype != np.bool_:
+            c = _make("opset1", "Convert", [c], {"destination_type": ov.Type.boolean})
+        return _make("opset1", "Select", [c, a.handle, b.handle], _NUMPY)
 
-    def _op_reduce_sum(self, x, axes, keep_dims):
-        return ops.reduce_sum(x.handle, _i64(axes), keep_dims).output(0)
-
-    def _op_reduce_mean(self, x, axes, keep_dims):
-        return ops.reduce_mean(x.handle, _i64(axes), keep_dims).output(0)
-
-    def _op_reduce_max(self, x, axes, keep_dims):
-        return ops.reduce_max(x.handle, _i64(axes), keep_dims).output(0)
-
-    def _op_reduce_min(self, x, axes, keep_dims):
-        return ops.reduce_min(x.handle, _i64(axes), keep_dims).output(0)
-
-    def _op_reduce_prod(self, x, axes, keep_dims):
-        return ops.reduce_prod(x.handle, _i64(axes), keep_dims).output(0)
+    _op_reduce_sum = _reduction("ReduceSum")
+    _op_reduce_mean = _reduction("ReduceMean")
+    _op_reduce_max = _reduction("ReduceMax")
+    _op_reduce_min = _reduction("ReduceMin")
+    _op_reduce_prod = _reduction("ReduceProd")
 
     def _op_reshape(self, x, shape):
         if not shape:  # to 0-d: Reshape to [] after a MatMul crashes the CPU plugin's compile; Squeeze does not
-            return ops.squeeze(x.handle, _i64(list(range(len(x.shape))))).output(0)
-        return ops.reshape(x.handle, _i64(shape), special_zero=False).output(0)
+            axes = _i64(list(range(len(x.shape))))
+            return _make("opset15", "Squeeze", [x.handle, axes], {"allow_axis_skip": False})
+        return _make("opset1", "Reshape", [x.handle, _i64(shape)], {"special_zero": False})
 
     def _op_transpose(self, x, order):
-        return ops.transpose(x.handle, _i64(order)).output(0)
+        return _make("opset1", "Transpose", [x.handle, _i64(order)])
 
     def _op_broadcast(self, x, shape):
-        return ops.broadcast(x.handle, _i64(shape)).output(0)
+        return _make("opset3", "Broadcast", [x.handle, _i64(shape)], {"mode": "NUMPY"})
 
     def _op_slice(self, x, begin, end, stride):
         # StridedSlice-1, the op Intel's NNFactory.slice builds (zero masks).
         zeros = [0] * len(begin)
-        return opset1.strided_slice(
-            x.handle, _i64(begin), _i64(end), _i64(stride), zeros, zeros
-        ).output(0)
+        masks = {"begin_mask": zeros, "end_mask": zeros, "new_axis_mask": [], "shrink_axis_mask": [],
+                 "ellipsis_mask": []}
+        return _make("opset1", "StridedSlice", [x.handle, _i64(begin), _i64(end), _i64(stride)], masks)
 
     def _op_concat(self, xs, axis):
-        return ops.concat([x.handle for x in xs], axis).output(0)
+        return _make("opset1", "Concat", [x.handle for x in xs], {"axis": axis})
 
     def _op_gather(self, data, indices, axis, batch_dims):
-        return opset8.gather(data.handle, indices.handle, _i64(axis), batch_dims).output(0)
+        return _make("opset8", "Gather", [data.handle, indices.handle, _i64(axis)], {"batch_dims": batch_dims})
+
+    # The spatial ops (rare in the transformer graphs, several defaults each) go through OpenVINO's opset functions.
 
     def _op_convolution(self, x, w, strides, pads_begin, pads_end, dilations, groups):
         conv = ops.group_convolution if groups > 1 else ops.convolution
@@ -277,12 +288,12 @@ class OpenVINOGraphBuilder(GraphBuilder):
         if groups == 1:
             return ops.convolution_backprop_data(x.handle, w.handle, strides, **args).output(0)
         c, o, *k = w.shape  # torch's [C, O/groups, *k] -> [groups, C/groups, O/groups, *k]
-        grouped = ops.reshape(w.handle, _i64([groups, c // groups, o, *k]), special_zero=False)
+        grouped = _make("opset1", "Reshape", [w.handle, _i64([groups, c // groups, o, *k])], {"special_zero": False})
         return ops.group_convolution_backprop_data(x.handle, grouped, strides, **args).output(0)
 
     def _op_pad(self, x, begin, end, value):
-        fill = ops.constant(np.asarray(value, dtype=x.dtype))
-        return ops.pad(x.handle, _i64(begin), _i64(end), "constant", fill).output(0)
+        fill = ov.op.Constant(np.asarray(value, dtype=x.dtype)).output(0)
+        return _make("opset12", "Pad", [x.handle, _i64(begin), _i64(end), fill], {"pad_mode": "CONSTANT"})
 
     def _op_max_pool(self, x, kernel, strides, pads_begin, pads_end, dilations):
         return opset8.max_pool(x.handle, strides, dilations, pads_begin, pads_end, kernel).output(0)
@@ -292,10 +303,10 @@ class OpenVINOGraphBuilder(GraphBuilder):
         return opset1.avg_pool(x.handle, strides, pads_begin, pads_end, kernel, exclude_pad=False).output(0)
 
     def _op_convert(self, x, dtype):
-        return ops.convert(x.handle, _NP_TO_OV[dtype]).output(0)
+        return _make("opset1", "Convert", [x.handle], {"destination_type": _NP_TO_OV[dtype]})
 
     def _compile(self, params: list[Node], results: list[Node]) -> OpenVINOCompiledGraph:
-        model = ov.Model([ops.result(r.handle) for r in results], self._parameters, "forge_nnfactory")
+        model = ov.Model([ov.op.Result(r.handle) for r in results], self._parameters, "forge_nnfactory")
         compiled = core().compile_model(model, self.runtime.device, self.runtime.properties)
         graph = OpenVINOCompiledGraph(
             self.runtime, compiled, [p.spec for p in params], [r.spec for r in results]
@@ -353,7 +364,7 @@ class OpenVINORuntime(Runtime):
         self.precision = check_precision(precision)
         self.weights = check_weights(weights)
         base = device.split(".")[0].split(":")[0]
-        if base in ("CPU", "GPU", "NPU") and base not in {d.split(".")[0] for d in core().available_devices}:
+        if base in ("CPU", "GPU", "NPU") and not _device_available(base):
             raise RuntimeUnavailable(
                 f"OpenVINO device {device!r} is not available here "
                 f"(available: {', '.join(core().available_devices)})"
@@ -387,6 +398,18 @@ class OpenVINORuntime(Runtime):
             "requested": {k: _plain(v) for k, v in self.properties.items()},
             "effective": dict(self.effective),
         }
+
+
+def _device_available(base: str) -> bool:
+    """Whether OpenVINO has device `base` (CPU, GPU, NPU). The CPU is there when its plugin loads
+    (`get_versions`: that plugin only, which the compile loads anyway); `available_devices` would
+    load and probe every plugin (~50 ms cold)."""
+    if base == "CPU":
+        try:
+            return bool(core().get_versions("CPU"))
+        except RuntimeError:
+            return False
+    return base in {d.split(".")[0] for d in core().available_devices}
 
 
 def _plain(value: Any) -> Any:
