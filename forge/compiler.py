@@ -424,16 +424,19 @@ def compile_meta(
     name: str | None = None,
     progress: Progress | None = None,
     lowering: Sequence[str] | str | None = None,
+    reuse_blocks: bool = True,
 ) -> Path:
     """Compile a model whose parameters are on the meta device (`forge.frontend.meta_weights.
     init_empty_weights`) to a saved artifact in `save_to`, its weights referenced in `weights_from`
     (safetensors: a file, a directory of them, or a list), never allocated.
 
-    Export, import, passes, lowering and memory planning run as in `compile`; passes that need weight
-    values skip the external weights. Each weight the IR reads is checked against the files' headers
-    (name, shape, dtype: a CompileError naming the tensor and the file). No program is emitted: that
-    needs the values, which `load(save_to)` binds from the files (memory-mapped) before it emits.
-    Returns `save_to`; meta.json's report has the stage times and the external weights' bytes.
+    Export (each repeated block once with `reuse_blocks`), import, passes, lowering and memory planning
+    run as in `compile`; passes that need weight values skip the external weights. Each weight the IR
+    reads is checked against the files' headers (name, shape, dtype: a CompileError naming the tensor
+    and the file). No program is emitted: that needs the values, which `load(save_to)` binds from the
+    files (memory-mapped) before it emits. A bf16/f16 model compiles in f32 (the cast policy of
+    `compile`), its checkpoint converted when bound. Returns `save_to`; meta.json's report has the
+    stage times, `blocks` and the external weights' count and bytes.
     """
     from forge.frontend.meta_weights import (
         SafetensorsSource,
@@ -452,7 +455,9 @@ def compile_meta(
     except WeightBindError as err:
         raise CompileError(str(err)) from None
     xargs, xkwargs = cast.apply(args, kwargs) if cast is not None else (args, kwargs)
-    signature, imported, fallback = _export_and_import(exported_model, xargs, xkwargs, times, progress)
+    signature, imported, fallback = _export_and_import(
+        exported_model, xargs, xkwargs, times, progress, reuse_blocks=reuse_blocks
+    )
     if cast is not None:
         signature = signature.retyped(args, kwargs)
     module, store = imported.module, imported.weights
@@ -480,7 +485,7 @@ def compile_meta(
         "model": name or type(model).__name__, "runtime": runtime, "device": device,
         "passes": [{"name": r.name, "ms": round(r.wall_ms, 3), "fired": dict(r.fired)} for r in records],
         "ops_imported": ops_imported, "ops_optimized": ops_optimized, **_plan_metrics(module),
-        "precision": "f32", "weights": "f32", "weights_external": len(external),
+        "blocks": imported.blocks, "precision": "f32", "weights": "f32", "weights_external": len(external),
         "weight_bytes_external": sum(store[n].numel() * store[n].element_size() for n in external),
         **_call_report(signature, cast),
     }

@@ -71,6 +71,7 @@ def test_artifact_references_the_weights(artifact, eager):
     own = SafetensorsSource.open(artifact / "model.safetensors")
     assert not set(own.entries) & set(params)
     assert meta["report"]["weights_external"] == len(params)
+    assert meta["report"]["blocks"]["reused"] == 1  # the second decoder layer: a copy of the first
 
 
 def test_load_binds_and_matches_eager(artifact, eager):
