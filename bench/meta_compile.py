@@ -200,6 +200,7 @@ def forge_worker(shape: str, layers: int | None) -> dict[str, Any]:
         "stages_ms": {k: report[k] for k in ("export_ms", "decompose_ms", "import_ms", "passes_ms", "lower_ms",
                                               "other_ms", "total_ms")},
         "ops_imported": report["ops_imported"], "weights_external": report["weights_external"],
+        "blocks": {k: report["blocks"][k] for k in ("distinct", "instances", "reused")},
         "weight_bytes_external": report["weight_bytes_external"], "artifact_bytes": artifact_bytes,
         "rss_before_compile_mb": round(rss_before), "peak_rss_mb": round(peak_compile),
         "bind_s": round(bind_s, 3), "bound_bytes": bound_bytes, "peak_rss_after_bind_mb": round(_peak_rss_mb()),
