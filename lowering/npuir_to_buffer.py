@@ -129,17 +129,37 @@ def _linear_scan_plan(intervals: Sequence[Interval]) -> tuple[list[tuple[str, in
 
 def plan(intervals: Sequence[Interval], planner: str = "best") -> Placement:
     """The `planner` plan of `intervals` (see `PLANNERS`) as a `Placement`. `best`: the smallest
-    of all plans, the earlier one of `PLANNERS` on a tie (the offset planners first). The buffer
-    planners' buffers are laid out one after another (`offset_planner.from_buffers`)."""
-    candidates: list[Placement] = []
-    for name, offset_fn in _OFFSET.items():
-        if planner in ("best", name):
-            candidates.append(offset_fn(intervals))
-    buffer_fns = {"linear-scan": _linear_scan_plan, **_BUFFER}
-    for name, buffer_fn in buffer_fns.items():
-        if planner in ("best", name):
-            candidates.append(offset_planner.from_buffers(intervals, *buffer_fn(intervals)))
-    return min(candidates, key=lambda c: c.planned_bytes)  # the first on a tie
+    of all plans, the earlier one of `PLANNERS` on a tie (the offset planners first); it stops at
+    the first plan that meets `aligned_floor` (no aligned plan is smaller). The buffer planners'
+    buffers are laid out one after another (`offset_planner.from_buffers`)."""
+    floor = aligned_floor(intervals) if planner == "best" else -1
+    best: Placement | None = None
+    for name in PLANNERS[1:]:
+        if planner not in ("best", name):
+            continue
+        candidate = _placement(name, intervals)
+        if best is None or candidate.planned_bytes < best.planned_bytes:  # the first on a tie
+            best = candidate
+        if best.planned_bytes <= floor:
+            break
+    assert best is not None
+    return best
+
+
+def _placement(name: str, intervals: Sequence[Interval]) -> Placement:
+    if name in _OFFSET:
+        return _OFFSET[name](intervals)
+    buffers, assignment = _linear_scan_plan(intervals) if name == "linear-scan" else _BUFFER[name](intervals)
+    return offset_planner.from_buffers(intervals, buffers, assignment)
+
+
+def aligned_floor(intervals: Sequence[Interval]) -> int:
+    """`peak_live_bytes` of the sizes rounded up to `ALIGNMENT`: no placement with aligned offsets
+    (and arenas ending on an aligned value end) needs less, since each value then blocks the whole
+    aligned slot from the next one's offset."""
+    return peak_live_bytes(
+        Interval(iv.key, iv.start, iv.end, offset_planner.align(iv.size), iv.device) for iv in intervals
+    )
 
 
 # ============================================================================== lowering
