@@ -69,6 +69,10 @@ def _parser() -> argparse.ArgumentParser:
             "--precision/--weights, else off; 0: off)",
         )
         p.add_argument("--quiet", action="store_true", help="no progress display")
+        p.add_argument(
+            "--no-reuse-blocks", action="store_true",
+            help="trace every repeated block (layer) instead of one per distinct block (forge/frontend/blocks.py)",
+        )
         if command == "compile":
             p.add_argument("--emit", choices=EMIT_STAGES, help="write the IR of a stage (or the NNFactory program)")
             p.add_argument(
@@ -140,6 +144,7 @@ def _compile(args: argparse.Namespace, *, keep_stages: bool = False):
         name=label,
         keep_stages=keep_stages,
         progress=_progress(args.quiet),
+        reuse_blocks=not args.no_reuse_blocks,
     )
     return model, inputs, compiled
 
@@ -213,6 +218,12 @@ def format_report(report: dict[str, Any]) -> str:
         f"device transitions {report['transitions_before']} -> {report['transitions_after']} after scheduling; "
         f"NPU segments {report['segments']}",
     ]
+    blocks = report.get("blocks")
+    if blocks and blocks.get("instances"):
+        lines.append(
+            f"repeated blocks: {blocks['instances']} calls, {blocks['distinct']} distinct traced, "
+            f"{blocks['reused']} reused"
+        )
     if "parity" in report:
         parity = report["parity"]
         lines.append(f"parity vs eager: max |diff| {parity['max_abs']:.3e}, mean KL {parity['kl']:.3e}")

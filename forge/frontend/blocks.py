@@ -225,16 +225,18 @@ class _Side:
     root: nn.Module
     modules: dict[int, str]
     weights: dict[int, str]
+    by_path: dict[str, nn.Module]
 
     @staticmethod
     def of(root: nn.Module) -> _Side:
-        modules = {}
+        modules, by_path = {}, {}
         for path, m in root.named_modules(remove_duplicate=False):
             modules.setdefault(id(m), path)
+            by_path.setdefault(path, m)
         weights = {}
         for name, t in (*root.named_parameters(remove_duplicate=False), *root.named_buffers(remove_duplicate=False)):
             weights.setdefault(id(t), name)
-        return _Side(root, modules, weights)
+        return _Side(root, modules, weights, by_path)
 
 
 def _lookup(module: nn.Module, name: str) -> Any:
@@ -244,13 +246,15 @@ def _lookup(module: nn.Module, name: str) -> Any:
         return _MISSING
 
 
-def reads_equal(reads: set[tuple[str, str]], rep: nn.Module, other: nn.Module) -> str | None:
-    """None when every recorded read has an equal value on `other`, else the first read that differs."""
-    a, b = _Side.of(rep), _Side.of(other)
+def reads_equal(
+    reads: set[tuple[str, str]], rep: nn.Module, other: nn.Module, rep_side: _Side | None = None
+) -> str | None:
+    """None when every recorded read has an equal value on `other`, else the first read that differs
+    (`rep_side`: `_Side.of(rep)`, when the caller keeps it)."""
+    a, b = rep_side or _Side.of(rep), _Side.of(other)
     for path, name in sorted(reads):
-        try:
-            ma, mb = rep.get_submodule(path), other.get_submodule(path)
-        except AttributeError:
+        ma, mb = a.by_path.get(path), b.by_path.get(path)
+        if ma is None or mb is None:
             return f"{path or '<block>'} missing"
         if name in ("__class__", "__dict__"):
             if type(ma) is not type(mb):
@@ -335,6 +339,7 @@ class Group:
     tensor stays unread, as in the whole export: a keyword the model ignores is still found ignored)."""
     instances: list[int] = field(default_factory=list)
     """The plan's instances that reuse the representative (not the representative itself)."""
+    side: _Side | None = None
 
 
 @dataclass
@@ -475,7 +480,9 @@ class _Session:
     def _find_group(self, block, call_key, weights_key) -> Group | None:
         for group in self.plan.groups:
             if group.call_key == call_key and group.weights_key == weights_key:
-                if reads_equal(group.reads, group.rep, block) is None:
+                if group.side is None:
+                    group.side = _Side.of(group.rep)
+                if reads_equal(group.reads, group.rep, block, group.side) is None:
                     return group
         return None
 

@@ -9,10 +9,13 @@ same outputs with reuse off."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 from torch import nn
 
+from forge.cli.main import format_report, main
 from forge.compiler import compile as forge_compile
 from forge.frontend import blocks
 
@@ -152,3 +155,12 @@ def test_zoo_models_reuse_their_layer_with_parity(zoo):
     assert whole.report["blocks"]["reused"] == 0
     assert whole.report["ops_imported"] == reused.report["ops_imported"]
     assert torch.equal(reused(*args), whole(*args))
+    assert "repeated blocks: 3 calls, 1 distinct traced, 2 reused" in format_report(reused.report)
+
+
+def test_the_cli_switches_reuse_off(tmp_path):
+    report = tmp_path / "report.json"
+    assert main(["compile", "gpt2", "--small", "--layers", "2", "--seq-len", "8", "--no-reuse-blocks", "--quiet",
+                 "--report", str(report)]) == 0
+    blocks_report = json.loads(report.read_text())["blocks"]
+    assert blocks_report["reused"] == 0 and blocks_report["off"] == "off"
