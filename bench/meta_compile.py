@@ -16,10 +16,13 @@ a time; peak RSS is that process's `getrusage(RUSAGE_SELF).ru_maxrss`.
   the RSS the model alone held before export. The 8B figure is the line through the 1B and 3B points in
   parameter count, evaluated at 8B (an extrapolation, not a measurement: 8B does not fit in 24 GiB).
   Skipped (with a note) when `MemAvailable` is below what the shape needs.
+* **End to end at 1B** (`--worker load`): seeded real weights written with `save_file` (and the eager
+  logits), `compile_meta` against that file, then `forge.load` (binding, emit, device compile) and one call
+  compared with the eager logits, each step in a fresh process.
 
-Not in `make bench`'s default sections: the OpenVINO points cost ~13 GB of RAM and minutes of random
-initialisation. `python -m bench.meta_compile [--quick] [--skip-openvino]`; `--quick` compiles a 2-layer
-8B-wide model and converts a 2-layer 1B-wide one.
+Not in `make bench`'s default sections: the OpenVINO points cost ~14 GB of RAM and minutes of random
+initialisation (the whole section: ~10 minutes). `python -m bench.meta_compile [--quick] [--skip-openvino]`;
+`--quick` compiles a 2-layer 8B-wide model and converts (and loads end to end) a 2-layer 1B-wide one.
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ def run(quick: bool = False, skip_openvino: bool = False) -> dict[str, Any]:
                 {"skipped": "--skip-openvino"} if skip_openvino else _worker("openvino", shape, layers)
             )
         result["openvino_8b_extrapolated"] = _extrapolate(result["openvino"], result["forge"]["8b"])
+        result["load_1b"] = _worker("load", "1b", layers)
     return result
 
 
@@ -207,6 +211,62 @@ def forge_worker(shape: str, layers: int | None) -> dict[str, Any]:
     }
 
 
+def load_workers(shape: str, layers: int | None) -> dict[str, Any]:
+    """End to end at scale, three fresh processes: real seeded weights saved with `save_file` (and the
+    eager logits), `compile_meta` of the meta model against that file, `forge.load` + one call."""
+    with tempfile.TemporaryDirectory(prefix="forge-meta8b-load-", dir=os.environ.get("FORGE_BENCH_TMP")) as tmp:
+        steps = {}
+        for step in ("save", "compile", "load"):
+            cmd = [sys.executable, "-m", "bench.meta_compile", "--worker", f"load-{step}", "--shape", shape,
+                   "--dir", tmp, *(["--layers", str(layers)] if layers else [])]
+            proc = subprocess.run(cmd, cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True,
+                                  check=False)
+            if proc.returncode != 0:
+                steps[step] = {"error": (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]}
+                break
+            steps[step] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return steps
+
+
+def load_step(step: str, shape: str, layers: int | None, directory: Path) -> dict[str, Any]:
+    import torch
+    from transformers import LlamaForCausalLM
+
+    import forge
+
+    weights, logits, artifact = directory / "model.safetensors", directory / "eager_logits.pt", directory / "artifact"
+    if step == "save":
+        from safetensors.torch import save_file
+
+        torch.manual_seed(0)
+        model = LlamaForCausalLM(_config(shape, layers)).eval()
+        with torch.no_grad():
+            torch.save(model(_ids(), use_cache=False).logits, logits)
+        start = time.perf_counter()
+        save_file(dict(model.named_parameters()), weights)
+        return {"save_file_s": round(time.perf_counter() - start, 1), "bytes": weights.stat().st_size,
+                "peak_rss_mb": round(_peak_rss_mb())}
+    if step == "compile":
+        with forge.init_empty_weights():
+            model = LlamaForCausalLM(_config(shape, layers)).eval()
+        start = time.perf_counter()
+        forge.compile_meta(model, (_ids(),), {"use_cache": False}, save_to=artifact, weights_from=weights)
+        return {"compile_s": round(time.perf_counter() - start, 3), "peak_rss_mb": round(_peak_rss_mb())}
+    rss_before = _rss_mb()
+    start = time.perf_counter()
+    loaded = forge.load(artifact)
+    load_s = time.perf_counter() - start
+    rss_loaded = _rss_mb()
+    start = time.perf_counter()
+    got = loaded(_ids(), use_cache=False).logits
+    first_call_s = time.perf_counter() - start
+    return {"load_s": round(load_s, 3), "emit_ms": loaded.report["emit_ms"],
+            "device_compile_ms": loaded.report["device_compile_ms"], "first_call_s": round(first_call_s, 3),
+            "rss_before_load_mb": round(rss_before), "rss_after_load_mb": round(rss_loaded),
+            "peak_rss_mb": round(_peak_rss_mb()),
+            "max_abs_vs_eager": (torch.load(logits) - got).abs().max().item()}
+
+
 def openvino_worker(shape: str, layers: int | None) -> dict[str, Any]:
     import torch
     from transformers import LlamaForCausalLM
@@ -263,7 +323,10 @@ def render(result: dict[str, Any], figures: Path | None = None) -> str:
         f"**{f['peak_rss_mb'] / 1024:.2f} GiB** (process, {f['rss_before_compile_mb'] / 1024:.2f} GiB before the "
         f"compile: torch, transformers, the meta model); binding the artifact's weights: {f['bind_s'] * 1e3:.0f} ms."
     )
-    lines += ["", common.table(["stage", "ms"], [[k, common.ms(v)] for k, v in f["stages_ms"].items()]), ""]
+    stages = [[k, common.ms(v)] for k, v in f["stages_ms"].items()]
+    save_ms = f["compile_s"] * 1e3 - f["stages_ms"]["total_ms"]
+    stages.append(["save (after total_ms: IR, manifest, checksums)", common.ms(save_ms)])
+    lines += ["", common.table(["stage", "ms"], stages), ""]
     lines += ["Every shape, Forge (`compile_meta`, no weights) against OpenVINO (`convert_model`, real weights):", ""]
     both = []
     for shape, p in result["forge"].items():
@@ -286,20 +349,41 @@ def render(result: dict[str, Any], figures: Path | None = None) -> str:
                      f"{ex['convert_model_s']:.0f}"])
     lines += ["OpenVINO `convert_model` (of `torch.export`, real f32 weights), peak RSS:", "",
               common.table(["shape", "parameters", "model alone GiB", "peak GiB", "convert_model s"], rows), ""]
-    return "\n".join(lines)
+    lines += ["Forge's time includes its torch.export; OpenVINO's convert_model seconds do not (its export: "
+              + ", ".join(f"{s} {p['export_s']:.0f} s" for s, p in result["openvino"].items() if "export_s" in p)
+              + ").", ""]
+    return "\n".join([*lines, *_render_load(result.get("load_1b"))])
+
+
+def _render_load(steps: dict[str, Any] | None) -> list[str]:
+    if not steps:
+        return []
+    if "load" not in steps or "error" in steps["load"]:
+        return [f"End to end at 1B: failed: {steps}", ""]
+    s, c, ld = steps["save"], steps["compile"], steps["load"]
+    return [f"End to end at the 1B shape (three fresh processes): seeded weights written with `save_file` "
+            f"({s['bytes'] / 2**30:.1f} GiB); `compile_meta` against the file {c['compile_s']:.1f} s, peak RSS "
+            f"{c['peak_rss_mb'] / 1024:.2f} GiB; `forge.load` binding it {ld['load_s']:.1f} s (device compile "
+            f"{ld['device_compile_ms'] / 1e3:.1f} s), RSS {ld['rss_after_load_mb'] / 1024:.1f} GiB after the load "
+            f"(the mapped file pages it read plus the runtime's own copy of the constants); first call "
+            f"{ld['first_call_s']:.1f} s, max |logits - eager| = {ld['max_abs_vs_eager']:.1e}.", ""]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--skip-openvino", action="store_true")
-    parser.add_argument("--worker", choices=("forge", "openvino"))
+    parser.add_argument("--worker", choices=("forge", "openvino", "load", "load-save", "load-compile", "load-load"))
+    parser.add_argument("--dir", type=Path, help="the load workers' shared directory")
     parser.add_argument("--shape", choices=sorted(SHAPES), default="8b")
     parser.add_argument("--layers", type=int)
     parser.add_argument("--out", type=Path, help="write the result JSON here")
     args = parser.parse_args(argv)
+    if args.worker and args.worker.startswith("load-"):
+        print(json.dumps(load_step(args.worker.removeprefix("load-"), args.shape, args.layers, args.dir)))
+        return 0
     if args.worker:
-        work = forge_worker if args.worker == "forge" else openvino_worker
+        work = {"forge": forge_worker, "openvino": openvino_worker, "load": load_workers}[args.worker]
         print(json.dumps(work(args.shape, args.layers)))
         return 0
     result = run(quick=args.quick, skip_openvino=args.skip_openvino)
