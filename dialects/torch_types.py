@@ -55,6 +55,9 @@ ITEMSIZE: dict[str, int] = {
 FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
 INT_DTYPES = frozenset({"uint8", "int8", "int16", "int32", "int64"})
 
+FLOAT_EPS: dict[str, float] = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float64": 2.0**-52}
+"""`torch.finfo(dtype).eps` of each floating-point dtype (the default eps of rms_norm)."""
+
 
 class UnsupportedTypeError(ValueError):
     """A torch dtype or MLIR element type Forge cannot represent."""

@@ -16,9 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -37,12 +36,16 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dialects import aten
 from dialects import npuir as N
+from dialects.aten_shapes import result_dtype
 from dialects.npuir import Device
-from dialects.torch_types import element_type
+from dialects.torch_types import DTYPE_NAMES, ELEMENT_TYPES, element_type
 from forge.diagnostics import pass_failure
 from forge.patterns import describe_op
 from lowering.affinity import AffinityPolicy, NoDeviceError, final_norm
 from lowering.stats import PassStats
+
+if TYPE_CHECKING:
+    import torch
 
 # ============================================================================ cached attributes
 
@@ -96,15 +99,18 @@ def normalize_dim(d: int, rank: int) -> int:
     return nd
 
 
-@cache
-def promote(a: torch.dtype, a_dim0: bool, b: Any) -> torch.dtype:
-    """torch's result type of `a` (a tensor, 0-dim or not) and `b` (a dtype of a tensor with
-    dims, or a Python scalar)."""
-    ta = torch.empty((), dtype=a) if a_dim0 else torch.empty((1,), dtype=a)
-    if isinstance(b, tuple):  # (dtype, is_0dim)
-        tb = torch.empty((), dtype=b[0]) if b[1] else torch.empty((1,), dtype=b[0])
-        return torch.result_type(ta, tb)
-    return torch.result_type(ta, b)
+def promote(a: TensorType, b: TensorType | bool | int | float) -> Attribute:
+    """The element type of torch's `result_type(a, b)`: `a` a tensor (rank 0 or not), `b` a tensor
+    or a Python scalar (dialects.aten_shapes.result_dtype: torch's promotion, without torch)."""
+    tensors = [(tuple(a.get_shape()), DTYPE_NAMES[a.element_type])]
+    scalars: list[Any] = []
+    if isinstance(b, TensorType):
+        tensors.append((tuple(b.get_shape()), DTYPE_NAMES[b.element_type]))
+    else:
+        scalars.append(b)
+    dtype = result_dtype(tensors, scalars)
+    assert dtype is not None
+    return ELEMENT_TYPES[dtype]
 
 
 def out_type(op: Operation, i: int = 0) -> TensorType:
@@ -258,14 +264,20 @@ class FunctionLowering:
 
     def const_tensor(self, tensor: torch.Tensor) -> SSAValue:
         """A constant holding `tensor` (a splat when uniform)."""
-        t = tensor_type(element_type(tensor.dtype), tuple(tensor.shape))
+        import torch  # only a rule that ran a kernel has a tensor: torch is loaded already
+
         flat = tensor.reshape(-1)
-        if flat.numel() > 0 and bool((flat == flat[0]).all()):
-            return self.const(flat[0].item(), t.element_type, tuple(tensor.shape))
         values = flat.tolist() if tensor.dtype.is_floating_point else flat.to(torch.int64).tolist()
-        if tensor.dtype == torch.bool:
+        return self.const_values(values, element_type(tensor.dtype), tuple(tensor.shape))
+
+    def const_values(self, values: Sequence[bool | int | float], elt: Attribute, shape: tuple[int, ...]) -> SSAValue:
+        """A constant of `shape` holding `values` (row-major, already of `elt`'s kind; a splat when uniform)."""
+        if values and all(v == values[0] for v in values):
+            return self.const(values[0], elt, shape)
+        if elt == i1:
             values = [1 if v else 0 for v in values]
-        attr = DenseIntOrFPElementsAttr.from_list(t, values)
+        t = tensor_type(elt, shape)
+        attr = DenseIntOrFPElementsAttr.from_list(t, list(values))
         return self.source(N.ConstantOp, t, {"value": attr})
 
     def convert(self, x: SSAValue, elt: Attribute) -> SSAValue:

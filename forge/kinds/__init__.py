@@ -25,7 +25,9 @@ grouped by family (`linear_algebra`, `normalization`, `elementwise`, `movement`,
 
 `KINDS` maps each kind name to its spec; `kind_spec(name)` is the lookup that fails naming an
 unknown kind. This package sits in the core layer: it may import dialects, torch and numpy, never
-lowering, backends or drivers.
+lowering, backends or drivers. It imports torch and numpy only inside the functions that run or
+build kernels (`torch_function` resolves a named torch function): the lowering passes read the
+table without loading torch.
 """
 
 from __future__ import annotations
@@ -33,15 +35,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from functools import cache
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-import torch
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType, TensorType
 from xdsl.ir import Attribute
 
 from dialects import npuir as N
 from dialects.shapes import static_shape
 from dialects.torch_types import dtype_of
+
+if TYPE_CHECKING:
+    import torch
 
 NPU_ELEMENTS = frozenset({Float32Type(), Float16Type(), BFloat16Type(), IntegerType(1)})
 """Element types the NPU computes with (i1 for masks and comparison results)."""
@@ -101,6 +106,16 @@ class SegmentHelpers(Protocol):
 
     def np_dtype(self, t: TensorType) -> Any:
         """The numpy dtype of a tensor type on the runtime (`NotOnNpu` if it has none)."""
+
+
+@cache
+def torch_function(name: str) -> Callable[..., Any]:
+    """The function `torch.<name>`. The kind tables name torch functions rather than hold them, so
+    that reading a kind's facts (what lowering and the cost model do) never imports torch; the
+    semantics and kernels resolve them on first use."""
+    import torch
+
+    return getattr(torch, name)
 
 
 def is_i1(t: Any) -> bool:

@@ -16,19 +16,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
-import torch.nn.functional as F
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 
 from dialects import npuir as N
-from dialects.fused_kernels import apply_activation
 from dialects.shapes import static_shape
 from dialects.torch_types import dtype_of, shape_of
 from forge.kinds import CpuKernel, Example, KindSpec, NotOnNpu, SegmentHelpers, elements, is_i1
 from forge.kinds.linear_algebra import ACTIVATIONS
+
+if TYPE_CHECKING:
+    import torch
 
 # ======================================================================================= conv
 
@@ -63,6 +63,8 @@ class _ConvArgs:
 
 
 def _conv_fn(n: int, transposed: bool) -> Any:
+    import torch.nn.functional as F
+
     return {(1, False): F.conv1d, (2, False): F.conv2d, (1, True): F.conv_transpose1d, (2, True): F.conv_transpose2d}[
         (n, transposed)
     ]
@@ -80,9 +82,13 @@ class Conv(KindSpec):
     )
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        from dialects.fused_kernels import apply_activation
+
         return apply_activation(self._conv(p, ins), p.get_str("activation"))
 
     def _conv(self, p: N.Params, ins: Sequence[torch.Tensor]) -> torch.Tensor:
+        import torch.nn.functional as F
+
         x, w, *bias = ins
         a = _ConvArgs(p, x.dim())
         b = bias[0] if bias else None
@@ -162,6 +168,8 @@ class Pad(KindSpec):
     example = Example(("2x3x4xf32",), "2x4x5xf32", {"pads_begin": [0, 1, 2], "pads_end": [0, 0, -1], "value": 0.5})
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        import torch
+
         pads = _torch_pads(p.get_ints("pads_begin"), p.get_ints("pads_end"))
         return torch.constant_pad_nd(ins[0], pads, p.get_float("value") or 0.0)
 

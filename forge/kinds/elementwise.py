@@ -10,28 +10,36 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import torch
-import torch.nn.functional as F
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 
 from dialects import npuir as N
 from dialects.torch_types import dtype_of
-from forge.kinds import CpuKernel, Example, KindSpec, NotOnNpu, SegmentHelpers, all_floating, elements, is_i1
+from forge.kinds import (
+    CpuKernel,
+    Example,
+    KindSpec,
+    NotOnNpu,
+    SegmentHelpers,
+    all_floating,
+    elements,
+    is_i1,
+    torch_function,
+)
+
+if TYPE_CHECKING:
+    import torch
 
 # ===================================================================================== unary
 
 
 @dataclass(frozen=True)
 class UnaryFunction:
-    """One `unary` kind in every form its consumers need."""
+    """One `unary` kind in every form its consumers need (its torch functions: `unary_functions`)."""
 
-    reference: Callable[[torch.Tensor], torch.Tensor]
-    kernel: Callable[[torch.Tensor, torch.Tensor], Any]
-    """`kernel(x, out)` writes the value into `out`."""
     source: str
     """Torch source around `{}`."""
     builder: str | None
@@ -40,35 +48,52 @@ class UnaryFunction:
     """Costs a few FLOPs per element rather than one."""
 
 
+UNARY: dict[str, UnaryFunction] = {
+    "neg": UnaryFunction("torch.neg({})", "negative", False),
+    "exp": UnaryFunction("torch.exp({})", "exp", True),
+    "log": UnaryFunction("torch.log({})", "log", True),
+    "sqrt": UnaryFunction("torch.sqrt({})", "sqrt", True),
+    "rsqrt": UnaryFunction("torch.rsqrt({})", "rsqrt", True),
+    "tanh": UnaryFunction("torch.tanh({})", "tanh", True),
+    "sigmoid": UnaryFunction("torch.sigmoid({})", "sigmoid", True),
+    "relu": UnaryFunction("torch.relu({})", "relu", False),
+    "gelu": UnaryFunction("F.gelu({})", "gelu_erf", True),
+    "gelu_tanh": UnaryFunction('F.gelu({}, approximate="tanh")', "gelu", True),
+    "silu": UnaryFunction("F.silu({})", "swish", True),
+    "sin": UnaryFunction("torch.sin({})", "sin", True),
+    "cos": UnaryFunction("torch.cos({})", "cos", True),
+    "abs": UnaryFunction("torch.abs({})", "abs", False),
+    "erf": UnaryFunction("torch.erf({})", "erf", True),
+    "reciprocal": UnaryFunction("torch.reciprocal({})", None, False),
+    "not": UnaryFunction("torch.logical_not({})", None, False),
+}
+
+
 def _out(f: Callable[..., torch.Tensor]) -> Callable[[torch.Tensor, torch.Tensor], Any]:
     return lambda x, out: f(x, out=out)
 
 
-def _gelu_out(approximate: str) -> Callable[[torch.Tensor, torch.Tensor], Any]:
-    return lambda x, out: torch.ops.aten.gelu.out(x, approximate=approximate, out=out)
+@cache
+def unary_functions() -> dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], Callable[..., Any]]]:
+    """Each unary kind's torch functions: `(reference(x), kernel(x, out))`, the kernel writing the value
+    into `out`. Built on first use: the kind table itself (what lowering reads) needs no torch."""
+    import torch
+    import torch.nn.functional as F
 
+    def gelu_out(approximate: str) -> Callable[[torch.Tensor, torch.Tensor], Any]:
+        return lambda x, out: torch.ops.aten.gelu.out(x, approximate=approximate, out=out)
 
-UNARY: dict[str, UnaryFunction] = {
-    "neg": UnaryFunction(torch.neg, _out(torch.neg), "torch.neg({})", "negative", False),
-    "exp": UnaryFunction(torch.exp, _out(torch.exp), "torch.exp({})", "exp", True),
-    "log": UnaryFunction(torch.log, _out(torch.log), "torch.log({})", "log", True),
-    "sqrt": UnaryFunction(torch.sqrt, _out(torch.sqrt), "torch.sqrt({})", "sqrt", True),
-    "rsqrt": UnaryFunction(torch.rsqrt, _out(torch.rsqrt), "torch.rsqrt({})", "rsqrt", True),
-    "tanh": UnaryFunction(torch.tanh, _out(torch.tanh), "torch.tanh({})", "tanh", True),
-    "sigmoid": UnaryFunction(torch.sigmoid, _out(torch.sigmoid), "torch.sigmoid({})", "sigmoid", True),
-    "relu": UnaryFunction(torch.relu, lambda x, out: torch.clamp_min(x, 0, out=out), "torch.relu({})", "relu", False),
-    "gelu": UnaryFunction(F.gelu, _gelu_out("none"), "F.gelu({})", "gelu_erf", True),
-    "gelu_tanh": UnaryFunction(
-        lambda x: F.gelu(x, approximate="tanh"), _gelu_out("tanh"), 'F.gelu({}, approximate="tanh")', "gelu", True
-    ),
-    "silu": UnaryFunction(F.silu, lambda x, out: torch.ops.aten.silu.out(x, out=out), "F.silu({})", "swish", True),
-    "sin": UnaryFunction(torch.sin, _out(torch.sin), "torch.sin({})", "sin", True),
-    "cos": UnaryFunction(torch.cos, _out(torch.cos), "torch.cos({})", "cos", True),
-    "abs": UnaryFunction(torch.abs, _out(torch.abs), "torch.abs({})", "abs", False),
-    "erf": UnaryFunction(torch.erf, _out(torch.erf), "torch.erf({})", "erf", True),
-    "reciprocal": UnaryFunction(torch.reciprocal, _out(torch.reciprocal), "torch.reciprocal({})", None, False),
-    "not": UnaryFunction(torch.logical_not, _out(torch.logical_not), "torch.logical_not({})", None, False),
-}
+    plain = {k: getattr(torch, UNARY[k].source.removeprefix("torch.").removesuffix("({})")) for k in (
+        "neg", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "cos", "abs", "erf", "reciprocal", "not"
+    )}  # fmt: skip
+    table = {k: (f, _out(f)) for k, f in plain.items()}
+    return {
+        **table,
+        "relu": (torch.relu, lambda x, out: torch.clamp_min(x, 0, out=out)),
+        "gelu": (F.gelu, gelu_out("none")),
+        "gelu_tanh": (lambda x: F.gelu(x, approximate="tanh"), gelu_out("tanh")),
+        "silu": (F.silu, lambda x, out: torch.ops.aten.silu.out(x, out=out)),
+    }
 
 
 class Unary(KindSpec):
@@ -76,12 +101,12 @@ class Unary(KindSpec):
     example = Example(("2x3xf32",), "2x3xf32", {"kind": "log"}, ("positive",))
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
-        return UNARY[p.get_str("kind")].reference(ins[0])
+        return unary_functions()[p.get_str("kind")][0](ins[0])
 
     def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
         if dtype_of(in_types[0]) != dtype_of(out_type):
             return self.reference_kernel(p, out_type)
-        return CpuKernel(UNARY[p.get_str("kind")].kernel, True)
+        return CpuKernel(unary_functions()[p.get_str("kind")][1], True)
 
     def torch_source(
         self, p: N.Params, args: Sequence[str], in_types: Sequence[TensorType], out_type: TensorType
@@ -111,6 +136,8 @@ class Unary(KindSpec):
 
 def logical_or_bitwise(kind: str, dtype: torch.dtype) -> Callable[..., torch.Tensor]:
     """`and`/`or` are logical on booleans and bitwise on integers."""
+    import torch
+
     boolean = dtype == torch.bool
     if kind == "and":
         return torch.logical_and if boolean else torch.bitwise_and
@@ -118,6 +145,8 @@ def logical_or_bitwise(kind: str, dtype: torch.dtype) -> Callable[..., torch.Ten
 
 
 def _div(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    import torch
+
     if a.dtype.is_floating_point:
         return torch.div(a, b)
     return torch.div(a, b, rounding_mode="trunc")
@@ -137,17 +166,18 @@ class Binary(KindSpec):
     name = "binary"
     example = Example(("2x3xf32", "3xf32"), "2x3xf32", {"kind": "div"}, ("normal", "nonzero"))
 
-    OUT_FUNCTIONS: dict[str, Callable[..., torch.Tensor]] = {
-        "add": torch.add,
-        "sub": torch.sub,
-        "mul": torch.mul,
-        "div": torch.div,  # floating point; integer div truncates (`_div`)
-        "pow": torch.pow,
-        "max": torch.maximum,
-        "min": torch.minimum,
+    OUT_FUNCTIONS: dict[str, str] = {
+        "add": "add",
+        "sub": "sub",
+        "mul": "mul",
+        "div": "div",  # floating point; integer div truncates (`_div`)
+        "pow": "pow",
+        "max": "maximum",
+        "min": "minimum",
     }
-    """The torch functions (they have `out=` variants) of the arithmetic kinds."""
-    FUNCTIONS: dict[str, Callable[..., torch.Tensor]] = {**OUT_FUNCTIONS, "div": _div, "and": _and, "or": _or}
+    """The torch functions (they have `out=` variants) of the arithmetic kinds, by name (`torch_function`)."""
+    FUNCTIONS: dict[str, Callable[..., torch.Tensor]] = {"div": _div, "and": _and, "or": _or}
+    """The kinds whose reference is not their `OUT_FUNCTIONS` entry."""
     SOURCES = {
         "add": "torch.add", "sub": "torch.sub", "mul": "torch.mul", "pow": "torch.pow",
         "max": "torch.maximum", "min": "torch.minimum",
@@ -167,21 +197,27 @@ class Binary(KindSpec):
     """GraphBuilder methods on logical (0/1) values."""
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
-        return self.FUNCTIONS[p.get_str("kind")](ins[0], ins[1])
+        kind = p.get_str("kind")
+        f = self.FUNCTIONS.get(kind) or torch_function(self.OUT_FUNCTIONS[kind])
+        return f(ins[0], ins[1])
 
     def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
+        import torch
+
         dtype = dtype_of(out_type)
         if any(dtype_of(t) != dtype for t in in_types):
             return self.reference_kernel(p, out_type)
         kind = p.get_str("kind")
         if kind == "div" and not dtype.is_floating_point:
             return CpuKernel(lambda a, b, out: torch.div(a, b, rounding_mode="trunc", out=out), True)
-        f = logical_or_bitwise(kind, dtype) if kind in ("and", "or") else self.OUT_FUNCTIONS[kind]
+        f = logical_or_bitwise(kind, dtype) if kind in ("and", "or") else torch_function(self.OUT_FUNCTIONS[kind])
         return CpuKernel(lambda a, b, out: f(a, b, out=out), True)
 
     def torch_source(
         self, p: N.Params, args: Sequence[str], in_types: Sequence[TensorType], out_type: TensorType
     ) -> str:
+        import torch
+
         k = p.get_str("kind")
         a, b = args
         out_dtype = dtype_of(out_type)
@@ -197,6 +233,8 @@ class Binary(KindSpec):
     def build_npu(
         self, em: SegmentHelpers, p: N.Params, ins: Sequence[Any], in_types: Sequence[TensorType], out_type: TensorType
     ) -> Any:
+        import numpy as np
+
         kind = p.get_str("kind")
         a, b = ins
         if is_i1(in_types[0]):
@@ -220,7 +258,6 @@ class Compare(KindSpec):
     name = "compare"
     example = Example(("2x3xf32", "1x3xf32"), "2x3xi1", {"kind": "le"}, ("ints", "ints"))
 
-    FUNCTIONS = {"eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt, "ge": torch.ge}
     SOURCES = {
         "eq": "torch.eq", "ne": "torch.ne", "lt": "torch.lt", "le": "torch.le", "gt": "torch.gt", "ge": "torch.ge",
     }  # fmt: skip
@@ -234,10 +271,10 @@ class Compare(KindSpec):
     }
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
-        return self.FUNCTIONS[p.get_str("kind")](ins[0], ins[1])
+        return torch_function(p.get_str("kind"))(ins[0], ins[1])
 
     def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
-        f = self.FUNCTIONS[p.get_str("kind")]
+        f = torch_function(p.get_str("kind"))
         return CpuKernel(lambda a, b, out: f(a, b, out=out), True)
 
     def torch_source(
@@ -264,9 +301,13 @@ class Select(KindSpec):
     example = Example(("2x3xi1", "2x3xf32", "3xf32"), "2x3xf32")
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        import torch
+
         return torch.where(ins[0], ins[1], ins[2])
 
     def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
+        import torch
+
         return CpuKernel(lambda c, a, b, out: torch.where(c, a, b, out=out), True)
 
     def torch_source(
@@ -285,6 +326,8 @@ class Select(KindSpec):
 
 def _condition(em: SegmentHelpers, node: Any) -> Any:
     """A logical node as a condition the builder's select takes (bool or float)."""
+    import numpy as np
+
     if node.dtype == np.bool_ or np.issubdtype(node.dtype, np.floating):
         return node
     return em.g.convert(node, np.float32)
@@ -294,6 +337,8 @@ def _condition(em: SegmentHelpers, node: Any) -> Any:
 
 
 def _reduce(x: torch.Tensor, kind: str, axes: tuple[int, ...], keep: bool) -> torch.Tensor:
+    import torch
+
     if not axes:
         return x
     if kind == "sum":
@@ -307,6 +352,8 @@ def _reduce(x: torch.Tensor, kind: str, axes: tuple[int, ...], keep: bool) -> to
 
 def _identity(kind: str, dtype: torch.dtype) -> float | int:
     """max/min over nothing: the identity of the reduction (-inf / +inf, or the integer bounds)."""
+    import torch
+
     if dtype.is_floating_point:
         return -math.inf if kind == "max" else math.inf
     info = torch.iinfo(dtype) if dtype != torch.bool else None
@@ -321,12 +368,14 @@ class Reduce(KindSpec):
     name = "reduce"
     example = Example(("2x3x4xf32",), "2x1x4xf32", {"kind": "max", "axes": [1], "keepdims": True})
 
-    OUT_FUNCTIONS = {"sum": torch.sum, "max": torch.amax, "min": torch.amin}
+    OUT_FUNCTIONS = {"sum": "sum", "max": "amax", "min": "amin"}
     """The kinds whose `out=` variant allocates nothing (mean's allocates a dtype scalar)."""
     SOURCES = {"sum": "torch.sum", "mean": "torch.mean", "max": "torch.amax", "min": "torch.amin"}
     NPU = {"sum": "reduce_sum", "mean": "reduce_mean", "max": "reduce_max", "min": "reduce_min"}
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        import torch
+
         kind = p.get_str("kind")
         if ins[0].numel() == 0 and kind in ("max", "min"):  # amax/amin refuse an empty reduced axis
             return torch.full(out_type.get_shape(), _identity(kind, ins[0].dtype), dtype=ins[0].dtype)
@@ -344,7 +393,7 @@ class Reduce(KindSpec):
             return CpuKernel(lambda x, out: out.copy_(x), True)
         if not all_floating(in_types, out_type) or kind not in self.OUT_FUNCTIONS:
             return self.reference_kernel(p, out_type)
-        f = self.OUT_FUNCTIONS[kind]
+        f = torch_function(self.OUT_FUNCTIONS[kind])
         return CpuKernel(lambda x, out: f(x, axes, keep, out=out), True)
 
     def torch_source(

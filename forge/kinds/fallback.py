@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, TensorType, i64
 
+from dialects import aten
 from dialects import npuir as N
-from dialects.aten import VALUE_SEMANTICS
 from dialects.torch_types import dtype_of, type_of
 from forge.kinds import Example, KindSpec, NoTorchSource
+
+if TYPE_CHECKING:
+    import torch
 
 
 def _call(p: N.Params, in_types: tuple[TensorType, ...]) -> Any:
@@ -35,6 +37,8 @@ class _Var:
 
 def _py(value: Any) -> str:
     """Python source for an argument of an aten call."""
+    import torch
+
     if isinstance(value, _Var):
         return value.name
     if isinstance(value, (list, tuple)):
@@ -64,6 +68,8 @@ class Aten(KindSpec):
     )
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        import torch
+
         result = _call(p, tuple(type_of(t) for t in ins)).call(list(ins))
         if isinstance(result, torch.Tensor):
             return result
@@ -72,9 +78,11 @@ class Aten(KindSpec):
     def torch_source(
         self, p: N.Params, args: Sequence[str], in_types: Sequence[TensorType], out_type: TensorType
     ) -> str:
+        import torch
+
         op = _call(p, tuple(in_types))
         call_args, call_kwargs = op.call_arguments([_Var(a) for a in args])
-        target = VALUE_SEMANTICS.get(op.SIGNATURE.target, op.SIGNATURE.target)
+        target = aten.VALUE_SEMANTICS.get(op.SIGNATURE.target, op.SIGNATURE.target)
         if not isinstance(target, torch._ops.OpOverload):
             raise NoTorchSource(f"pyemit: cannot write a call of {target!r} (npuir.aten {p.get_str('op')})")
         rendered = [_py(a) for a in call_args] + [f"{k}={_py(v)}" for k, v in call_kwargs.items()]

@@ -9,30 +9,27 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import torch
-import torch.nn.functional as F
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 
 from dialects import npuir as N
-from dialects.fused_kernels import apply_activation
 from dialects.shapes import static_shape
 from dialects.torch_types import dtype_of, shape_of
 from forge.kinds import CpuKernel, Example, KindSpec, SegmentHelpers, all_floating, elements, is_i1
 from forge.kinds.normalization import Softmax
+
+if TYPE_CHECKING:
+    import torch
 
 # ================================================================================ activations
 
 
 @dataclass(frozen=True)
 class Activation:
-    """One epilogue activation in every form its consumers need."""
+    """One epilogue activation in every form its consumers need (in place on torch: `inplace_activation`)."""
 
-    inplace: Callable[[torch.Tensor], Any] | None
-    """Applies it in place to the CPU kernel's output (None: identity)."""
     source: str
     """Torch source around `{}`."""
     builder: str | None
@@ -41,20 +38,32 @@ class Activation:
     """Per output element."""
 
 
-def _gelu_inplace(approximate: str) -> Callable[[torch.Tensor], Any]:
-    return lambda y: torch.ops.aten.gelu_(y, approximate=approximate)
-
-
 ACTIVATIONS: dict[str, Activation] = {
-    "none": Activation(None, "{}", None, 0.0),
-    "relu": Activation(torch.relu_, "torch.relu({})", "relu", 1.0),
-    "gelu": Activation(_gelu_inplace("none"), "F.gelu({})", "gelu_erf", 8.0),
-    "gelu_tanh": Activation(_gelu_inplace("tanh"), 'F.gelu({}, approximate="tanh")', "gelu", 8.0),
-    "silu": Activation(torch.ops.aten.silu_, "F.silu({})", "swish", 5.0),
-    "sigmoid": Activation(torch.sigmoid_, "torch.sigmoid({})", "sigmoid", 4.0),
-    "relu6": Activation(lambda y: y.clamp_(0.0, 6.0), "torch.clamp({}, 0.0, 6.0)", "relu6", 2.0),
+    "none": Activation("{}", None, 0.0),
+    "relu": Activation("torch.relu({})", "relu", 1.0),
+    "gelu": Activation("F.gelu({})", "gelu_erf", 8.0),
+    "gelu_tanh": Activation('F.gelu({}, approximate="tanh")', "gelu", 8.0),
+    "silu": Activation("F.silu({})", "swish", 5.0),
+    "sigmoid": Activation("torch.sigmoid({})", "sigmoid", 4.0),
+    "relu6": Activation("torch.clamp({}, 0.0, 6.0)", "relu6", 2.0),
 }
 """The activations (`dialects.fused_kernels.apply_activation` is their reference semantics)."""
+
+
+def inplace_activation(activation: str) -> Callable[[torch.Tensor], Any] | None:
+    """What applies `activation` in place to the CPU kernel's output (None: identity; imports torch)."""
+    import torch
+
+    inplace: dict[str, Callable[[torch.Tensor], Any] | None] = {
+        "none": None,
+        "relu": torch.relu_,
+        "gelu": lambda y: torch.ops.aten.gelu_(y, approximate="none"),
+        "gelu_tanh": lambda y: torch.ops.aten.gelu_(y, approximate="tanh"),
+        "silu": torch.ops.aten.silu_,
+        "sigmoid": torch.sigmoid_,
+        "relu6": lambda y: y.clamp_(0.0, 6.0),
+    }
+    return inplace[activation]
 
 
 def _activate(g: Any, y: Any, activation: str) -> Any:
@@ -82,6 +91,8 @@ class Matmul(KindSpec):
     example = Example(("2x4x3xf32", "1x5x4xf32"), "2x3x5xf32", {"transpose_a": True, "transpose_b": True})
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        import torch
+
         a, b = ins
         if p.get_flag("transpose_a"):
             a = a.transpose(-1, -2)
@@ -90,6 +101,8 @@ class Matmul(KindSpec):
         return torch.matmul(a, b)
 
     def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
+        import torch
+
         if not all_floating(in_types, out_type):
             return self.reference_kernel(p, out_type)
         ta, tb = p.get_flag("transpose_a"), p.get_flag("transpose_b")
@@ -127,16 +140,22 @@ class Linear(KindSpec):
     example = Example(("3x8xf32", "8x6xf32", "6xf32"), "3x6xf32", {"activation": "gelu", "transpose_w": False})
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        import torch.nn.functional as F
+
+        from dialects.fused_kernels import apply_activation
+
         x, w, *bias = ins
         if not p.get_flag("transpose_w"):
             w = w.t()
         return apply_activation(F.linear(x, w, bias[0] if bias else None), p.get_str("activation"))
 
     def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
+        import torch
+
         if not all_floating(in_types, out_type):
             return self.reference_kernel(p, out_type)
         tw = p.get_flag("transpose_w")
-        act = ACTIVATIONS[p.get_str("activation")].inplace
+        act = inplace_activation(p.get_str("activation"))
 
         def linear(x: torch.Tensor, w: torch.Tensor, *rest: torch.Tensor) -> None:
             *bias, out = rest
@@ -186,6 +205,10 @@ class GatedMlp(KindSpec):
     example = Example(("1x3x8xf32", "6x8xf32", "6x8xf32"), "1x3x6xf32")
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        import torch.nn.functional as F
+
+        from dialects.fused_kernels import apply_activation
+
         x, wg, wu = ins
         if not p.get_flag("transpose_w"):
             wg, wu = wg.t(), wu.t()
@@ -193,10 +216,12 @@ class GatedMlp(KindSpec):
 
     def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
         """The up projection goes to a scratch tensor allocated here, once."""
+        import torch
+
         if not all_floating(in_types, out_type):
             return self.reference_kernel(p, out_type)
         tw = p.get_flag("transpose_w")
-        act = ACTIVATIONS[p.get_str("activation")].inplace
+        act = inplace_activation(p.get_str("activation"))
         up = torch.empty(shape_of(out_type), dtype=dtype_of(out_type))
 
         def gated_mlp(x: torch.Tensor, wg: torch.Tensor, wu: torch.Tensor, out: torch.Tensor) -> None:
@@ -244,6 +269,8 @@ class Sdpa(KindSpec):
     )
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        import torch.nn.functional as F
+
         q, k, v, *mask = ins
         return F.scaled_dot_product_attention(
             q,
@@ -272,6 +299,8 @@ class Sdpa(KindSpec):
     def build_npu(
         self, em: SegmentHelpers, p: N.Params, ins: Sequence[Any], in_types: Sequence[TensorType], out_type: TensorType
     ) -> Any:
+        import numpy as np
+
         q, k, v, *mask = ins
         m = attends = None
         if mask:

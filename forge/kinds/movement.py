@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
 from xdsl.dialects.builtin import TensorType
 
 from dialects import npuir as N
 from dialects.torch_types import shape_of
 from forge.kinds import CpuKernel, Example, KindSpec, NotOnNpu, SegmentHelpers, is_i1
+
+if TYPE_CHECKING:
+    import torch
 
 
 def _copy_into(out: torch.Tensor, src: torch.Tensor) -> None:
@@ -138,9 +140,13 @@ class Concat(_Movement):
     example = Example(("2x1xf32", "2x3xf32", "2x2xf32"), "2x6xf32", {"axis": 1})
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        import torch
+
         return torch.cat(list(ins), p.get_int("axis"))
 
     def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
+        import torch
+
         axis = p.get_int("axis")
         return CpuKernel(lambda *args: torch.cat(args[:-1], axis, out=args[-1]), True)
 
@@ -157,6 +163,8 @@ class Concat(_Movement):
 
 
 def _gather(data: torch.Tensor, indices: torch.Tensor, axis: int) -> torch.Tensor:
+    import torch
+
     size = data.shape[axis]
     flat = indices.reshape(-1).to(torch.int64)
     flat = torch.where(flat < 0, flat + size, flat)
@@ -176,6 +184,8 @@ class Gather(_Movement):
 
     def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
         """Indices are wrapped into a scratch tensor allocated here, once."""
+        import torch
+
         axis = p.get_int("axis")
         data_shape, idx_shape = shape_of(in_types[0]), shape_of(in_types[1])
         size = data_shape[axis]

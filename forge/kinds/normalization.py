@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
-import torch.nn.functional as F
 from xdsl.dialects.builtin import TensorType
 
 from dialects import npuir as N
 from dialects.torch_types import dtype_of, shape_of
 from forge.kinds import CpuKernel, Example, KindSpec, SegmentHelpers, all_floating
+
+if TYPE_CHECKING:
+    import torch
 
 
 class Softmax(KindSpec):
@@ -20,9 +21,13 @@ class Softmax(KindSpec):
     example = Example(("2x5x3xf32",), "2x5x3xf32", {"axis": 1})
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        import torch
+
         return torch.softmax(ins[0], p.get_int("axis"))
 
     def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
+        import torch
+
         if not all_floating(in_types, out_type):
             return self.reference_kernel(p, out_type)
         axis = p.get_int("axis")
@@ -47,9 +52,13 @@ class Cumsum(KindSpec):
     example = Example(("3x2xi64",), "3x2xi64", {"axis": 0})
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        import torch
+
         return torch.cumsum(ins[0], p.get_int("axis"))
 
     def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
+        import torch
+
         out_dtype = dtype_of(out_type)
         if dtype_of(in_types[0]) != out_dtype or out_dtype == torch.bool:
             return self.reference_kernel(p, out_type)
@@ -70,6 +79,8 @@ class LayerNorm(KindSpec):
     example = Example(("2x3x8xf32", "8xf32", "8xf32"), "2x3x8xf32", {"axis": 2, "eps": 1e-05})
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        import torch.nn.functional as F
+
         x, *affine = ins
         shape = tuple(x.shape[p.get_int("axis") :])
         w = affine[0] if affine else None
@@ -103,6 +114,8 @@ class RmsNorm(KindSpec):
     example = Example(("2x3x8xf32", "8xf32"), "2x3x8xf32", {"axis": 2, "eps": 1e-06})
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        import torch.nn.functional as F
+
         x, *affine = ins
         shape = tuple(x.shape[p.get_int("axis") :])
         return F.rms_norm(x, shape, affine[0] if affine else None, p.get_float("eps"))

@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
-import torch.nn.functional as F
 from xdsl.dialects.builtin import TensorType
 
 from dialects import npuir as N
 from dialects.torch_types import shape_of
 from dialects.windows import pool_out_size
 from forge.kinds import Example, KindSpec, SegmentHelpers
+
+if TYPE_CHECKING:
+    import torch
 
 
 def pool_params(p: N.Params) -> dict[str, Any]:
@@ -86,6 +87,8 @@ def _padding(shape: Sequence[int], q: dict[str, Any]) -> list[int]:
 
 def _divisor_grid(shape: Sequence[int], q: dict[str, Any]) -> torch.Tensor:
     """torch's avg divisor of every output position (f64, the spatial output shape)."""
+    import torch
+
     n = len(q["kernel"])
     k, s, pb, pe = q["kernel"], q["strides"], q["pads_begin"], q["pads_end"]
     sizes = shape[-n:]
@@ -101,6 +104,8 @@ def _divisor_grid(shape: Sequence[int], q: dict[str, Any]) -> torch.Tensor:
 
 def _asymmetric(x: torch.Tensor, q: dict[str, Any]) -> torch.Tensor:
     """Pooling with begin/end padding that differ: explicit padding, floor-mode windows."""
+    import torch.nn.functional as F
+
     n, k, s = len(q["kernel"]), list(q["kernel"]), list(q["strides"])
     pads = _padding(x.shape, q)
     if q["kind"] == "max":
@@ -131,6 +136,8 @@ class Pool(KindSpec):
     )
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        import torch.nn.functional as F
+
         q = pool_params(p)
         x = ins[0]
         if q["pads_begin"] != q["pads_end"]:
@@ -184,6 +191,8 @@ class Resize(KindSpec):
     example = Example(("1x2x3x4xf32",), "1x2x6x7xf32", {"mode": "bilinear", "align_corners": True})
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        import torch.nn.functional as F
+
         mode = p.get_str("mode")
         corners = None if mode == "nearest" else p.get_flag("align_corners")
         return F.interpolate(ins[0], size=list(shape_of(out_type)[2:]), mode=mode, align_corners=corners)

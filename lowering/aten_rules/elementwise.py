@@ -9,13 +9,11 @@ and boolean unary math use the fallback.
 
 from __future__ import annotations
 
-import torch
 from xdsl.dialects.builtin import TensorType, f32, i1
 from xdsl.ir import SSAValue
 
 from dialects import aten
 from dialects import npuir as N
-from dialects.torch_types import element_type, torch_dtype
 from lowering.function_lowering import (
     BINARY,
     UNARY,
@@ -223,18 +221,14 @@ def _compare_rule(kind: N.CompareKind, scalar: bool) -> Rule:
     def lower(L: FunctionLowering, op: aten.AtenOp) -> None:
         a = L.vmap[op.operands[0]]
         ta = type_of(a)
-        da = torch_dtype(ta.element_type)
         if scalar:
             value = op.arg("other")
-            common = promote(da, not ta.get_shape(), value)
-            elt = element_type(common)
+            elt = promote(ta, value)
             a = L.convert(a, elt)
             b = L.const(value, elt)
         else:
             b = L.vmap[op.operands[1]]
-            tb = type_of(b)
-            common = promote(da, not ta.get_shape(), (torch_dtype(tb.element_type), not tb.get_shape()))
-            elt = element_type(common)
+            elt = promote(ta, type_of(b))
             a, b = L.convert(a, elt), L.convert(b, elt)
         L.bind(op.results[0], L.compare(kind, a, b, out_type(op)))
 
@@ -308,8 +302,8 @@ def _tri(upper: bool) -> Rule:
         if len(shape) < 2 or out.element_type == i1:
             raise Fallback
         rows, cols = shape[-2], shape[-1]
-        r = L.const_tensor(torch.arange(rows, dtype=torch.float32).reshape(rows, 1))
-        c = L.const_tensor(torch.arange(cols, dtype=torch.float32).reshape(1, cols))
+        r = L.const_values([float(i) for i in range(rows)], f32, (rows, 1))
+        c = L.const_values([float(i) for i in range(cols)], f32, (1, cols))
         d = L.binary(N.BinaryKind.SUB, c, r, tensor_type(f32, (rows, cols)))
         kind = N.CompareKind.GE if upper else N.CompareKind.LE
         keep = L.compare(kind, d, L.const(op.arg("diagonal"), f32), tensor_type(i1, (rows, cols)))

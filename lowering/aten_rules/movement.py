@@ -9,15 +9,15 @@ splits, cat/stack and gathers become npuir data-movement ops with dims and bound
 from __future__ import annotations
 
 import math
+from typing import Any
 
-import torch
-from xdsl.dialects.builtin import i1
+from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType, i1
 from xdsl.ir import Operation, SSAValue
 
 from dialects import aten
 from dialects import npuir as N
 from dialects.shapes import slice_bounds
-from dialects.torch_types import torch_dtype
+from dialects.torch_types import DTYPE_NAMES, torch_dtype
 from lowering.function_lowering import (
     Fallback,
     FunctionLowering,
@@ -65,13 +65,75 @@ _MAX_CONSTANT = 4096
 )
 def _factory(L: FunctionLowering, op: aten.AtenOp) -> None:
     out = out_type(op)
-    dtype = torch_dtype(out.element_type)
-    empties = [torch.zeros(type_of(v).get_shape(), dtype=torch_dtype(type_of(v).element_type)) for v in op.operands]
     if math.prod(out.get_shape()) > _MAX_CONSTANT and op.name.startswith("aten.arange"):
         raise Fallback
+    values = factory_values(op)
+    if values is not None:
+        L.bind(op.results[0], L.const_values(values, out.element_type, tuple(out.get_shape())))
+        return
+    import torch  # the rarer variants (a float range, a half-precision fill): run the factory itself
+
+    dtype = torch_dtype(out.element_type)
+    empties = [torch.zeros(type_of(v).get_shape(), dtype=torch_dtype(type_of(v).element_type)) for v in op.operands]
     value = op.call(empties)
     assert isinstance(value, torch.Tensor) and value.dtype == dtype
     L.bind(op.results[0], L.const_tensor(value))
+
+
+_FILL = {"zeros": 0, "zeros_like": 0, "new_zeros": 0, "ones": 1, "ones_like": 1, "new_ones": 1}
+_FILL_ARG = {"full": "fill_value", "full_like": "fill_value", "scalar_tensor": "s"}
+_F32_MAX = 3.4028234663852886e38
+_INT_RANGE = {
+    "bool": (0, 1), "uint8": (0, 255), "int8": (-128, 127), "int16": (-(2**15), 2**15 - 1),
+    "int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1),
+}  # fmt: skip
+
+
+def factory_values(op: aten.AtenOp) -> list[Any] | None:
+    """The values of a factory's result, row-major, computed without torch, or None when torch must
+    run it (this covers integer ranges and fills that need no rounding: the dtype is a 32/64-bit
+    float or an integer type that holds every value exactly; tests/dialects check it against torch)."""
+    out = out_type(op)
+    elt = out.element_type
+    n = math.prod(out.get_shape())
+    packet = op.name.removeprefix("aten.").split(".")[0]
+    if packet == "arange":
+        names = {a.name for a in op.SIGNATURE.args}
+        start, end = (op.arg("start") if "start" in names else 0), op.arg("end")
+        step = op.arg("step") if "step" in names else 1
+        if not all(type(v) is int for v in (start, end, step)) or step == 0 or elt == i1:
+            return None  # torch has no boolean arange
+        values: list[Any] = [start + i * step for i in range(n)]
+        if n != len(range(start, end, step)):
+            return None  # the verifier checked the shape: never reached on valid IR
+    else:
+        value = _FILL[packet] if packet in _FILL else op.arg(_FILL_ARG[packet])
+        if type(value) not in (bool, int, float):
+            return None
+        values = [value] * n
+    return _exact(values, elt)
+
+
+def _exact(values: list[Any], elt: Any) -> list[Any] | None:
+    """`values` as elements of `elt` when each converts exactly (and a float type is f32/f64)."""
+    if isinstance(elt, (Float32Type, Float64Type)):
+        f32 = isinstance(elt, Float32Type)
+        limit = 2**24 if f32 else 2**53
+        if any(type(v) is int and abs(v) > limit for v in values):
+            return None
+        floats = [float(v) for v in values]
+        if f32 and any(math.isfinite(v) and abs(v) > _F32_MAX for v in floats):
+            return None  # torch rounds it to inf; packing it as f32 would overflow
+        return floats
+    if isinstance(elt, IntegerType):
+        dtype = DTYPE_NAMES[elt]
+        if dtype == "bool":
+            return [bool(v) for v in values] if all(type(v) in (bool, int) for v in values) else None
+        lo, hi = _INT_RANGE[dtype]
+        if not all(type(v) in (bool, int) and lo <= v <= hi for v in values):
+            return None
+        return [int(v) for v in values]
+    return None
 
 
 # --- no-ops and views -----------------------------------------------------------------------

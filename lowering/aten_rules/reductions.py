@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import torch
 from xdsl.dialects.builtin import TensorType, i1
 from xdsl.ir import Attribute, SSAValue
 
 from dialects import aten
 from dialects import npuir as N
-from dialects.torch_types import torch_dtype
+from dialects.torch_types import DTYPE_NAMES, FLOAT_EPS
 from lowering.function_lowering import (
     REDUCE,
     Fallback,
@@ -193,7 +192,7 @@ def _rms_norm(L: FunctionLowering, op: aten.AtenOp) -> None:
     eps = op.arg("eps")
     if eps is None:
         elt = out_type(op).element_type
-        eps = torch.finfo(torch_dtype(elt)).eps if is_float(elt) else 0.0
+        eps = FLOAT_EPS[DTYPE_NAMES[elt]] if is_float(elt) else 0.0
     _norm(L, op, N.RmsNormOp, op.results[0], eps)
 
 
