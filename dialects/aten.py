@@ -65,6 +65,9 @@ from dialects.torch_types import dense_tensor, dtype_of, is_dtype_attr, meta_ten
 if TYPE_CHECKING:
     import torch
 
+_TORCH_OBJECT_KINDS = frozenset({ArgKind.DTYPE, ArgKind.DEVICE, ArgKind.LAYOUT, ArgKind.MEMORY_FORMAT})
+"""Argument kinds `AtenOp.arg` gives as torch objects (`ir_arg` as element types and names)."""
+
 PRESENT_MASK = "present"
 """Property of ops with a `Tensor?[]` argument: 1/0 per list entry, whether a tensor is there."""
 
@@ -89,12 +92,27 @@ class AtenOp(IRDLOperation):
     # --- reading arguments -------------------------------------------------------------------
 
     def arg(self, name: str) -> Any:
-        """The Python value of non-tensor argument `name` (the schema default when not stored)."""
+        """The Python value of non-tensor argument `name` (the schema default when not stored), as
+        torch takes it: a dtype, device, layout or memory format argument gives a torch object (and
+        imports torch); `ir_arg` reads those without torch."""
         spec = self.SIGNATURE.arg(name)
         attr = self.properties.get(spec.name)
         if attr is None:
             return spec.default if spec.has_default else None
         return schema.from_attribute(spec.kind, attr)
+
+    def ir_arg(self, name: str) -> Any:
+        """Non-tensor argument `name` as the IR states it, never importing torch (what a pass should
+        read): a dtype is its element type (`f32`, `i64`; compare with `TensorType.element_type`), a
+        device, layout or memory format its name (`"cpu"`, `"strided"`, `"contiguous_format"`);
+        None when absent and the schema default is None. Every other argument is `arg(name)`."""
+        spec = self.SIGNATURE.arg(name)
+        attr = self.properties.get(spec.name)
+        if spec.kind not in _TORCH_OBJECT_KINDS:
+            return self.arg(name)
+        if attr is None:
+            return schema.default_ir_value(spec)
+        return attr.data if isinstance(attr, StringAttr) else attr
 
     def tensor_arg(self, name: str) -> SSAValue | None:
         """The operand bound to tensor argument `name` (None when an optional tensor is absent)."""
@@ -798,162 +816,173 @@ def dense_attr(tensor: torch.Tensor) -> DenseIntOrFPElementsAttr:
 from dialects.aten_table import FUSED as FUSED_OPS  # noqa: E402  (fused op name -> class name)
 from dialects.aten_table import GENERATED  # noqa: E402
 
-# Shape and data movement
-_NAMED_OPS: dict[str, str] = {
-    "ViewOp": "aten::view.default",
-    "ReshapeOp": "aten::reshape.default",
-    "UnsafeViewOp": "aten::_unsafe_view.default",
-    "PermuteOp": "aten::permute.default",
-    "TransposeIntOp": "aten::transpose.int",
-    "TOp": "aten::t.default",
-    "ExpandOp": "aten::expand.default",
-    "SliceTensorOp": "aten::slice.Tensor",
-    "SelectIntOp": "aten::select.int",
-    "SplitTensorOp": "aten::split.Tensor",
-    "SplitWithSizesOp": "aten::split_with_sizes.default",
-    "CatOp": "aten::cat.default",
-    "StackOp": "aten::stack.default",
-    "UnsqueezeOp": "aten::unsqueeze.default",
-    "SqueezeOp": "aten::squeeze.default",
-    "SqueezeDimOp": "aten::squeeze.dim",
-    "SqueezeDimsOp": "aten::squeeze.dims",
-    "FlattenUsingIntsOp": "aten::flatten.using_ints",
-    "RepeatOp": "aten::repeat.default",
-    "ContiguousOp": "aten::contiguous.default",
-    "CloneOp": "aten::clone.default",
-    "AliasOp": "aten::alias.default",
-    "DetachOp": "aten::detach.default",
-    "LiftFreshCopyOp": "aten::lift_fresh_copy.default",
-    # Lookups
-    "EmbeddingOp": "aten::embedding.default",
-    "GatherOp": "aten::gather.default",
-    "IndexTensorOp": "aten::index.Tensor",
-    "IndexSelectOp": "aten::index_select.default",
-    # Linear algebra
-    "AddmmOp": "aten::addmm.default",
-    "MmOp": "aten::mm.default",
-    "BmmOp": "aten::bmm.default",
-    "BaddbmmOp": "aten::baddbmm.default",
-    "MatmulOp": "aten::matmul.default",
-    "LinearOp": "aten::linear.default",
-    # Convolution and padding
-    "Conv1dOp": "aten::conv1d.default",
-    "Conv2dOp": "aten::conv2d.default",
-    "Conv1dPaddingOp": "aten::conv1d.padding",
-    "Conv2dPaddingOp": "aten::conv2d.padding",
-    "ConvolutionOp": "aten::convolution.default",
-    "ConvTranspose1dOp": "aten::conv_transpose1d.default",
-    "ConvTranspose2dInputOp": "aten::conv_transpose2d.input",
-    "PadOp": "aten::pad.default",
-    "ConstantPadNdOp": "aten::constant_pad_nd.default",
-    # Elementwise arithmetic
-    "AddTensorOp": "aten::add.Tensor",
-    "AddScalarOp": "aten::add.Scalar",
-    "SubTensorOp": "aten::sub.Tensor",
-    "SubScalarOp": "aten::sub.Scalar",
-    "RsubScalarOp": "aten::rsub.Scalar",
-    "MulTensorOp": "aten::mul.Tensor",
-    "MulScalarOp": "aten::mul.Scalar",
-    "DivTensorOp": "aten::div.Tensor",
-    "DivScalarOp": "aten::div.Scalar",
-    "DivTensorModeOp": "aten::div.Tensor_mode",
-    "PowTensorScalarOp": "aten::pow.Tensor_Scalar",
-    "PowTensorTensorOp": "aten::pow.Tensor_Tensor",
-    "MaximumOp": "aten::maximum.default",
-    "MinimumOp": "aten::minimum.default",
-    "ClampOp": "aten::clamp.default",
-    "NegOp": "aten::neg.default",
-    "AbsOp": "aten::abs.default",
-    "ReciprocalOp": "aten::reciprocal.default",
-    "SqrtOp": "aten::sqrt.default",
-    "RsqrtOp": "aten::rsqrt.default",
-    "ExpOp": "aten::exp.default",
-    "LogOp": "aten::log.default",
-    "SinOp": "aten::sin.default",
-    "CosOp": "aten::cos.default",
-    "ErfOp": "aten::erf.default",
-    # Activations
-    "TanhOp": "aten::tanh.default",
-    "SigmoidOp": "aten::sigmoid.default",
-    "ReluOp": "aten::relu.default",
-    "GeluOp": "aten::gelu.default",
-    "SiluOp": "aten::silu.default",
-    # Reductions, normalization, attention
-    "MeanDimOp": "aten::mean.dim",
-    "MeanOp": "aten::mean.default",
-    "SumDimIntListOp": "aten::sum.dim_IntList",
-    "SumOp": "aten::sum.default",
-    "AmaxOp": "aten::amax.default",
-    "CumsumOp": "aten::cumsum.default",
-    "DiffOp": "aten::diff.default",
-    "SoftmaxIntOp": "aten::softmax.int",
-    "SoftmaxOp": "aten::_softmax.default",
-    "LogSoftmaxIntOp": "aten::log_softmax.int",
-    "LayerNormOp": "aten::layer_norm.default",
-    "NativeLayerNormOp": "aten::native_layer_norm.default",
-    "RmsNormOp": "aten::rms_norm.default",
-    "ScaledDotProductAttentionOp": "aten::scaled_dot_product_attention.default",
-    # Pooling, normalization and resampling
-    "MaxPool1dOp": "aten::max_pool1d.default",
-    "MaxPool2dOp": "aten::max_pool2d.default",
-    "AvgPool1dOp": "aten::avg_pool1d.default",
-    "AvgPool2dOp": "aten::avg_pool2d.default",
-    "AdaptiveAvgPool1dOp": "aten::adaptive_avg_pool1d.default",
-    "AdaptiveAvgPool2dOp": "aten::adaptive_avg_pool2d.default",
-    "BatchNormOp": "aten::batch_norm.default",
-    "UpsampleNearest1dVecOp": "aten::upsample_nearest1d.vec",
-    "UpsampleNearest2dVecOp": "aten::upsample_nearest2d.vec",
-    "UpsampleLinear1dVecOp": "aten::upsample_linear1d.vec",
-    "UpsampleBilinear2dVecOp": "aten::upsample_bilinear2d.vec",
-    # Masks, comparisons, logic
-    "WhereSelfOp": "aten::where.self",
-    "WhereScalarOtherOp": "aten::where.ScalarOther",
-    "WhereScalarSelfOp": "aten::where.ScalarSelf",
-    "MaskedFillScalarOp": "aten::masked_fill.Scalar",
-    "MaskedFillTensorOp": "aten::masked_fill.Tensor",
-    "TriuOp": "aten::triu.default",
-    "TrilOp": "aten::tril.default",
-    "EqTensorOp": "aten::eq.Tensor",
-    "EqScalarOp": "aten::eq.Scalar",
-    "NeTensorOp": "aten::ne.Tensor",
-    "NeScalarOp": "aten::ne.Scalar",
-    "LtTensorOp": "aten::lt.Tensor",
-    "LtScalarOp": "aten::lt.Scalar",
-    "LeTensorOp": "aten::le.Tensor",
-    "LeScalarOp": "aten::le.Scalar",
-    "GtTensorOp": "aten::gt.Tensor",
-    "GtScalarOp": "aten::gt.Scalar",
-    "GeTensorOp": "aten::ge.Tensor",
-    "GeScalarOp": "aten::ge.Scalar",
-    "BitwiseAndTensorOp": "aten::bitwise_and.Tensor",
-    "BitwiseOrTensorOp": "aten::bitwise_or.Tensor",
-    "BitwiseNotOp": "aten::bitwise_not.default",
-    "AndTensorOp": "aten::__and__.Tensor",
-    "OrTensorOp": "aten::__or__.Tensor",
-    "LogicalNotOp": "aten::logical_not.default",
-    "LogicalAndOp": "aten::logical_and.default",
-    # Conversions, dropout, assertions
-    "ToDtypeOp": "aten::to.dtype",
-    "ToDtypeLayoutOp": "aten::to.dtype_layout",
-    "ToDeviceOp": "aten::to.device",
-    "ToCopyOp": "aten::_to_copy.default",
-    "DropoutOp": "aten::dropout.default",  # not Pure
-    "AssertTensorMetadataOp": "aten::_assert_tensor_metadata.default",  # not Pure
-    # Tensor factories
-    "ArangeOp": "aten::arange.default",
-    "ArangeStartOp": "aten::arange.start",
-    "ArangeStartStepOp": "aten::arange.start_step",
-    "FullOp": "aten::full.default",
-    "OnesOp": "aten::ones.default",
-    "ZerosOp": "aten::zeros.default",
-    "NewOnesOp": "aten::new_ones.default",
-    "NewZerosOp": "aten::new_zeros.default",
-    "FullLikeOp": "aten::full_like.default",
-    "OnesLikeOp": "aten::ones_like.default",
-    "ZerosLikeOp": "aten::zeros_like.default",
-    "ScalarTensorOp": "aten::scalar_tensor.default",
+_NAMED_OPS: dict[str, dict[str, str]] = {
+    "Shape and data movement": {
+        "ViewOp": "aten::view.default",
+        "ReshapeOp": "aten::reshape.default",
+        "UnsafeViewOp": "aten::_unsafe_view.default",
+        "PermuteOp": "aten::permute.default",
+        "TransposeIntOp": "aten::transpose.int",
+        "TOp": "aten::t.default",
+        "ExpandOp": "aten::expand.default",
+        "SliceTensorOp": "aten::slice.Tensor",
+        "SelectIntOp": "aten::select.int",
+        "SplitTensorOp": "aten::split.Tensor",
+        "SplitWithSizesOp": "aten::split_with_sizes.default",
+        "CatOp": "aten::cat.default",
+        "StackOp": "aten::stack.default",
+        "UnsqueezeOp": "aten::unsqueeze.default",
+        "SqueezeOp": "aten::squeeze.default",
+        "SqueezeDimOp": "aten::squeeze.dim",
+        "SqueezeDimsOp": "aten::squeeze.dims",
+        "FlattenUsingIntsOp": "aten::flatten.using_ints",
+        "RepeatOp": "aten::repeat.default",
+        "ContiguousOp": "aten::contiguous.default",
+        "CloneOp": "aten::clone.default",
+        "AliasOp": "aten::alias.default",
+        "DetachOp": "aten::detach.default",
+        "LiftFreshCopyOp": "aten::lift_fresh_copy.default",
+    },
+    "Lookups": {
+        "EmbeddingOp": "aten::embedding.default",
+        "GatherOp": "aten::gather.default",
+        "IndexTensorOp": "aten::index.Tensor",
+        "IndexSelectOp": "aten::index_select.default",
+    },
+    "Linear algebra": {
+        "AddmmOp": "aten::addmm.default",
+        "MmOp": "aten::mm.default",
+        "BmmOp": "aten::bmm.default",
+        "BaddbmmOp": "aten::baddbmm.default",
+        "MatmulOp": "aten::matmul.default",
+        "LinearOp": "aten::linear.default",
+    },
+    "Convolution and padding": {
+        "Conv1dOp": "aten::conv1d.default",
+        "Conv2dOp": "aten::conv2d.default",
+        "Conv1dPaddingOp": "aten::conv1d.padding",
+        "Conv2dPaddingOp": "aten::conv2d.padding",
+        "ConvolutionOp": "aten::convolution.default",
+        "ConvTranspose1dOp": "aten::conv_transpose1d.default",
+        "ConvTranspose2dInputOp": "aten::conv_transpose2d.input",
+        "PadOp": "aten::pad.default",
+        "ConstantPadNdOp": "aten::constant_pad_nd.default",
+    },
+    "Elementwise arithmetic": {
+        "AddTensorOp": "aten::add.Tensor",
+        "AddScalarOp": "aten::add.Scalar",
+        "SubTensorOp": "aten::sub.Tensor",
+        "SubScalarOp": "aten::sub.Scalar",
+        "RsubScalarOp": "aten::rsub.Scalar",
+        "MulTensorOp": "aten::mul.Tensor",
+        "MulScalarOp": "aten::mul.Scalar",
+        "DivTensorOp": "aten::div.Tensor",
+        "DivScalarOp": "aten::div.Scalar",
+        "DivTensorModeOp": "aten::div.Tensor_mode",
+        "PowTensorScalarOp": "aten::pow.Tensor_Scalar",
+        "PowTensorTensorOp": "aten::pow.Tensor_Tensor",
+        "MaximumOp": "aten::maximum.default",
+        "MinimumOp": "aten::minimum.default",
+        "ClampOp": "aten::clamp.default",
+        "NegOp": "aten::neg.default",
+        "AbsOp": "aten::abs.default",
+        "ReciprocalOp": "aten::reciprocal.default",
+        "SqrtOp": "aten::sqrt.default",
+        "RsqrtOp": "aten::rsqrt.default",
+        "ExpOp": "aten::exp.default",
+        "LogOp": "aten::log.default",
+        "SinOp": "aten::sin.default",
+        "CosOp": "aten::cos.default",
+        "ErfOp": "aten::erf.default",
+    },
+    "Activations": {
+        "TanhOp": "aten::tanh.default",
+        "SigmoidOp": "aten::sigmoid.default",
+        "ReluOp": "aten::relu.default",
+        "GeluOp": "aten::gelu.default",
+        "SiluOp": "aten::silu.default",
+    },
+    "Reductions, normalization, attention": {
+        "MeanDimOp": "aten::mean.dim",
+        "MeanOp": "aten::mean.default",
+        "SumDimIntListOp": "aten::sum.dim_IntList",
+        "SumOp": "aten::sum.default",
+        "AmaxOp": "aten::amax.default",
+        "CumsumOp": "aten::cumsum.default",
+        "DiffOp": "aten::diff.default",
+        "SoftmaxIntOp": "aten::softmax.int",
+        "SoftmaxOp": "aten::_softmax.default",
+        "LogSoftmaxIntOp": "aten::log_softmax.int",
+        "LayerNormOp": "aten::layer_norm.default",
+        "NativeLayerNormOp": "aten::native_layer_norm.default",
+        "RmsNormOp": "aten::rms_norm.default",
+        "ScaledDotProductAttentionOp": "aten::scaled_dot_product_attention.default",
+    },
+    "Pooling, normalization and resampling": {
+        "MaxPool1dOp": "aten::max_pool1d.default",
+        "MaxPool2dOp": "aten::max_pool2d.default",
+        "AvgPool1dOp": "aten::avg_pool1d.default",
+        "AvgPool2dOp": "aten::avg_pool2d.default",
+        "AdaptiveAvgPool1dOp": "aten::adaptive_avg_pool1d.default",
+        "AdaptiveAvgPool2dOp": "aten::adaptive_avg_pool2d.default",
+        "BatchNormOp": "aten::batch_norm.default",
+        "UpsampleNearest1dVecOp": "aten::upsample_nearest1d.vec",
+        "UpsampleNearest2dVecOp": "aten::upsample_nearest2d.vec",
+        "UpsampleLinear1dVecOp": "aten::upsample_linear1d.vec",
+        "UpsampleBilinear2dVecOp": "aten::upsample_bilinear2d.vec",
+    },
+    "Masks, comparisons, logic": {
+        "WhereSelfOp": "aten::where.self",
+        "WhereScalarOtherOp": "aten::where.ScalarOther",
+        "WhereScalarSelfOp": "aten::where.ScalarSelf",
+        "MaskedFillScalarOp": "aten::masked_fill.Scalar",
+        "MaskedFillTensorOp": "aten::masked_fill.Tensor",
+        "TriuOp": "aten::triu.default",
+        "TrilOp": "aten::tril.default",
+        "EqTensorOp": "aten::eq.Tensor",
+        "EqScalarOp": "aten::eq.Scalar",
+        "NeTensorOp": "aten::ne.Tensor",
+        "NeScalarOp": "aten::ne.Scalar",
+        "LtTensorOp": "aten::lt.Tensor",
+        "LtScalarOp": "aten::lt.Scalar",
+        "LeTensorOp": "aten::le.Tensor",
+        "LeScalarOp": "aten::le.Scalar",
+        "GtTensorOp": "aten::gt.Tensor",
+        "GtScalarOp": "aten::gt.Scalar",
+        "GeTensorOp": "aten::ge.Tensor",
+        "GeScalarOp": "aten::ge.Scalar",
+        "BitwiseAndTensorOp": "aten::bitwise_and.Tensor",
+        "BitwiseOrTensorOp": "aten::bitwise_or.Tensor",
+        "BitwiseNotOp": "aten::bitwise_not.default",
+        "AndTensorOp": "aten::__and__.Tensor",
+        "OrTensorOp": "aten::__or__.Tensor",
+        "LogicalNotOp": "aten::logical_not.default",
+        "LogicalAndOp": "aten::logical_and.default",
+    },
+    "Conversions, dropout, assertions": {
+        "ToDtypeOp": "aten::to.dtype",
+        "ToDtypeLayoutOp": "aten::to.dtype_layout",
+        "ToDeviceOp": "aten::to.device",
+        "ToCopyOp": "aten::_to_copy.default",
+        "DropoutOp": "aten::dropout.default",  # not Pure
+        "AssertTensorMetadataOp": "aten::_assert_tensor_metadata.default",  # not Pure
+    },
+    "Tensor factories": {
+        "ArangeOp": "aten::arange.default",
+        "ArangeStartOp": "aten::arange.start",
+        "ArangeStartStepOp": "aten::arange.start_step",
+        "FullOp": "aten::full.default",
+        "OnesOp": "aten::ones.default",
+        "ZerosOp": "aten::zeros.default",
+        "NewOnesOp": "aten::new_ones.default",
+        "NewZerosOp": "aten::new_zeros.default",
+        "FullLikeOp": "aten::full_like.default",
+        "OnesLikeOp": "aten::ones_like.default",
+        "ZerosLikeOp": "aten::zeros_like.default",
+        "ScalarTensorOp": "aten::scalar_tensor.default",
+    },
 }
-"""The hand-named ops: class name -> overload (qualified name)."""
+"""The hand-named ops by family (the headings of the IR reference): class name -> overload (qualified name)."""
 
 _NOT_PURE = frozenset({"DropoutOp", "AssertTensorMetadataOp"})
 
@@ -966,7 +995,11 @@ def _declarations() -> dict[str, tuple[str, dict[str, Any]]]:
     other core overload and what torch.export leaves in graphs in practice: generated from the name
     table in dialects/aten_table.py (scripts/gen_aten_ops.py), one class each (`_LogSoftmaxOp`,
     `MaxDimOp`, `TopkOp`, ...), after the hand-named ops so each overload is defined once."""
-    found = {name: (qualname, {"pure": name not in _NOT_PURE}) for name, qualname in _NAMED_OPS.items()}
+    found = {
+        name: (qualname, {"pure": name not in _NOT_PURE})
+        for family in _NAMED_OPS.values()
+        for name, qualname in family.items()
+    }
     for mnemonic, class_name in FUSED_OPS.items():
         found[class_name] = (f"forge::{mnemonic}.default", {"mnemonic": mnemonic})
     for name in GENERATED:
@@ -986,6 +1019,14 @@ _CLASS_BY_OP_NAME: dict[str, str] = {
 assert len(_CLASS_BY_OP_NAME) == len(_DECLARED), "two schema ops share an op name"
 
 _CLASS_BY_QUALNAME: dict[str, str] = {qualname: name for name, (qualname, _) in _DECLARED.items()}
+
+_FUSED_FAMILY = "Forge's fused ops (created by fuse-ops and layout; see dialects/fused_kernels.py)"
+OP_FAMILIES: dict[str, str] = {
+    **{f"aten.{_mnemonic(q)}": family for family, ops in _NAMED_OPS.items() for q in ops.values()},
+    **{f"aten.{mnemonic}": _FUSED_FAMILY for mnemonic in FUSED_OPS},
+}
+"""Op name -> family of the hand-named and fused ops (the IR reference groups them so; the
+generated table's ops have none)."""
 
 
 def _op_class(class_name: str) -> type[AtenOp]:

@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 from xdsl.irdl import base
 
-from dialects.torch_types import element_type, is_dtype_attr, torch_dtype
+from dialects.torch_types import ELEMENT_TYPES, element_type, is_dtype_attr, torch_dtype
 
 i1 = IntegerType(1)
 
@@ -363,6 +363,29 @@ def _is_device(text: str) -> bool:
     except RuntimeError:
         return False
     return True
+
+
+SCALAR_TYPE_NAMES = (
+    "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64",
+    None, None, None, "bool", None, None, None, "bfloat16",
+)  # fmt: skip
+"""The dtype named by each c10 ScalarType code a schema default may hold (`randperm`'s dtype=4 is
+int64); None for the ones Forge does not represent."""
+MEMORY_FORMAT_NAMES = ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d")
+LAYOUT_NAMES = ("strided", "sparse_coo", "sparse_csr", "_mkldnn", "sparse_csc", "sparse_bsr", "sparse_bsc", "jagged")
+"""The names of c10's MemoryFormat and Layout codes, in code order (schema defaults hold codes)."""
+
+
+def default_ir_value(spec: ArgSpec) -> Any:
+    """The schema default of a dtype, device, layout or memory-format argument as the IR states such a
+    value (`AtenOp.ir_arg`): an element type or a name, None when the default is None; no torch."""
+    default = spec.default if spec.has_default else None
+    if not isinstance(default, int) or isinstance(default, bool):
+        return default
+    if spec.kind is ArgKind.DTYPE:
+        return ELEMENT_TYPES[SCALAR_TYPE_NAMES[default]]
+    names = MEMORY_FORMAT_NAMES if spec.kind is ArgKind.MEMORY_FORMAT else LAYOUT_NAMES
+    return names[default]
 
 
 def equals_default(spec: ArgSpec, value: Any) -> bool:

@@ -1442,11 +1442,12 @@ class AtenCallOp(ComputeOp):
             raise VerifyException(f"{self.name}: the aten fallback runs only on cpu, not {self.device.data.value}")
 
 
-@cache
-def _aten_classes() -> dict[str, Any]:
+def _aten_class(name: str) -> Any:
+    """The schema op class of `aten` op `name`, or None (built on first use: not the whole dialect)."""
     from dialects import aten  # lazy: only the fallback needs the aten dialect
 
-    return {cls.name: cls for cls in aten.SCHEMA_OPS}
+    cls = aten.op_named(name)
+    return cls if cls is not None and issubclass(cls, aten.AtenOp) else None
 
 
 @lru_cache(maxsize=4096)
@@ -1454,7 +1455,7 @@ def aten_call(name: str, attrs: DictionaryAttr, in_types: tuple[Attribute, ...])
     """A detached `aten` op `name` with properties `attrs` on placeholder operands of
     `in_types`, verified, result types inferred: `aten_call(...).call(values)` runs it.
     VerifyException if the op is unknown or rejects the operands."""
-    cls = _aten_classes().get(name)
+    cls = _aten_class(name)
     if cls is None:
         raise VerifyException(f"unknown aten op '{name}'")
     args = Block(arg_types=in_types).args

@@ -2,9 +2,9 @@
 
 `forge-opt`, the model compiler, the xDSL plug-in entry point and the tests all build their
 context and pass table from here, so a new dialect or pass only has to be added once.
-Entries are lazy (callables) so that importing `forge.context` stays cheap, and `ForgeContext`
-goes one step further for the `aten` dialect (426 ops, ~0.1 s to define them all): it builds
-an `aten` op class when an op of that name is first parsed or looked up, not the whole dialect.
+Entries are lazy (callables) so that importing `forge.context` stays cheap, and the contexts are
+`ForgeContext`s (dialects/context.py), which go one step further for the `aten` dialect: an `aten`
+op class is built when an op of that name is first parsed or looked up, not the whole dialect.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 
 from xdsl.context import Context
-from xdsl.ir import Dialect, Operation
+from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 
+from dialects.context import ForgeContext
 from forge import xdsl_fixes
 
 xdsl_fixes.apply()
@@ -37,36 +38,6 @@ def _buffer() -> Dialect:
     from dialects.buffer import Buffer
 
     return Buffer
-
-
-class ForgeContext(Context):
-    """xDSL's Context, with the ops of the `aten` dialect looked up one by one (`dialects.aten.op_named`)
-    instead of loading the whole dialect on its first op. Loading the dialect later (e.g.
-    `load_registered_dialect("aten")`) still works: an op already looked up is the same class."""
-
-    def _get_known_op(self, name: str) -> type[Operation] | None:
-        known = self._loaded_ops.get(name)
-        if known is not None:
-            return known
-        if name.startswith("aten.") and "aten" in self._registered_dialects and "aten" not in self._loaded_dialects:
-            from dialects.aten import op_named
-
-            found = op_named(name)  # the dialect has no other ops: None is its answer, no need to load it
-            if found is not None:
-                self._loaded_ops[name] = found
-            return found
-        return super()._get_known_op(name)
-
-    def load_op(self, op: type[Operation]) -> None:
-        if self._loaded_ops.get(op.name) is op:  # looked up before its dialect was loaded
-            return
-        super().load_op(op)
-
-    def clone(self) -> ForgeContext:
-        ctx = ForgeContext(self.allow_unregistered)
-        for field in ("_loaded_dialects", "_loaded_ops", "_loaded_attrs", "_loaded_types", "_registered_dialects"):
-            setattr(ctx, field, getattr(self, field).copy())
-        return ctx
 
 
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:

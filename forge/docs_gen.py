@@ -45,7 +45,6 @@ from xdsl.printer import Printer
 
 from dialects.aten import AtenOp, format_float
 from dialects.aten_schema import ArgKind
-from dialects.fused_kernels import FUSED_OPS
 from forge import context, pipelines
 from forge.context import get_all_dialects, get_all_passes, make_context
 from forge.pipeline import option_default_text
@@ -364,23 +363,8 @@ def _irdl_op_section(cls: type[IRDLOperation], examples: dict[str, tuple[str, st
 
 
 def _aten_families(module: Any) -> dict[str, str]:
-    """Op name -> family, from the comments heading the op table in dialects/aten.py."""
-    families: dict[str, str] = {}
-    family = None
-    try:
-        source = inspect.getsource(module)
-    except (OSError, TypeError):
-        return families
-    for line in source.splitlines():
-        if m := re.match(r"# ([^-].*)$", line):
-            family = m.group(1).strip()
-        elif (m := re.match(r"(\w+) = aten_op\(", line)) and family:
-            cls = getattr(module, m.group(1), None)
-            if cls is not None:
-                families[cls.name] = family
-        elif line.startswith("for _fused in FUSED_OPS") and family:  # the generated fused-op classes
-            families.update({f"aten.{fused.name}": family for fused in FUSED_OPS})
-    return families
+    """Op name -> family, from the op table of dialects/aten.py (`OP_FAMILIES`)."""
+    return dict(getattr(module, "OP_FAMILIES", {}))
 
 
 def _dialect_module_doc(dialect: Dialect) -> str:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import ModuleOp, StringAttr, UnregisteredOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from dialects.fused_kernels import FUSED_OPS
+from dialects.aten_table import FUSED as FUSED_OPS  # names only: fused_kernels imports torch
 from forge.kinds import KINDS
 
 NPU_COLOUR = "#9ecae1"
@@ -37,7 +37,7 @@ MIXED_COLOUR = "#cbb7e3"
 NEUTRAL_COLOUR = "#eeeeee"
 DEVICE_COLOURS = {"npu": NPU_COLOUR, "cpu": CPU_COLOUR, "npu+cpu": MIXED_COLOUR}
 
-FUSED_ATEN_OPS = frozenset({f"aten.{op.name}" for op in FUSED_OPS} | {"aten.scaled_dot_product_attention"})
+FUSED_ATEN_OPS = frozenset({f"aten.{name}" for name in FUSED_OPS} | {"aten.scaled_dot_product_attention"})
 """Forge's fused aten ops (fuse-ops, layout) and the sdpa fuse-attention builds."""
 
 FUSED_KINDS = frozenset(name for name, spec in KINDS.items() if spec.fused)

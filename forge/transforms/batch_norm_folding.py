@@ -41,8 +41,7 @@ if TYPE_CHECKING:
 
 def _ops_named(*names: str) -> tuple[type[Operation], ...]:
     """The aten op classes with these names that the dialect defines (the opset grows over time)."""
-    by_name = {cls.name: cls for cls in aten.Aten.operations}
-    return tuple(by_name[n] for n in names if n in by_name)
+    return tuple(cls for n in names if (cls := aten.op_named(n)) is not None)  # one class each, not the dialect
 
 
 BATCH_NORMS = _ops_named("aten.batch_norm", "aten._native_batch_norm_legit_no_training", "aten.native_batch_norm")

@@ -1,4 +1,5 @@
-"""The native result types (dialects/aten_shapes.py) are torch's, and forge-opt does not import torch.
+"""The native result types (dialects/aten_shapes.py) are torch's (that forge-opt runs without torch:
+tests/dialects/test_torch_free.py).
 
 The property: for every op with a native rule, on generated operand shapes, dtypes and properties
 (valid and invalid ones), the native result types equal the ones torch's meta kernel (or, for the
@@ -10,11 +11,7 @@ examples per op (default 25; a deeper run: FORGE_SHAPE_EXAMPLES=400).
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -26,9 +23,7 @@ from xdsl.utils.test_value import create_ssa_value
 from dialects import aten, aten_schema, aten_shapes, aten_table
 from dialects.aten_schema import ArgKind
 from dialects.torch_types import DTYPE_NAMES, ELEMENT_TYPES, tensor_of
-from forge.pipelines import DEFAULT_PIPELINE
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = int(os.environ.get("FORGE_SHAPE_EXAMPLES", "25"))
 NATIVE_OPS = sorted(c.SIGNATURE.qualname for c in aten.SCHEMA_OPS if aten_shapes.has_rule(c.SIGNATURE.qualname))
 DTYPES = sorted(ELEMENT_TYPES)
@@ -189,39 +184,6 @@ def test_table_entries_are_the_live_schemas():
     for cls in aten.SCHEMA_OPS:
         sig = cls.SIGNATURE
         assert aten_table.SIGNATURES[sig.qualname] == aten_schema.schema_entry(sig.target), sig.qualname
-
-
-# --- forge-opt without torch --------------------------------------------------------------------------
-
-_HARNESS = """
-import json, sys
-from forge.cli.opt import main
-code = main(sys.argv[1:])
-print(json.dumps({"code": code, "torch": sorted(m for m in sys.modules if m == "torch" or m.startswith("torch."))}))
-"""
-
-
-def _run_without_torch(*args: str) -> dict:
-    out = subprocess.run(
-        [sys.executable, "-c", _HARNESS, *args], capture_output=True, text=True, cwd=ROOT, check=False
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["filecheck/dialects/aten/ops.mlir", "-p", ",".join(DEFAULT_PIPELINE)],
-        ["filecheck/transforms/fuse-ops.mlir", "-p", "fuse-ops"],
-        ["filecheck/dialects/npuir/ops.mlir"],
-        ["filecheck/dialects/buffer/ops.mlir"],
-    ],
-    ids=["aten-default-pipeline", "fuse-ops", "npuir", "buffer"],
-)
-def test_forge_opt_does_not_import_torch(args):
-    """Parse, verify, the optimization pipeline, lowering and print: no torch module is imported."""
-    result = _run_without_torch(*args, "-o", os.devnull)
-    assert result == {"code": 0, "torch": []}
 
 
 def test_scalar_value_is_item():
