@@ -476,11 +476,27 @@ def compile_meta(
         lower_spec = lowering if lowering is not None else LOWER_TO_NPUIR
         _timed("lowering to npuir", times, "lower_ms", progress, lambda: run_passes(module, lower_spec, (), available))
         _timed("memory planning", times, "lower_ms", progress, lambda: run_passes(module, PLAN_MEMORY, (), available))
-    external = external_names(store, _used_weights(module))
-    try:
-        manifest = external_manifest(store, source, external)
-    except WeightBindError as err:
-        raise CompileError(str(err)) from None
+        external = external_names(store, _used_weights(module))
+        try:
+            manifest = external_manifest(store, source, external)
+        except WeightBindError as err:
+            raise CompileError(str(err)) from None
+        directory, report = _save_meta_artifact(
+            save_to, model, imported, module, records, ops_imported, ops_optimized, external, manifest,
+            runtime=runtime, device=device, name=name, signature=signature, cast=cast, fallback=fallback,
+        )
+    _account_wall_clock(report, times, start)  # the save included (in other_ms; save_ms says how much)
+    meta_path = directory / SAVED_META
+    meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), "report": report}, indent=2))
+    return directory
+
+
+def _save_meta_artifact(
+    save_to, model, imported, module, records, ops_imported, ops_optimized, external, manifest, *, runtime, device,
+    name, signature, cast, fallback,
+) -> tuple[Path, dict[str, Any]]:
+    """`compile_meta`'s report and saved artifact (no executor: nothing is emitted)."""
+    store = imported.weights
     report = {
         "model": name or type(model).__name__, "runtime": runtime, "device": device,
         "passes": [{"name": r.name, "ms": round(r.wall_ms, 3), "fired": dict(r.fired)} for r in records],
@@ -493,8 +509,10 @@ def compile_meta(
         report["notes"].insert(0, fallback)
     artifact = CompiledModel(None, module, store, imported.inputs, report=report, runtime=runtime, device=device,
                              signature=signature, cast=cast, external_weights=manifest)
-    _account_wall_clock(report, times, start)
-    return artifact.save(save_to)
+    start = time.perf_counter()
+    directory = artifact.save(save_to)
+    report["save_ms"] = round((time.perf_counter() - start) * 1e3, 3)
+    return directory, report
 
 
 def _used_weights(module: ModuleOp) -> set[str]:

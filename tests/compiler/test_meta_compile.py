@@ -72,6 +72,7 @@ def test_artifact_references_the_weights(artifact, eager):
     assert not set(own.entries) & set(params)
     assert meta["report"]["weights_external"] == len(params)
     assert meta["report"]["blocks"]["reused"] == 1  # the second decoder layer: a copy of the first
+    assert 0 < meta["report"]["save_ms"] < meta["report"]["other_ms"] < meta["report"]["total_ms"]
 
 
 def test_load_binds_and_matches_eager(artifact, eager):
