@@ -590,6 +590,8 @@ class _Region:
     after: Any = None
     """The last op before the representative's body (None: the body starts the block)."""
     ops: list[Any] | None = None
+    end: Any = None
+    """The last op when the last output marker was imported."""
     weights: dict[Any, str] | None = None
     """Weight value -> its name inside the block (the instance's weight of that name replaces it)."""
 
@@ -614,11 +616,14 @@ class _Stitcher:
     def output(self, builder: Any, node: torch.fx.Node) -> Any:
         source, gid, index = node.args
         region = self.regions.get(gid)
-        if region is None or region.ops is not None:
-            raise BlockReuseUnavailable(f"block group {gid}: an output marker outside its region")
-        if not region.outputs:
+        if region is None:
+            raise BlockReuseUnavailable(f"block group {gid}: an output marker before its inputs")
+        if region.ops is None:  # the first output marker ends the body (the markers follow each other)
             region.ops = self._body(builder, region)
+        elif builder.block.last_op is not region.end:
+            raise BlockReuseUnavailable(f"block group {gid}: ops between its output markers")
         region.outputs[index] = builder.values[source]
+        region.end = builder.block.last_op
         return builder.values[source]
 
     def _body(self, builder: Any, region: _Region) -> list[Any]:

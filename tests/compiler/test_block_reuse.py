@@ -103,6 +103,41 @@ def test_an_unread_layer_index_does_not_prevent_reuse():
     assert compiled.report["blocks"]["reused"] == 3
 
 
+class Gated(Layer):
+    def __init__(self, index: int):
+        super().__init__(index)
+        self.register_buffer("gate", torch.rand(HIDDEN), persistent=False)  # a different mask per layer
+
+    def forward(self, x, mask=None):
+        return super().forward(x, mask) * self.gate
+
+
+def test_layers_that_differ_in_buffer_values_reuse_one_trace_on_their_own_buffers():
+    compiled, _ = _compile(_stack(Gated))  # parity: each copy reads its own layer's gate
+    assert compiled.report["blocks"]["reused"] == 3
+
+
+class TwoOutputs(Layer):
+    def forward(self, x, mask=None):
+        out = super().forward(x, mask)
+        return out, out.mean()
+
+
+class TwoOutputStack(Stack):
+    def forward(self, x):
+        h, total = self.embed(x), 0.0
+        for layer in self.layers:
+            h, m = layer(h)
+            total = total + m
+        return self.head(h) + total
+
+
+def test_layers_with_several_outputs_are_reused():
+    torch.manual_seed(1)
+    compiled, _ = _compile(TwoOutputStack([TwoOutputs(i) for i in range(4)]))
+    assert compiled.report["blocks"]["reused"] == 3
+
+
 class Counting(Layer):
     def forward(self, x, mask=None):
         self.calls = getattr(self, "calls", 0) + 1  # state: not provably the same trace on the next layer
