@@ -201,9 +201,22 @@ def _gc_paused():
     try:
         yield
     finally:
-        gc.unfreeze()
+        gc.freeze()  # what the stages allocated joins the frozen objects: unfrozen, all go to the oldest
+        gc.unfreeze()  # generation unscanned (left young, the first allocation after enable scanned them: ~50 ms)
         if was_enabled:
             gc.enable()
+
+
+@contextmanager
+def _gc_frozen():
+    """Collections during export and import scan only what they allocate: the objects that existed before
+    (the model, torch, the imported libraries: ~0.4 M for GPT-2) are frozen, so a full collection falling
+    in export or import (200-600 ms on GPT-2 12L) does not walk them again. Unfrozen afterwards."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def _timed(stage: str, times: StageTimes, attr: str, progress: Progress | None, fn: Callable[[], Any]) -> Any:
@@ -276,9 +289,10 @@ def compile(
     exported_model, cast = cast_policy(model, args, kwargs, dtype)
     xargs, xkwargs = cast.apply(args, kwargs) if cast is not None else (args, kwargs)
     times = StageTimes()
-    signature, imported, fallback = _export_and_import(
-        exported_model, xargs, xkwargs, times, progress, reuse_blocks=reuse_blocks
-    )
+    with _gc_frozen():
+        signature, imported, fallback = _export_and_import(
+            exported_model, xargs, xkwargs, times, progress, reuse_blocks=reuse_blocks
+        )
     if cast is not None:
         signature = signature.retyped(args, kwargs)
     with _gc_paused():
