@@ -528,7 +528,14 @@ def _used_inputs(marked: list[torch.Tensor]) -> list[int]:
     from torch.fx.experimental.proxy_tensor import get_proxy_mode, get_proxy_slot
 
     tracer = get_proxy_mode().tracer
-    return [i for i, t in enumerate(marked) if len(get_proxy_slot(t, tracer).proxy.node.users) > 0]
+    used = []
+    for i, t in enumerate(marked):
+        node = get_proxy_slot(t, tracer).proxy.node
+        if node.users:
+            used.append(i)
+        else:  # an input the block ignores stays unread in the graph (a misspelt keyword is still found unread)
+            node.graph.erase_node(node)
+    return used
 
 
 # --- the entry point ---------------------------------------------------------------------------------------------
