@@ -179,3 +179,22 @@ def test_meta_compile_is_the_compile_with_weights(artifact, eager):
     makes from the real model (no pass depended on a weight value)."""
     compiled = forge.compile(eager[0], (IDS,), KWARGS)
     assert str(compiled.buffer_module).strip() == (artifact / "model.mlir").read_text().strip()
+
+
+def test_sharded_checkpoint_directory(artifact, eager, tmp_path):
+    """A directory of shards (as `save_pretrained` writes an 8B model) binds from every file; a tensor in
+    two shards is refused, naming both."""
+    model, _ = eager
+    params = list(model.named_parameters())
+    half = len(params) // 2
+    save_file(dict(params[:half]), tmp_path / "model-00001-of-00002.safetensors")
+    save_file(dict(params[half:]), tmp_path / "model-00002-of-00002.safetensors")
+    loaded = forge.load(artifact, weights_from=tmp_path)
+    files = {f["path"].rsplit("/", 1)[-1] for f in loaded.external_weights["files"]}
+    assert files == {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}
+    with torch.no_grad():
+        expected = model(IDS, **KWARGS).logits
+    assert (expected - loaded(IDS, **KWARGS).logits).abs().max().item() <= 2.1e-5
+    save_file(dict(params[:1]), tmp_path / "extra.safetensors")
+    with pytest.raises(LoadError, match=rf"tensor '{params[0][0]}' is in two weights files: .*extra\.safetensors"):
+        forge.load(artifact, weights_from=tmp_path)
