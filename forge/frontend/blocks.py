@@ -550,19 +550,18 @@ def export_reusing_blocks(model: nn.Module, export: Callable[[], Any]) -> tuple[
     session = _Session(candidates)
     block_ops()
     installed = session.install()
-    try:
-        program = export()
-    finally:
-        for block in installed:
-            block.__dict__.pop("forward", None)
     plan = session.plan
     try:
+        program = export()
         if session.failure is not None:
             raise BlockReuseUnavailable(session.failure)
         _check_stateless(program, plan)
     except BaseException:
-        plan.close()
+        plan.close()  # the fake kernels' metadata of this plan
         raise
+    finally:
+        for block in installed:
+            block.__dict__.pop("forward", None)
     return program, plan
 
 
