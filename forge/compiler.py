@@ -478,7 +478,7 @@ def compile_meta(
     try:  # before the passes: a checkpoint that does not fit the model fails fast
         check_external(store, source, external_names(store))
     except WeightBindError as err:
-        raise CompileError(str(err)) from None
+        raise CompileError(f"{err}{_meta_buffer_hint(imported, source)}") from None
     attach_weights(module, store)
     ops_imported = _count_body_ops(module)
     available = get_all_passes()
@@ -503,6 +503,22 @@ def compile_meta(
     meta_path = directory / SAVED_META
     meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), "report": report}, indent=2))
     return directory
+
+
+def _meta_buffer_hint(imported: ImportedProgram, source) -> str:
+    """Why a meta *buffer* is not in the files, when one is the cause (a model built under
+    `torch.device("meta")`: its rotary tables and other computed buffers lost their values)."""
+    buffers = sorted(
+        name for name, (kind, _) in imported.weight_sources.items()
+        if kind == "BUFFER" and not imported.weights.has_data(name) and name not in source.entries
+    )
+    if not buffers:
+        return ""
+    return (
+        f"; buffer(s) {', '.join(repr(b) for b in buffers[:3])}{' ...' if len(buffers) > 3 else ''} are on the "
+        "meta device: buffers computed at construction are not in checkpoints; build the model under "
+        "forge.init_empty_weights(), which keeps buffers real"
+    )
 
 
 def _save_meta_artifact(

@@ -198,3 +198,12 @@ def test_sharded_checkpoint_directory(artifact, eager, tmp_path):
     save_file(dict(params[:1]), tmp_path / "extra.safetensors")
     with pytest.raises(LoadError, match=rf"tensor '{params[0][0]}' is in two weights files: .*extra\.safetensors"):
         forge.load(artifact, weights_from=tmp_path)
+
+
+def test_model_built_on_meta_device_names_its_buffers(eager, tmp_path):
+    """Under `torch.device("meta")` the rotary tables lose their values too: the error says so."""
+    with torch.device("meta"):
+        model = LlamaForCausalLM(_config()).eval()
+    with pytest.raises(CompileError, match=r"buffer\(s\) 'model\.rotary_emb\.inv_freq'.* are on the meta device.*"
+                                           r"forge\.init_empty_weights\(\)"):
+        forge.compile_meta(model, (IDS,), KWARGS, save_to=tmp_path / "art", weights_from=eager[1])
