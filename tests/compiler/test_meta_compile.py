@@ -134,37 +134,21 @@ def test_corrupt_weights_file_is_named(tmp_path):
         SafetensorsSource.open(path)
 
 
-def test_tied_weights_bind_from_either_name(tmp_path):
-    """A tied embedding / LM head is one external weight, found under whichever name the file keeps."""
+def test_tied_bf16_checkpoint(tmp_path):
+    """A tied embedding / LM head is one external weight, found under whichever name the file keeps; a bf16
+    model compiles in f32 (the cast policy), its bf16 checkpoint converted when bound."""
     torch.manual_seed(1)
     config = LlamaConfig(**{**CONFIG, "num_hidden_layers": 1, "tie_word_embeddings": True})
-    model = LlamaForCausalLM(config).eval()
-    state = {k: v for k, v in model.state_dict().items() if k != "model.embed_tokens.weight"}
-    state = {k: v for k, v in state.items() if k in dict(model.named_parameters(remove_duplicate=False))}
-    save_file(state, tmp_path / "tied.safetensors")  # the head's name only
-    with init_empty_weights():
-        meta_model = LlamaForCausalLM(config).eval()
-    artifact = forge.compile_meta(meta_model, (IDS,), KWARGS, save_to=tmp_path / "art",
-                                  weights_from=tmp_path / "tied.safetensors")
-    tensors = json.loads((artifact / "meta.json").read_text())["external_weights"]["tensors"]
-    assert tensors["model.embed_tokens.weight"]["key"] == "lm_head.weight" and "lm_head.weight" not in tensors
-    loaded = forge.load(artifact)
-    with torch.no_grad():
-        expected = model(IDS, **KWARGS).logits
-    assert (expected - loaded(IDS, **KWARGS).logits).abs().max().item() <= 2.1e-5
-
-
-def test_bf16_checkpoint_binds_into_the_f32_compile(tmp_path):
-    """A bf16 model compiles in f32 (the cast policy); its bf16 checkpoint is converted when bound."""
-    torch.manual_seed(2)
-    config = LlamaConfig(**{**CONFIG, "num_hidden_layers": 1})
     model = LlamaForCausalLM(config).eval().to(torch.bfloat16)
-    save_file({k: v for k, v in model.named_parameters()}, tmp_path / "bf16.safetensors")
+    params = dict(model.named_parameters(remove_duplicate=False))
+    save_file({k: v for k, v in params.items() if k != "model.embed_tokens.weight"}, tmp_path / "tied.safetensors")
     with init_empty_weights():
         meta_model = LlamaForCausalLM(config).eval().to(torch.bfloat16)
     artifact = forge.compile_meta(meta_model, (IDS,), KWARGS, save_to=tmp_path / "art",
-                                  weights_from=tmp_path / "bf16.safetensors")
+                                  weights_from=tmp_path / "tied.safetensors")  # the head's name only
     meta = json.loads((artifact / "meta.json").read_text())
+    tensors = meta["external_weights"]["tensors"]
+    assert tensors["model.embed_tokens.weight"]["key"] == "lm_head.weight" and "lm_head.weight" not in tensors
     assert meta["external_weights"]["cast"] is True and meta["cast"]["compute_dtype"] == "float32"
     loaded = forge.load(artifact)
     with torch.no_grad():
