@@ -6,7 +6,13 @@ with every planner on a clone (no emission, no device compile: the plan is all t
 the allocation checker on each result. Prints one JSON line per model:
 
     {"model": "gpt2", "small": false, "seq_len": 128, "bound": ..., "naive": ...,
-     "planned": {"best": ..., "offset-by-size": ..., ...}, "ratio": best / bound, "plan_ms": {...}}
+     "planned": {"best": ..., "offset-by-size": ..., ...}, "ratio": best / bound, "plan_ms": {...},
+     "bound_op_by_op": ...}
+
+`bound` is the report's `peak_bytes_lower_bound` (NPU segment inputs live to their segment's
+end, `lowering.liveness.hold_segment_inputs`); `bound_op_by_op` is the same peak with every
+value dead after its last reading op (what a plan could reach if the executor staged segment
+outputs that land in an input's bytes).
 
 `--all` runs every zoo family, each in a fresh subprocess (`--small` for the test sizes).
 """
@@ -25,7 +31,9 @@ from forge.frontend.fx_importer import import_module
 from forge.pipelines import DEFAULT_PIPELINE, LOWER_TO_NPUIR
 from forge.weights import attach_weights
 from lowering.check_allocation import check_allocation
+from lowering.liveness import buffer_liveness, peak_live_bytes
 from lowering.npuir_to_buffer import PLANNERS
+from lowering.stats import functions
 
 
 def measure(name: str, small: bool, seq_len: int, layers: int | None) -> dict:
@@ -49,6 +57,8 @@ def measure(name: str, small: bool, seq_len: int, layers: int | None) -> dict:
         plan = {k: v.value.data for k, v in lowered.attributes["buffer.plan"].data.items()}
         planned[planner] = plan["peak_bytes_planned"]
         row.update(bound=plan["peak_bytes_lower_bound"], naive=plan["peak_bytes_naive"], values=plan["values"])
+        op_by_op = sum(peak_live_bytes(buffer_liveness(fn.body.block, False)) for fn in functions(lowered))
+        row["bound_op_by_op"] = op_by_op
     row.update(planned=planned, plan_ms=plan_ms)
     row["ratio"] = round(planned["best"] / row["bound"], 4) if row["bound"] else 1.0
     return row

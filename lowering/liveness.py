@@ -7,6 +7,11 @@ may share a buffer only if their intervals do not overlap: `a.end < b.start` (a 
 the buffer of a value it reads: there is no in-place execution).
 
 - `live_ranges(steps, live_out)`: the generic computation, over any hashable keys.
+- `hold_segment_inputs(ranges, reads, runs)`: an NPU segment is one compiled graph, which reads
+  its inputs and writes its outputs at any time while it runs: a value the segment reads and
+  that was defined before it stays live to the segment's last step (so no output of the segment
+  is placed in an input's bytes, which the executor would have to stage and copy). Both
+  `npuir_to_buffer` and `buffer_liveness` apply it, so the plan, its bound and the IR agree.
 - `npuir_liveness(block)`: intervals of the npuir values that need a planned buffer (all but
   inputs, weights and constants), over the block's op order.
 - `buffer_liveness(block)`: intervals of the logical values of `buffer` IR, each with its buffer.
@@ -68,6 +73,35 @@ def live_ranges(
     return {key: (s, end[key]) for key, s in start.items()}
 
 
+def hold_segment_inputs(
+    ranges: dict[Hashable, tuple[int, int]], reads: Sequence[Sequence[Hashable]], runs: Sequence[tuple[int, int]]
+) -> None:
+    """In place: for each run `(first, last)` of step positions (one NPU segment), every key read
+    at a position of the run and defined before `first` ends no earlier than `last`."""
+    for first, last in runs:
+        for pos in range(first, last + 1):
+            for key in reads[pos]:
+                found = ranges.get(key)
+                if found is not None and found[0] < first and found[1] < last:
+                    ranges[key] = (found[0], last)
+
+
+def segment_runs(kinds: Sequence[str]) -> list[tuple[int, int]]:
+    """`(first, last)` positions of each maximal run of "npu" steps; "end" steps (cpu ops,
+    transfers, the return) close a run, other kinds ("skip": declarations) neither join nor end it."""
+    runs: list[tuple[int, int]] = []
+    first = last = -1
+    for pos, kind in enumerate(kinds):
+        if kind == "npu":
+            first, last = (pos if first < 0 else first), pos
+        elif kind == "end" and first >= 0:
+            runs.append((first, last))
+            first = -1
+    if first >= 0:
+        runs.append((first, last))
+    return runs
+
+
 def npuir_liveness(block: Block) -> list[Interval]:
     """Intervals of the non-source npuir values of `block`, in definition order (positions are
     indices among the block's non-source ops; the terminator reads the live-out values)."""
@@ -86,10 +120,12 @@ def npuir_liveness(block: Block) -> list[Interval]:
     return [Interval(k, s, e, *meta[k]) for k, (s, e) in ranges.items()]
 
 
-def buffer_liveness(block: Block) -> list[Interval]:
+def buffer_liveness(block: Block, hold_segments: bool = True) -> list[Interval]:
     """Intervals of the values written by `buffer.exec` / `buffer.transfer` in `block`, with the
-    id of the buffer each one lives in. Positions count every op of the block."""
+    id of the buffer each one lives in, NPU segment inputs held to the segment's end
+    (`hold_segment_inputs`; `hold_segments=False`: op by op). Positions count every op of the block."""
     steps: list[tuple[Hashable | None, Sequence[Hashable]]] = []
+    kinds: list[str] = []
     meta: dict[Hashable, tuple[int, str, int]] = {}
     live_out: list[SSAValue] = []
     for op in block.ops:
@@ -97,11 +133,16 @@ def buffer_liveness(block: Block) -> list[Interval]:
             buf = op.out_buffer()
             steps.append((op.results[0], op.operands[:-1]))
             meta[op.results[0]] = (N.tensor_bytes(op.results[0].type), buf.on.value, buf.buffer_id)
+            npu = isinstance(op, B.ExecOp) and op.device.data is N.Device.NPU
+            kinds.append("npu" if npu else "end")
         else:
             steps.append((None, op.operands))
+            kinds.append("end" if op.name == "func.return" else "skip")
             if op.name == "func.return":
                 live_out.extend(op.operands)
     ranges = live_ranges(steps, live_out)
+    if hold_segments:
+        hold_segment_inputs(ranges, [reads for _, reads in steps], segment_runs(kinds))
     out = []
     for key, (s, e) in ranges.items():
         size, device, buf = meta[key]

@@ -9,7 +9,10 @@ Pass `lower-npuir-to-buffer`. The op order of the npuir function is the schedule
    start of the first segment that reads it and reused by later segments of that device.
 2. Liveness (`lowering.liveness.live_ranges`) over the resulting steps (transfers and
    execs): a value is live from the step that writes it to its last reader; returned values are
-   live to the end.
+   live to the end; a value an NPU segment (a run of npu execs: one compiled graph) reads and
+   that was defined before it stays live to the segment's last step
+   (`lowering.liveness.hold_segment_inputs`): the graph may write its outputs while it still
+   reads its inputs, so no output may take an input's bytes (the executor would stage a copy).
 3. Placement (`plan`): every planned value gets a byte offset in its device's arena, values
    live at the same step never share a byte (`lowering.offset_planner`). The planners:
    `offset-by-size` and `offset-by-breadth` place values directly at offsets (greedy by size /
@@ -68,7 +71,7 @@ from dialects import npuir as N
 from forge.diagnostics import pass_failure
 from lowering import offset_planner
 from lowering.greedy_by_size import greedy_by_size, grow_in_order
-from lowering.liveness import LIVE_OUT, Interval, live_ranges, peak_live_bytes
+from lowering.liveness import LIVE_OUT, Interval, hold_segment_inputs, live_ranges, peak_live_bytes, segment_runs
 from lowering.offset_planner import Placement
 from lowering.stats import PassStats, functions
 
@@ -331,6 +334,8 @@ def lower_block(block: Block, state_names: Sequence[str] = (), planner: str = "b
     if states is not None:
         live_out = live_out[: states.first_result]
     ranges = live_ranges(((key, reads) for _, key, _, reads in steps), live_out)
+    kinds = ["npu" if kind == "exec" and _device_of(what) == "npu" else "end" for kind, _, what, _ in steps]
+    hold_segment_inputs(ranges, [reads for *_, reads in steps], segment_runs(kinds))
     intervals: list[Interval] = []
     for kind, key, what, _ in steps:
         if kind == "exec" and key in updates:

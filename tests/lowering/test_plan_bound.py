@@ -14,7 +14,15 @@ from hypothesis import strategies as st
 
 from forge.analysis import metrics
 from lowering.greedy_by_size import greedy_by_size, grow_in_order
-from lowering.liveness import LIVE_OUT, Interval, buffer_liveness, peak_live_bytes
+from lowering.liveness import (
+    LIVE_OUT,
+    Interval,
+    buffer_liveness,
+    hold_segment_inputs,
+    live_ranges,
+    peak_live_bytes,
+    segment_runs,
+)
 from lowering.npuir_to_buffer import PLANNERS, aligned_floor, linear_scan, plan
 from lowering.offset_planner import ALIGNMENT, Placement, PlacementError, align, check_placement, group_buffers
 from lowering.stats import functions
@@ -153,6 +161,18 @@ def test_grow_in_order_reaches_the_bound_where_largest_first_does_not() -> None:
     assert sum(size for _, size in greedy_by_size(intervals)[0]) == 26 * ALIGNMENT
     assert sum(size for _, size in grow_in_order(intervals)[0]) == 24 * ALIGNMENT
     assert plan(intervals, "grow-in-order").planned_bytes == plan(intervals).planned_bytes == 24 * ALIGNMENT
+
+
+def test_segment_inputs_are_held_to_the_segment_end() -> None:
+    """Declarations neither join nor end an NPU run; an input of a run lives to its last step, values
+    defined inside the run keep their own ranges."""
+    assert segment_runs(["skip", "npu", "npu", "end", "npu", "skip", "npu", "end"]) == [(1, 2), (4, 6)]
+    assert segment_runs(["end", "skip"]) == [] and segment_runs(["npu"]) == [(0, 0)]
+    # x (cpu) read at step 1 only; a (npu, step 1) read at 2; b (npu, step 2) read at 3 (npu)
+    steps = [("x", []), ("a", ["x"]), ("b", ["a"]), ("c", ["b"])]
+    ranges = live_ranges(steps, ["c"])
+    hold_segment_inputs(ranges, [reads for _, reads in steps], segment_runs(["end", "npu", "npu", "npu"]))
+    assert ranges == {"x": (0, 3), "a": (1, 2), "b": (2, 3), "c": (3, LIVE_OUT)}
 
 
 def test_small_gpt2_bound_matches_the_buffer_ir() -> None:
