@@ -22,7 +22,6 @@ from forge.cli.blame import UserFault, format_traceback, non_attribute_message, 
 from forge.cli.reduce import reduce_command
 from forge.diagnostics import Diagnostic, SourceManager, attached_op, find_failing_op, one_line, op_diagnostic
 from forge.pipeline import PassFailure
-from forge.semantics import SemanticMismatch, SemanticsError
 
 PROG = "forge-opt"
 EXIT_ERROR = 1
@@ -150,6 +149,8 @@ def _who(fault: UserFault, error: BaseException) -> str:
 
 def _semantics_diagnostic(error: BaseException, n_passes: int, input_name: str) -> Diagnostic | None:
     """--verify-semantics errors: an input it cannot check, or a pass that changed the results."""
+    from forge.semantics import SemanticMismatch, SemanticsError  # lazy: xDSL's interpreter
+
     if isinstance(error, SemanticsError):
         return op_diagnostic(f"--verify-semantics: {error.message}", error.op, fallback=input_name)
     if isinstance(error, PassRunError) and isinstance(error.error, SemanticMismatch):

@@ -67,7 +67,6 @@ from forge.cli.verify_semantics import semantic_checker, semantic_failure
 from forge.context import ForgeContext, get_all_dialects, get_all_passes
 from forge.diagnostics import Diagnostic, LocatingParser, SourceManager, one_line, parse_error_diagnostic
 from forge.pipeline import PassFailure, PassRecord, PipelineRunner, format_timing
-from forge.semantics import SemanticMismatch
 from forge.universe import xdsl_passes
 
 
@@ -124,15 +123,15 @@ class ForgeOptMain(xDSLOptMain):
 
     def register_all_passes(self) -> None:
         super().register_all_passes()
-        # xDSL's registry includes Forge's own `xdsl.universe` entry (forge/universe.py), which
-        # offers the clashing passes to xdsl-opt as `forge-dce`/`forge-cse`; here they are `dce`/`cse`.
-        for alias in set(xdsl_passes()) - set(get_all_passes()):
-            self.available_passes.pop(alias, None)
         # --load-pass-plugin is read from argv: the pass table is built before the command line is parsed.
         self.plugin_files = plugin_files(self._argv)
         load_pass_plugins(self.plugin_files)
         test_passes = registered_test_passes()
-        forge_passes = {**get_all_passes(), **test_passes}
+        forge_passes = {**get_all_passes(), **test_passes}  # once: each call scans every installed package
+        # xDSL's registry includes Forge's own `xdsl.universe` entry (forge/universe.py), which
+        # offers the clashing passes to xdsl-opt as `forge-dce`/`forge-cse`; here they are `dce`/`cse`.
+        for alias in set(xdsl_passes()) - set(forge_passes):
+            self.available_passes.pop(alias, None)
         for name, factory in forge_passes.items():
             if name in self.available_passes:
                 # Forge wins a name clash; xDSL's pass stays reachable as `xdsl-<name>`.
@@ -265,9 +264,12 @@ class ForgeOptMain(xDSLOptMain):
             explain_pattern=args.explain_pattern,
             observers=[debug, *([checker] if checker else [])],
         )
+        mismatch_error: type[Exception] | tuple[()] = ()  # only a checked run can raise one
+        if checker is not None:
+            from forge.semantics import SemanticMismatch as mismatch_error
         try:
             self.records = runner.run(prog)
-        except SemanticMismatch as mismatch:
+        except mismatch_error as mismatch:
             raise self.reproducer().write(semantic_failure(mismatch, runner), self.module) from None
         except PassFailure as failure:
             if args.verify_diagnostics and isinstance(failure.error, DiagnosticException):

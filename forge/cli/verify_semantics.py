@@ -9,17 +9,21 @@ failing pass gets a reproducer like any other, replayed with the same checking f
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import ModuleOp
 
 from forge.pipeline import PassFailure, PipelineRunner
-from forge.semantics import SemanticChecker, SemanticMismatch
+
+if TYPE_CHECKING:  # forge.semantics imports xDSL's interpreter: only a checked run needs it
+    from forge.semantics import SemanticChecker, SemanticMismatch
 
 
 def semantic_checker(args: argparse.Namespace, module: ModuleOp, n_passes: int) -> SemanticChecker | None:
     """The observer comparing results before and after each pass, when --verify-semantics asks for it."""
     if not args.verify_semantics or not n_passes:
         return None
+    from forge.semantics import SemanticChecker
     from forge.weights import weights_of  # lazy: start-up cost (torch), needed by the check anyway
 
     return SemanticChecker(
