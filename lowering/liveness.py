@@ -7,11 +7,12 @@ may share a buffer only if their intervals do not overlap: `a.end < b.start` (a 
 the buffer of a value it reads: there is no in-place execution).
 
 - `live_ranges(steps, live_out)`: the generic computation, over any hashable keys.
-- `hold_segment_inputs(ranges, reads, runs)`: an NPU segment is one compiled graph, which reads
-  its inputs and writes its outputs at any time while it runs: a value the segment reads and
-  that was defined before it stays live to the segment's last step (so no output of the segment
-  is placed in an input's bytes, which the executor would have to stage and copy). Both
-  `npuir_to_buffer` and `buffer_liveness` apply it, so the plan, its bound and the IR agree.
+- NPU segments: a run of npu steps is one compiled graph, which reads its inputs and writes its
+  outputs at any time while it runs, so an output placed in an input's bytes must be staged and
+  copied by the executor. `segment_conflicts(ranges, reads, runs)` lists, per segment, the
+  (output, input) pairs that must not share bytes (the offset planners honour them);
+  `hold_segment_inputs(ranges, reads, runs)` is the coarser form for the buffer planners: an
+  input stays live to the segment's last step.
 - `npuir_liveness(block)`: intervals of the npuir values that need a planned buffer (all but
   inputs, weights and constants), over the block's op order.
 - `buffer_liveness(block)`: intervals of the logical values of `buffer` IR, each with its buffer.
@@ -86,6 +87,25 @@ def hold_segment_inputs(
                     ranges[key] = (found[0], last)
 
 
+def segment_conflicts(
+    ranges: dict[Hashable, tuple[int, int]], reads: Sequence[Sequence[Hashable]], runs: Sequence[tuple[int, int]]
+) -> list[tuple[Hashable, Hashable]]:
+    """(output, input) pairs of each run `(first, last)`: an input is read in the run and defined
+    before it; an output is defined in the run and live after it. Only pairs whose intervals do
+    not already overlap (those get disjoint bytes anyway)."""
+    defined_at = {start: key for key, (start, _) in ranges.items()}
+    pairs: list[tuple[Hashable, Hashable]] = []
+    for first, last in runs:
+        inputs = {key for pos in range(first, last + 1) for key in reads[pos]
+                  if key in ranges and ranges[key][0] < first}
+        for pos in range(first, last + 1):
+            out = defined_at.get(pos)
+            if out is None or ranges[out][1] <= last:
+                continue
+            pairs.extend((out, key) for key in inputs if ranges[key][1] < pos)
+    return pairs
+
+
 def segment_runs(kinds: Sequence[str]) -> list[tuple[int, int]]:
     """`(first, last)` positions of each maximal run of "npu" steps; "end" steps (cpu ops,
     transfers, the return) close a run, other kinds ("skip": declarations) neither join nor end it."""
@@ -120,10 +140,10 @@ def npuir_liveness(block: Block) -> list[Interval]:
     return [Interval(k, s, e, *meta[k]) for k, (s, e) in ranges.items()]
 
 
-def buffer_liveness(block: Block, hold_segments: bool = True) -> list[Interval]:
+def buffer_liveness(block: Block, hold_segments: bool = False) -> list[Interval]:
     """Intervals of the values written by `buffer.exec` / `buffer.transfer` in `block`, with the
-    id of the buffer each one lives in, NPU segment inputs held to the segment's end
-    (`hold_segment_inputs`; `hold_segments=False`: op by op). Positions count every op of the block."""
+    id of the buffer each one lives in (`hold_segments`: NPU segment inputs held to the segment's
+    end, `hold_segment_inputs`). Positions count every op of the block."""
     steps: list[tuple[Hashable | None, Sequence[Hashable]]] = []
     kinds: list[str] = []
     meta: dict[Hashable, tuple[int, str, int]] = {}

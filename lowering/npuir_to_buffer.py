@@ -9,10 +9,11 @@ Pass `lower-npuir-to-buffer`. The op order of the npuir function is the schedule
    start of the first segment that reads it and reused by later segments of that device.
 2. Liveness (`lowering.liveness.live_ranges`) over the resulting steps (transfers and
    execs): a value is live from the step that writes it to its last reader; returned values are
-   live to the end; a value an NPU segment (a run of npu execs: one compiled graph) reads and
-   that was defined before it stays live to the segment's last step
-   (`lowering.liveness.hold_segment_inputs`): the graph may write its outputs while it still
-   reads its inputs, so no output may take an input's bytes (the executor would stage a copy).
+   live to the end. An NPU segment (a run of npu execs: one compiled graph) may write its outputs
+   while it still reads its inputs, so no output may take an input's bytes (the executor would
+   stage and copy it): the offset planners get those pairs as conflicts
+   (`lowering.liveness.segment_conflicts`), the buffer planners intervals in which a segment's
+   inputs stay live to its end (`hold_segment_inputs`). The bound is op by op.
 3. Placement (`plan`): every planned value gets a byte offset in its device's arena, values
    live at the same step never share a byte (`lowering.offset_planner`). The planners:
    `offset-by-size` and `offset-by-breadth` place values directly at offsets (greedy by size /
@@ -71,7 +72,15 @@ from dialects import npuir as N
 from forge.diagnostics import pass_failure
 from lowering import offset_planner
 from lowering.greedy_by_size import greedy_by_size, grow_in_order
-from lowering.liveness import LIVE_OUT, Interval, hold_segment_inputs, live_ranges, peak_live_bytes, segment_runs
+from lowering.liveness import (
+    LIVE_OUT,
+    Interval,
+    hold_segment_inputs,
+    live_ranges,
+    peak_live_bytes,
+    segment_conflicts,
+    segment_runs,
+)
 from lowering.offset_planner import Placement
 from lowering.stats import PassStats, functions
 
@@ -130,17 +139,25 @@ def _linear_scan_plan(intervals: Sequence[Interval]) -> tuple[list[tuple[str, in
     return scan.buffers, [iv.buffer for iv in intervals]  # type: ignore[misc]
 
 
-def plan(intervals: Sequence[Interval], planner: str = "best") -> Placement:
+def plan(
+    intervals: Sequence[Interval],
+    planner: str = "best",
+    conflicts: offset_planner.Conflicts | None = None,
+    held: Sequence[Interval] | None = None,
+) -> Placement:
     """The `planner` plan of `intervals` (see `PLANNERS`) as a `Placement`. `best`: the smallest
     of all plans, the earlier one of `PLANNERS` on a tie (the offset planners first); it stops at
-    the first plan that meets `aligned_floor` (no aligned plan is smaller). The buffer planners'
-    buffers are laid out one after another (`offset_planner.from_buffers`)."""
+    the first plan that meets `aligned_floor` (no aligned plan is smaller). The offset planners
+    honour `conflicts` (pairs that must not share bytes: an NPU segment's outputs and inputs); the
+    buffer planners, which cannot, plan `held` instead (the same values, each segment's inputs live
+    to its end; `intervals` if None), their buffers laid out one after another
+    (`offset_planner.from_buffers`)."""
     floor = aligned_floor(intervals) if planner == "best" else -1
     best: Placement | None = None
     for name in PLANNERS[1:]:
         if planner not in ("best", name):
             continue
-        candidate = _placement(name, intervals)
+        candidate = _placement(name, intervals, conflicts, held if held is not None else intervals)
         if best is None or candidate.planned_bytes < best.planned_bytes:  # the first on a tie
             best = candidate
         if best.planned_bytes <= floor:
@@ -149,11 +166,13 @@ def plan(intervals: Sequence[Interval], planner: str = "best") -> Placement:
     return best
 
 
-def _placement(name: str, intervals: Sequence[Interval]) -> Placement:
+def _placement(
+    name: str, intervals: Sequence[Interval], conflicts: offset_planner.Conflicts | None, held: Sequence[Interval]
+) -> Placement:
     if name in _OFFSET:
-        return _OFFSET[name](intervals)
-    buffers, assignment = _linear_scan_plan(intervals) if name == "linear-scan" else _BUFFER[name](intervals)
-    return offset_planner.from_buffers(intervals, buffers, assignment)
+        return _OFFSET[name](intervals, conflicts)
+    buffers, assignment = _linear_scan_plan(held) if name == "linear-scan" else _BUFFER[name](held)
+    return offset_planner.from_buffers(held, buffers, assignment)
 
 
 def aligned_floor(intervals: Sequence[Interval]) -> int:
@@ -335,19 +354,30 @@ def lower_block(block: Block, state_names: Sequence[str] = (), planner: str = "b
         live_out = live_out[: states.first_result]
     ranges = live_ranges(((key, reads) for _, key, _, reads in steps), live_out)
     kinds = ["npu" if kind == "exec" and _device_of(what) == "npu" else "end" for kind, _, what, _ in steps]
-    hold_segment_inputs(ranges, [reads for *_, reads in steps], segment_runs(kinds))
+    reads_at = [reads for *_, reads in steps]
+    runs = segment_runs(kinds)
+    pairs = segment_conflicts(ranges, reads_at, runs)
+    held = dict(ranges)
+    hold_segment_inputs(held, reads_at, runs)
     intervals: list[Interval] = []
+    held_intervals: list[Interval] = []
     for kind, key, what, _ in steps:
         if kind == "exec" and key in updates:
             continue
-        start, end = ranges[key]
         if kind == "exec":
             size, device = _bytes(key.type), _device_of(what)
         else:
             v, device = key
             size = _bytes(v.type)
-        intervals.append(Interval(key, start, end, size, device))
-    placement = plan(intervals, planner)
+        intervals.append(Interval(key, *ranges[key], size, device))
+        held_intervals.append(Interval(key, *held[key], size, device))
+    index = {iv.key: i for i, iv in enumerate(intervals)}
+    conflicts: offset_planner.Conflicts = {}
+    for out, inp in pairs:
+        if out in index and inp in index:
+            conflicts.setdefault(index[out], []).append(index[inp])
+            conflicts.setdefault(index[inp], []).append(index[out])
+    placement = plan(intervals, planner, conflicts, held_intervals)
     views = offset_planner.group_buffers(intervals, placement)
     planned = len(views.buffers)
     state_types = [a.type for a in block.args[states.first_input:]] if states is not None else []

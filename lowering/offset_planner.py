@@ -14,12 +14,13 @@ memory management for deep neural net inference", 2020), sharing one placement r
 - `by_breadth`: steps in decreasing breadth (the bytes live at the step), and at each step its
   not-yet-placed values in decreasing size;
 
-and `place(intervals, order)`: each value, in that order, takes the smallest gap between the
-already-placed values whose intervals overlap its own that holds its (aligned) size, else the
-lowest offset above them all (best fit). Overlap queries are answered from two per-step
-indexes (values live at step t; values starting at t), so a value costs its interval's length
-plus the values it overlaps: about linear in the schedule for transformer-style graphs, whose
-intervals are short.
+and `place(intervals, order, conflicts)`: each value, in that order, takes the smallest gap
+between the already-placed values whose intervals overlap its own (or that `conflicts` names:
+pairs that must not share bytes whatever their intervals, an NPU segment's outputs and inputs)
+that holds its (aligned) size, else the lowest offset above them all (best fit). Overlap queries
+are answered from two per-step indexes (values live at step t; values starting at t), so a
+value costs its interval's length plus the values it overlaps: about linear in the schedule for
+transformer-style graphs, whose intervals are short.
 
 `from_buffers(intervals, buffers, assignment)` lays the buffer plans of `npuir_to_buffer`
 (linear scan, greedy by size, grow in order: a value per fixed-size buffer at a time) out in
@@ -82,7 +83,11 @@ def _horizon(intervals: Sequence[Interval]) -> int:
     return last + 1
 
 
-def place(intervals: Sequence[Interval], order: Sequence[int]) -> Placement:
+Conflicts = dict[int, list[int]]
+"""Interval index -> the indices whose bytes it must not share, whatever the intervals."""
+
+
+def place(intervals: Sequence[Interval], order: Sequence[int], conflicts: Conflicts | None = None) -> Placement:
     """Place `intervals[i]` for i in `order` (every index once) by best fit (module docstring)."""
     horizon = _horizon(intervals)
     ends = [min(iv.end, horizon) for iv in intervals]
@@ -90,6 +95,7 @@ def place(intervals: Sequence[Interval], order: Sequence[int]) -> Placement:
     live_at: dict[str, list[list[int]]] = {}
     starts_at: dict[str, list[list[int]]] = {}
     arenas: dict[str, int] = {}
+    placed = [False] * len(intervals)
     for i in order:
         iv = intervals[i]
         live = live_at.get(iv.device)
@@ -101,7 +107,10 @@ def place(intervals: Sequence[Interval], order: Sequence[int]) -> Placement:
         taken = [(offsets[j], offsets[j] + align(intervals[j].size)) for j in live[start]]
         for t in range(start + 1, end + 1):
             taken.extend((offsets[j], offsets[j] + align(intervals[j].size)) for j in starts[t])
+        if conflicts:
+            taken.extend((offsets[j], offsets[j] + align(intervals[j].size)) for j in conflicts.get(i, ()) if placed[j])
         offsets[i] = _best_fit(taken, need)
+        placed[i] = True
         for t in range(start, end + 1):
             live[t].append(i)
         starts[start].append(i)
@@ -121,13 +130,13 @@ def _best_fit(taken: list[tuple[int, int]], need: int) -> int:
     return best if best >= 0 else top
 
 
-def by_size(intervals: Sequence[Interval]) -> Placement:
+def by_size(intervals: Sequence[Interval], conflicts: Conflicts | None = None) -> Placement:
     """Greedy by size: the largest values choose first."""
     order = sorted(range(len(intervals)), key=lambda i: (-intervals[i].size, intervals[i].start, i))
-    return place(intervals, order)
+    return place(intervals, order, conflicts)
 
 
-def by_breadth(intervals: Sequence[Interval]) -> Placement:
+def by_breadth(intervals: Sequence[Interval], conflicts: Conflicts | None = None) -> Placement:
     """Greedy by breadth: the steps with the most bytes live place their values first."""
     horizon = _horizon(intervals)
     live: list[list[int]] = [[] for _ in range(horizon + 1)]
@@ -143,7 +152,7 @@ def by_breadth(intervals: Sequence[Interval]) -> Placement:
             if not seen[i]:
                 seen[i] = True
                 order.append(i)
-    return place(intervals, order)
+    return place(intervals, order, conflicts)
 
 
 def from_buffers(
@@ -159,8 +168,10 @@ def from_buffers(
     return Placement([base[b] for b in assignment], arenas)
 
 
-def check_placement(intervals: Sequence[Interval], placement: Placement) -> None:
-    """PlacementError unless `placement` is valid for `intervals` (module docstring)."""
+def check_placement(
+    intervals: Sequence[Interval], placement: Placement, conflicts: Conflicts | None = None
+) -> None:
+    """PlacementError unless `placement` is valid for `intervals` and `conflicts` (module docstring)."""
     if len(placement.offsets) != len(intervals):
         raise PlacementError(f"{len(placement.offsets)} offsets for {len(intervals)} intervals")
     for iv, off in zip(intervals, placement.offsets, strict=True):
@@ -168,6 +179,12 @@ def check_placement(intervals: Sequence[Interval], placement: Placement) -> None
             raise PlacementError(f"{iv.key}: offset {off} is not a non-negative multiple of {ALIGNMENT}")
         if off + iv.size > placement.arenas.get(iv.device, 0):
             raise PlacementError(f"{iv.key}: [{off}, {off + iv.size}) is past the {iv.device} arena")
+    for i, others in (conflicts or {}).items():
+        a, lo = intervals[i], placement.offsets[i]
+        for j in others:
+            b, other = intervals[j], placement.offsets[j]
+            if a.size and b.size and lo < other + b.size and other < lo + a.size:
+                raise PlacementError(f"{a.key} and {b.key} must not share bytes and overlap")
     order = sorted(range(len(intervals)), key=lambda i: intervals[i].start)
     for n, i in enumerate(order):
         a, lo = intervals[i], placement.offsets[i]

@@ -3,10 +3,10 @@
 
 // `forge compile MODEL --plot-memory FILE` draws the buffer-level memory plan (buffers x
 // schedule steps, one bar per planned value, device segments shaded) and says what it drew;
-// the figures agree with the report's plan line (116,800 B = 114.1 KiB, 18,496 B = 18.1 KiB: the offset
-// plan reaches the lower bound; its 9 buffers are views of one arena, some overlapping in address).
+// the figures agree with the report's plan line (116,800 B = 114.1 KiB, 18,432 B = 18.0 KiB: the offset
+// plan reaches the lower bound; its 8 buffers are views of one arena, some overlapping in address).
 
-// CHECK: virtual registers 73 -> physical buffers 9; peak bytes 116,800 naive -> 18,496 planned (lower bound 18,496, planned 1.000x it)
-// CHECK: wrote memory plot {{.*}}.png: 45 values in 9 buffers over 45 steps, peak 18.1 KiB planned (114.1 KiB naive)
+// CHECK: virtual registers 73 -> physical buffers 8; peak bytes 116,800 naive -> 18,432 planned (lower bound 18,432, planned 1.000x it)
+// CHECK: wrote memory plot {{.*}}.png: 45 values in 8 buffers over 45 steps, peak 18.0 KiB planned (114.1 KiB naive)
 
 // PNG: PNG True True

@@ -163,6 +163,25 @@ def test_grow_in_order_reaches_the_bound_where_largest_first_does_not() -> None:
     assert plan(intervals, "grow-in-order").planned_bytes == plan(intervals).planned_bytes == 24 * ALIGNMENT
 
 
+def test_segment_outputs_never_share_an_input_s_bytes() -> None:
+    """%y, the segment's output, is written after its input %x was last read (op by op it could take
+    %x's bytes); as a conflict it gets bytes of its own, and the placement is checked against it."""
+    from lowering.liveness import segment_conflicts
+    from lowering.offset_planner import by_size
+
+    steps = [("x", []), ("a", ["x"]), ("y", ["a"]), ("z", ["y"])]  # x: cpu; a, y: one npu segment
+    ranges = live_ranges(steps, ["z"])
+    runs = segment_runs(["end", "npu", "npu", "end"])
+    assert segment_conflicts(ranges, [reads for _, reads in steps], runs) == [("y", "x")]
+    intervals = [Interval(k, *ranges[k], 64, "npu") for k in ("x", "a", "y", "z")]
+    assert by_size(intervals).offsets[2] == by_size(intervals).offsets[0]  # op by op: y reuses x's bytes
+    placed = by_size(intervals, {2: [0], 0: [2]})
+    assert placed.offsets[2] != placed.offsets[0]
+    check_placement(intervals, placed, {2: [0], 0: [2]})
+    with pytest.raises(PlacementError, match="must not share bytes"):
+        check_placement(intervals, by_size(intervals), {2: [0]})
+
+
 def test_segment_inputs_are_held_to_the_segment_end() -> None:
     """Declarations neither join nor end an NPU run; an input of a run lives to its last step, values
     defined inside the run keep their own ranges."""
