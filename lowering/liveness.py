@@ -144,6 +144,11 @@ def buffer_liveness(block: Block, hold_segments: bool = False) -> list[Interval]
     """Intervals of the values written by `buffer.exec` / `buffer.transfer` in `block`, with the
     id of the buffer each one lives in (`hold_segments`: NPU segment inputs held to the segment's
     end, `hold_segment_inputs`). Positions count every op of the block."""
+    return buffer_segments(block, hold_segments)[0]
+
+
+def buffer_segments(block: Block, hold_segments: bool = False) -> tuple[list[Interval], list[tuple]]:
+    """`buffer_liveness(block, hold_segments)` and the NPU segments' (output, input) conflicts."""
     steps: list[tuple[Hashable | None, Sequence[Hashable]]] = []
     kinds: list[str] = []
     meta: dict[Hashable, tuple[int, str, int]] = {}
@@ -161,13 +166,36 @@ def buffer_liveness(block: Block, hold_segments: bool = False) -> list[Interval]
             if op.name == "func.return":
                 live_out.extend(op.operands)
     ranges = live_ranges(steps, live_out)
+    reads, runs = [r for _, r in steps], segment_runs(kinds)
+    pairs = segment_conflicts(ranges, reads, runs)
     if hold_segments:
-        hold_segment_inputs(ranges, [reads for _, reads in steps], segment_runs(kinds))
+        hold_segment_inputs(ranges, reads, runs)
     out = []
     for key, (s, e) in ranges.items():
         size, device, buf = meta[key]
         out.append(Interval(key, s, e, size, device, buf))
-    return out
+    return out, pairs
+
+
+def segment_bound(intervals: Sequence[Interval], pairs: Iterable[tuple[Hashable, Hashable]]) -> int:
+    """A lower bound for plans that keep each NPU segment's outputs out of its inputs' bytes: per
+    device, the larger of its `peak_live_bytes` and, for each pair (output o defined at step p,
+    input i dead before p), the clique {o, i} plus the values live at p that were already live
+    when i died (each overlaps o, i and the others in time); summed over the devices."""
+    ivs = list(intervals)
+    by_key = {iv.key: iv for iv in ivs}
+    devices = {iv.device for iv in ivs}
+    need = {d: peak_live_bytes(iv for iv in ivs if iv.device == d) for d in devices}
+    for out, inp in pairs:
+        o, i = by_key.get(out), by_key.get(inp)
+        if o is None or i is None or o.device != i.device:
+            continue
+        clique = o.size + i.size + sum(
+            v.size for v in ivs
+            if v is not o and v is not i and v.device == o.device and v.start <= i.end and v.end >= o.start
+        )
+        need[o.device] = max(need[o.device], clique)
+    return sum(need.values())
 
 
 def peak_live_bytes(intervals: Iterable[Interval]) -> int:

@@ -166,7 +166,7 @@ def test_grow_in_order_reaches_the_bound_where_largest_first_does_not() -> None:
 def test_segment_outputs_never_share_an_input_s_bytes() -> None:
     """%y, the segment's output, is written after its input %x was last read (op by op it could take
     %x's bytes); as a conflict it gets bytes of its own, and the placement is checked against it."""
-    from lowering.liveness import segment_conflicts
+    from lowering.liveness import segment_bound, segment_conflicts
     from lowering.offset_planner import by_size
 
     steps = [("x", []), ("a", ["x"]), ("y", ["a"]), ("z", ["y"])]  # x: cpu; a, y: one npu segment
@@ -177,6 +177,8 @@ def test_segment_outputs_never_share_an_input_s_bytes() -> None:
     assert by_size(intervals).offsets[2] == by_size(intervals).offsets[0]  # op by op: y reuses x's bytes
     placed = by_size(intervals, {2: [0], 0: [2]})
     assert placed.offsets[2] != placed.offsets[0]
+    # x, a, y pairwise exclusive: a overlaps both in time, y must avoid x's bytes
+    assert peak_live_bytes(intervals) == 128 and segment_bound(intervals, [("y", "x")]) == 192 == placed.planned_bytes
     check_placement(intervals, placed, {2: [0], 0: [2]})
     with pytest.raises(PlacementError, match="must not share bytes"):
         check_placement(intervals, by_size(intervals), {2: [0]})
