@@ -24,10 +24,10 @@ a fresh state, so no system profits from an earlier one's caches:
   with the CPU provider, first run.
 * ``torch.compile``: inductor, default mode; compile time is the first call. Dynamo is reset,
   inductor's FX-graph and AOT-autograd caches are off and it gets a new, empty cache directory.
-* ``torch-mlir``: an import-stage peer, not a compiler to runnable: `from torch_mlir import fx`,
-  torch.export, `fx.export_and_import(program)` (torch-mlir's decompositions + FX import to the
-  `torch` dialect) and the module printed as MLIR text. Optional (`pip install '.[bench]'`); when it
-  is missing or fails, the section records why.
+* ``torch-mlir``: an import-stage peer, not a compiler to runnable: the steps of
+  `torch_mlir.fx.export_and_import` (torch.export, its default decompositions, the FX import to the
+  `torch` dialect) timed one by one, and the module printed as MLIR text (weights elided). Optional
+  (`pip install '.[bench]'`); when it is missing or fails, the section records why.
 * ``eager``: the model itself (no compile).
 
 All systems run fp32 on the CPU (except `openvino-default`); inference under `no_grad`. Threads and
@@ -284,22 +284,35 @@ def build_torch_compile(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]
 
 
 def build_torch_mlir(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> Built:
-    """torch-mlir's FX importer, the peer of Forge's import stage: torch.export, its decompositions and
-    import to the `torch` dialect, printed as MLIR text. Raises ImportError when it is not installed."""
+    """torch-mlir's FX importer, the peer of Forge's import stage: the steps of
+    `torch_mlir.fx.export_and_import(model, *args)` (raw `torch` dialect output), timed one by one:
+    torch.export, its default decompositions (`run_decompositions`), `FxImporter.import_frozen_program`,
+    then the module printed as MLIR text with the weights elided (as Forge's IR prints them out of
+    line). Raises ImportError when torch-mlir is not installed."""
     start = time.perf_counter()
-    from torch_mlir import fx
+    from torch_mlir import ir
+    from torch_mlir.dialects import torch as torch_d
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+    from torch_mlir.extras.fx_importer import FxImporter
 
     lib_ms = _ms(start)
     start = time.perf_counter()
     program = export(model, inputs)
     export_ms = _ms(start)
     start = time.perf_counter()
-    module = fx.export_and_import(program)
+    program = program.run_decompositions(get_decomposition_table())
+    decompose_ms = _ms(start)
+    start = time.perf_counter()
+    context = ir.Context()
+    torch_d.register_dialect(context)
+    importer = FxImporter(context=context)
+    importer.import_frozen_program(program, func_name="main")
     import_ms = _ms(start)
     start = time.perf_counter()
-    text = str(module)
+    text = importer.module.operation.get_asm(large_elements_limit=16, large_resource_limit=16)
     print_ms = _ms(start)
-    stages = {"lib_import": lib_ms, "export": export_ms, "import": import_ms, "print": print_ms}
+    stages = {"lib_import": lib_ms, "export": export_ms, "decompose": decompose_ms, "import": import_ms,
+              "print": print_ms}
     return Built("torch-mlir", None, stages, to_artifact_ms=sum(stages.values()), to_runnable_ms=None,
                  extra={"mlir_chars": len(text), "torch_ops": text.count("torch.aten.")})
 

@@ -102,6 +102,7 @@ def test_compile_time_order_is_forge_openvino_interleaved():
 
     assert compile_time.order("gpt2-eager", 2) == ["forge", "openvino", "openvino", "forge", "openvino-default",
                                                   "onnxruntime", "torch.compile", "torch-mlir"]
+    assert compile_time.order("llama-sdpa", 2) == ["forge", "openvino", "openvino", "forge", "onnxruntime"]
     assert compile_time.order("bert-sdpa", 2) == ["forge", "openvino", "openvino", "forge"]
 
 
