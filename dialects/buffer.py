@@ -135,8 +135,44 @@ __all__ = [
 # ===================================================================================== type
 
 
+class _NumberedMemory:
+    """What a buffer and an arena type share: `<id, device, bytes>` parameters, their accessors and syntax."""
+
+    id: IntAttr
+    device: DeviceAttr
+    size: IntAttr
+
+    def __init__(self, id: int | IntAttr, device: Device | str | DeviceAttr, size: int | IntAttr):
+        super().__init__(  # type: ignore[call-arg]
+            id if isinstance(id, IntAttr) else IntAttr(id),
+            device if isinstance(device, DeviceAttr) else DeviceAttr(Device(device)),
+            size if isinstance(size, IntAttr) else IntAttr(size),
+        )
+
+    @property
+    def nbytes(self) -> int:
+        return self.size.data
+
+    @property
+    def on(self) -> Device:
+        return self.device.data
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.id.data}, {self.on.value}, {self.nbytes}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            number = parser.parse_integer(allow_boolean=False, allow_negative=False)
+            parser.parse_punctuation(",")
+            device = parser.parse_str_enum(Device)
+            parser.parse_punctuation(",")
+            size = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        return (IntAttr(number), DeviceAttr(device), IntAttr(size))
+
+
 @irdl_attr_definition
-class BufType(ParametrizedAttribute, TypeAttribute):
+class BufType(_NumberedMemory, ParametrizedAttribute, TypeAttribute):
     """A physical buffer: `!buffer.buf<3, npu, 393216>` is buffer 3, on the NPU, 393216 bytes.
 
     The id is part of the type so that every use of a buffer shows which one it is (what
@@ -148,41 +184,13 @@ class BufType(ParametrizedAttribute, TypeAttribute):
     device: DeviceAttr
     size: IntAttr
 
-    def __init__(self, id: int | IntAttr, device: Device | str | DeviceAttr, size: int | IntAttr):
-        super().__init__(
-            id if isinstance(id, IntAttr) else IntAttr(id),
-            device if isinstance(device, DeviceAttr) else DeviceAttr(Device(device)),
-            size if isinstance(size, IntAttr) else IntAttr(size),
-        )
-
     @property
     def buffer_id(self) -> int:
         return self.id.data
 
-    @property
-    def nbytes(self) -> int:
-        return self.size.data
-
-    @property
-    def on(self) -> Device:
-        return self.device.data
-
-    def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<{self.buffer_id}, {self.on.value}, {self.nbytes}>")
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            buffer_id = parser.parse_integer(allow_boolean=False, allow_negative=False)
-            parser.parse_punctuation(",")
-            device = parser.parse_str_enum(Device)
-            parser.parse_punctuation(",")
-            size = parser.parse_integer(allow_boolean=False, allow_negative=False)
-        return (IntAttr(buffer_id), DeviceAttr(device), IntAttr(size))
-
 
 @irdl_attr_definition
-class ArenaType(ParametrizedAttribute, TypeAttribute):
+class ArenaType(_NumberedMemory, ParametrizedAttribute, TypeAttribute):
     """An arena: `!buffer.arena<0, npu, 1966080>` is arena 0, on the NPU, 1966080 bytes, the
     memory the plan places one device's values in (`buffer.alloc %arena[offset]` views it)."""
 
@@ -192,31 +200,9 @@ class ArenaType(ParametrizedAttribute, TypeAttribute):
     device: DeviceAttr
     size: IntAttr
 
-    def __init__(self, id: int | IntAttr, device: Device | str | DeviceAttr, size: int | IntAttr):
-        super().__init__(
-            id if isinstance(id, IntAttr) else IntAttr(id),
-            device if isinstance(device, DeviceAttr) else DeviceAttr(Device(device)),
-            size if isinstance(size, IntAttr) else IntAttr(size),
-        )
-
     @property
     def arena_id(self) -> int:
         return self.id.data
-
-    @property
-    def nbytes(self) -> int:
-        return self.size.data
-
-    @property
-    def on(self) -> Device:
-        return self.device.data
-
-    def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<{self.arena_id}, {self.on.value}, {self.nbytes}>")
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        return BufType.parse_parameters(parser)
 
 
 ALIGNMENT = 64
