@@ -37,12 +37,15 @@
 
 // After lowering to buffer IR, devices are the ones the ops carry; transfers take their
 // destination buffer's device; buffers are folders with dashed edges to their writers.
-// BUF:      v1 [label="buffer.alloc [npu]\n%b0 : !buffer.buf<0, npu, 128>", shape="folder", style="filled", fillcolor="#9ecae1"];
-// BUF:      v8 [label="buffer.transfer [npu]\n%x_npu : tensor<4x8xf32>", shape="box", style="filled,rounded", fillcolor="#9ecae1"];
-// BUF-NEXT: v9 [label="buffer.exec linear [npu]\nfused relu\n%h : tensor<4x16xf32>", shape="box", style="filled,rounded", fillcolor="#9ecae1", peripheries="2", penwidth="2"];
-// BUF-NEXT: v10 [label="buffer.transfer [cpu]\n%h_cpu : tensor<4x16xf32>", shape="box", style="filled,rounded", fillcolor="#fdae6b"];
-// BUF-NEXT: v11 [label="buffer.exec cumsum [cpu]\n%c : tensor<4x16xf32>", shape="box", style="filled,rounded", fillcolor="#fdae6b"];
-// BUF:      v1 -> v8 [style="dashed", color="gray50"];
+// BUF:      v1 [label="buffer.arena\n%arena0 : !buffer.arena<0, npu, 384>", shape="box", style="filled,rounded", fillcolor="#eeeeee"];
+// BUF-NEXT: v2 [label="buffer.arena\n%arena1 : !buffer.arena<1, cpu, 512>", shape="box", style="filled,rounded", fillcolor="#eeeeee"];
+// BUF-NEXT: v3 [label="buffer.alloc [npu]\n%b0 : !buffer.buf<0, npu, 128>", shape="folder", style="filled", fillcolor="#9ecae1"];
+// BUF:      v10 [label="buffer.transfer [npu]\n%x_npu : tensor<4x8xf32>", shape="box", style="filled,rounded", fillcolor="#9ecae1"];
+// BUF-NEXT: v11 [label="buffer.exec linear [npu]\nfused relu\n%h : tensor<4x16xf32>", shape="box", style="filled,rounded", fillcolor="#9ecae1", peripheries="2", penwidth="2"];
+// BUF-NEXT: v12 [label="buffer.transfer [cpu]\n%h_cpu : tensor<4x16xf32>", shape="box", style="filled,rounded", fillcolor="#fdae6b"];
+// BUF-NEXT: v13 [label="buffer.exec cumsum [cpu]\n%c : tensor<4x16xf32>", shape="box", style="filled,rounded", fillcolor="#fdae6b"];
+// BUF:      v1 -> v3;
+// BUF:      v3 -> v10 [style="dashed", color="gray50"];
 // BUF-NOT:  legend_predicted
 // BUF:      legend_buffer
 
