@@ -52,8 +52,8 @@ Helpers for the lowering, checker, interpreter and backend: `ExecOp.of(npuir_op,
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
@@ -629,28 +629,25 @@ def value_device(value: SSAValue) -> Device | None:
 def buffer_table(op: Operation) -> dict[int, BufType]:
     """Every buffer allocated under `op` by id, in allocation order; VerifyException if two
     allocations share an id. What an executor pre-allocates."""
-    table: dict[int, BufType] = {}
-    for inner in op.walk():
-        if isinstance(inner, AllocOp):
-            buf = inner.buffer.type
-            assert isinstance(buf, BufType)
-            if buf.buffer_id in table:
-                raise VerifyException(f"buffer.alloc: buffer id {buf.buffer_id} is allocated twice")
-            table[buf.buffer_id] = buf
-    return table
+    return _numbered(op, AllocOp, lambda o: o.buffer.type, "buffer.alloc: buffer id {} is allocated twice")
 
 
 def arena_table(op: Operation) -> dict[int, ArenaType]:
     """Every arena declared under `op` by id, in declaration order; VerifyException if two
     declarations share an id."""
-    table: dict[int, ArenaType] = {}
+    return _numbered(op, ArenaOp, lambda o: o.arena.type, "buffer.arena: arena id {} is declared twice")
+
+
+def _numbered(op: Operation, kind: type[Operation], typ: Callable[[Any], Any], twice: str) -> dict[int, Any]:
+    """The `_NumberedMemory` types of the `kind` ops under `op` by their id (`twice`: the error for a repeat)."""
+    table: dict[int, Any] = {}
     for inner in op.walk():
-        if isinstance(inner, ArenaOp):
-            arena = inner.arena.type
-            assert isinstance(arena, ArenaType)
-            if arena.arena_id in table:
-                raise VerifyException(f"buffer.arena: arena id {arena.arena_id} is declared twice")
-            table[arena.arena_id] = arena
+        if isinstance(inner, kind):
+            found = typ(inner)
+            assert isinstance(found, _NumberedMemory)
+            if found.id.data in table:
+                raise VerifyException(twice.format(found.id.data))
+            table[found.id.data] = found
     return table
 
 
