@@ -238,13 +238,21 @@ def _is_plumbing(node: torch.fx.Node) -> bool:
     return target is operator.getitem or target in symbolic.SCALAR_TARGETS or target in symbolic.ASSERTIONS
 
 
+def op_class(target: Any) -> type[aten.AtenOp] | None:
+    """The `aten` op class of a torch overload (None: the dialect lacks it), built on first use: reading
+    `aten.OPS_BY_TARGET` builds all 426 classes (~100 ms of a cold compile) to look up the few a graph has."""
+    if not isinstance(target, torch._ops.OpOverload):
+        return None
+    return aten.op_for(f"{target.namespace}::{target._opname}.{target._overloadname}")
+
+
 def _lacking_targets(program: ExportedProgram) -> set[Any]:
     """The overloads of the graph the dialect lacks (what decomposition should remove)."""
     missing = set()
     for node in program.graph.nodes:
         if node.op == "call_function" and not _is_plumbing(node):
             target = _effective_target(node)
-            if target not in aten.OPS_BY_TARGET:
+            if op_class(target) is None:
                 missing.add(target)
     return missing
 
@@ -259,7 +267,7 @@ def _raise_on_unsupported(
             continue
         if node.target in leaves:
             continue
-        if rewrites.get(node, node.target) in aten.OPS_BY_TARGET:
+        if op_class(rewrites.get(node, node.target)) is not None:
             continue
         name = _target_name(node.target)
         if name == "with_effects" and len(node.args) > 1:
@@ -430,7 +438,7 @@ class _GraphBuilder:
         if node in self.facts.dropped:
             return
         target = self.rewrites.get(node, node.target)
-        cls = _scalar_overload(node, target) or aten.OPS_BY_TARGET[target]
+        cls = _scalar_overload(node, target) or op_class(target)
         groups, properties = self._bind(cls, node)
         try:
             result_types = _result_types(node)
@@ -534,7 +542,7 @@ def _is_number(value: Any) -> bool:
 
 def _scalar_overload(node: torch.fx.Node, target: Any) -> type[aten.AtenOp] | None:
     """`add.Tensor(x, 1.0)` means `add.Scalar(x, 1.0)`: the overload whose `other` is a Scalar."""
-    cls = aten.OPS_BY_TARGET[target]
+    cls = op_class(target)
     tensor_names = [s.name for s in cls.SIGNATURE.tensor_args if s.kind is ArgKind.TENSOR]
     positional = {s.name: node.args[i] for i, s in enumerate(cls.SIGNATURE.args) if i < len(node.args)}
     bound = {**positional, **node.kwargs}
@@ -543,7 +551,7 @@ def _scalar_overload(node: torch.fx.Node, target: Any) -> type[aten.AtenOp] | No
         return None
     packet = getattr(torch.ops.aten, target._schema.name.split("::")[1], None)
     candidate = getattr(packet, "Scalar", None) if packet is not None else None
-    scalar_cls = aten.OPS_BY_TARGET.get(candidate)
+    scalar_cls = op_class(candidate)
     if scalar_cls is None:
         return None
     scalar_args = {s.name for s in scalar_cls.SIGNATURE.args if s.kind is ArgKind.SCALAR}
