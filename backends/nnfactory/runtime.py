@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import abc
 import importlib
+import sys
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -213,7 +214,39 @@ _REGISTRY: dict[str, str] = {
 
 def _load(name: str) -> Any:
     module_name, _, attr = _REGISTRY[name].partition(":")
+    if name == "openvino":
+        import_openvino()
     return importlib.import_module(module_name), attr
+
+
+_OVC = "openvino.tools.ovc"
+
+
+def import_openvino() -> Any:
+    """`openvino`, imported without its model-conversion tool: openvino's `__init__` imports
+    `openvino.tools.ovc` only to offer `openvino.convert_model` (its CLI parser, telemetry, numpy.ma and
+    the TensorFlow front end's helpers: ~140 ms of a cold `forge.compile`, which never converts a model).
+    `openvino.convert_model` still works: a module `__getattr__` imports the tool on first access, and
+    `import openvino.tools.ovc` works as before. A no-op when openvino is already imported."""
+    if "openvino" in sys.modules or _OVC in sys.modules:
+        return importlib.import_module("openvino")
+    sys.modules[_OVC] = None  # type: ignore[assignment]  # openvino's guarded `from openvino.tools.ovc import` skips it
+    try:
+        import openvino
+    finally:
+        if sys.modules.get(_OVC, False) is None:
+            del sys.modules[_OVC]
+    if "convert_model" not in vars(openvino) and "__getattr__" not in vars(openvino):
+        openvino.__getattr__ = _openvino_tool  # PEP 562: looked up only for names the module lacks
+    return openvino
+
+
+def _openvino_tool(name: str) -> Any:
+    if name == "convert_model":
+        from openvino.tools.ovc import convert_model
+
+        return convert_model
+    raise AttributeError(f"module 'openvino' has no attribute {name!r}")
 
 
 def available_runtimes() -> list[str]:
