@@ -104,8 +104,18 @@ class PipelineObserver:
 
 
 def count_ops(root: Operation) -> int:
-    """Number of ops under `root`, including `root`."""
-    return sum(1 for _ in root.walk())
+    """Number of ops under `root`, including `root`. An explicit stack, not `root.walk()`: the runner
+    counts before and after every pass (14 counts per compile) and xDSL's walk nests three generators
+    per op (2x slower on GPT-2's module)."""
+    count = 0
+    stack = [root]
+    while stack:
+        op = stack.pop()
+        count += 1
+        for region in op.regions:
+            for block in region.blocks:
+                stack.extend(block.ops)
+    return count
 
 
 def _fingerprint(root: Operation) -> list[tuple[Any, ...]]:
