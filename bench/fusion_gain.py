@@ -93,7 +93,7 @@ def _import(model, inputs):
 
 def _score_pipeline(module, weights, pipeline):
     from forge.analysis.cost_model import estimate
-    from forge.compiler import run_passes
+    from forge.pass_stages import run_passes
     from forge.weights import attach_weights
 
     variant = module.clone()

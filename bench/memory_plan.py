@@ -26,8 +26,8 @@ import sys
 import time
 
 from forge import models
-from forge.compiler import run_passes
 from forge.frontend.fx_importer import import_module
+from forge.pass_stages import run_passes
 from forge.pipelines import DEFAULT_PIPELINE, LOWER_TO_NPUIR
 from forge.weights import attach_weights
 from lowering.check_allocation import check_allocation

@@ -31,8 +31,8 @@ def run(quick: bool = False) -> dict[str, Any]:
 
 
 def _measure(spec: common.ModelSpec, quick: bool, repeats: int) -> dict[str, Any]:
-    from forge.compiler import run_passes
     from forge.frontend.fx_importer import import_program
+    from forge.pass_stages import run_passes
     from forge.weights import attach_weights
 
     model, inputs = common.model_and_inputs(spec, quick)

@@ -20,10 +20,11 @@ from pathlib import Path
 
 import torch
 
-from forge.compiler import _count_body_ops, run_passes
 from forge.frontend.fx_importer import import_module
 from forge.models import ATTN_IMPLS, CORE_ZOO, ZOO, build_model, example_inputs
+from forge.pass_stages import run_passes
 from forge.pipelines import CLEANUP, LOWER_ATEN, LOWERING_PIPELINE, OPTIMIZATION_PASSES, PLAN_MEMORY, SCHEDULE_DEVICES
+from forge.report import count_body_ops
 from forge.weights import attach_weights
 
 PINNED_POLICY = LOWER_ATEN + "{cpu-ops=gather pin-final-norm=true}"
@@ -41,7 +42,7 @@ def measure(name: str, attn: str, *, layers: int | None, seq_len: int, repeat: i
     imported = _fresh_import(model, inputs)
     row = {"model": name, "attn": attn, "layers": model.config.num_hidden_layers,
            "export_ms": imported.export_ms, "import_ms": imported.import_ms,
-           "ops_imported": _count_body_ops(imported.module)}
+           "ops_imported": count_body_ops(imported.module)}
     pass_ms: dict[str, list[float]] = {}
     totals = []
     for i in range(repeat):
@@ -60,7 +61,7 @@ def measure(name: str, attn: str, *, layers: int | None, seq_len: int, repeat: i
                       "ops_after": r.ops_after} for r in records]
     row["six_passes_ms_median"] = statistics.median(totals)
     run_passes(imported.module, CLEANUP)
-    row["ops_optimized"] = _count_body_ops(imported.module)
+    row["ops_optimized"] = count_body_ops(imported.module)
     row["reduction"] = 1 - row["ops_optimized"] / row["ops_imported"]
     row["fused_attention"] = sum(1 for op in imported.module.walk() if op.name == "aten.scaled_dot_product_attention")
     optimized_text = str(imported.module)

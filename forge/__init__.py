@@ -14,11 +14,11 @@ from typing import Any
 
 _LAZY = {
     "compile": ("forge.compiler", "compile"),
-    "compile_meta": ("forge.compiler", "compile_meta"),
+    "compile_meta": ("forge.meta_compile", "compile_meta"),
     "init_empty_weights": ("forge.frontend.meta_weights", "init_empty_weights"),
     "generate": ("forge.generation", "generate"),
-    "load": ("forge.compiler", "load"),
-    "CompiledModel": ("forge.compiler", "CompiledModel"),
+    "load": ("forge.artifact", "load"),
+    "CompiledModel": ("forge.artifact", "CompiledModel"),
     "import_module": ("forge.frontend.fx_importer", "import_module"),
     "import_program": ("forge.frontend.fx_importer", "import_program"),
     "interpret": ("forge.interpreter", "interpret"),

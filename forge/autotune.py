@@ -51,9 +51,9 @@ from xdsl.passes import PassPipeline
 from forge.analysis.cost_model import CostReport, CostTable, estimate
 from forge.analysis.repeated_layers import find_layers, truncate
 from forge.compiler import compile as forge_compile
-from forge.compiler import run_passes
 from forge.context import get_all_passes, make_context
 from forge.frontend.fx_importer import import_module
+from forge.pass_stages import run_passes
 from forge.pipeline import PipelineRunner
 from forge.pipelines import CLEANUP, LOWER_ATEN, SCHEDULE_DEVICES, SIMPLIFY
 from forge.transforms.fuse_ops import FuseOpsPass

@@ -46,8 +46,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from forge.compiler import run_passes
 from forge.frontend.fx_importer import ImportedProgram, import_module
+from forge.pass_stages import run_passes
 from forge.pipelines import DEFAULT_PIPELINE, LOWER_TO_NPUIR, PLAN_MEMORY
 from forge.weights import attach_weights
 

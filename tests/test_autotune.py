@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from forge import autotune as at
-from forge.compiler import parse_pipeline, run_passes
+from forge.pass_stages import parse_pipeline, run_passes
 from forge.weights import attach_weights
 from tests.conftest import imported_small_model, small_model
 
@@ -110,7 +110,7 @@ def test_alpha_zero_fuses_nothing_and_one_everything(name: str) -> None:
 
 
 def test_alpha_outside_the_unit_interval_is_a_pipeline_error() -> None:
-    from forge.compiler import CompileError
+    from forge.errors import CompileError
 
     with pytest.raises(CompileError, match="aggressiveness"):
         parse_pipeline("fuse-ops{aggressiveness=1.5}")

@@ -6,8 +6,8 @@
 import torch
 from torch import nn
 
-from forge.compiler import run_passes
 from forge.frontend.fx_importer import import_module
+from forge.pass_stages import run_passes
 from forge.pipelines import DEFAULT_PIPELINE
 from forge.weights import attach_weights
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from forge.cli.generate import add_generate_parser, cmd_generate
 from forge.cli.import_cmd import IR_STAGES, add_import_parser, cmd_emit_stage, cmd_import
+from forge.errors import CompileError
 
 EMIT_STAGES = ("aten", "npuir", "buffer", "nnfactory-py")
 
@@ -151,8 +152,6 @@ def _compile(args: argparse.Namespace, *, keep_stages: bool = False):
 
 def _accuracy_sequences(args: argparse.Namespace) -> int | None:
     """--accuracy N; by default the fixed 100 sequences when a reduced mode is asked for."""
-    from forge.compiler import CompileError  # lazy: start-up cost (torch)
-
     if args.accuracy is not None:
         if args.accuracy < 0:
             raise CompileError(f"--accuracy: expected a number of sequences >= 0, got {args.accuracy}")
@@ -163,7 +162,6 @@ def _accuracy_sequences(args: argparse.Namespace) -> int | None:
 def _compile_tuned(args: argparse.Namespace, model, inputs, label: str):
     """--autotune: the tuner picks pipeline and lowering options; parity is always checked."""
     from forge.autotune import compile_tuned  # lazy: start-up cost
-    from forge.compiler import CompileError  # lazy: start-up cost (torch)
 
     if args.pipeline or args.disable:
         raise CompileError("--autotune chooses the pipeline itself; drop --pipeline/--disable")
@@ -400,7 +398,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "models":
         print(format_models())
         return 0
-    from forge.compiler import CompileError  # lazy: start-up cost (torch)
     from forge.frontend.fx_importer import ImportError_  # lazy: start-up cost (torch)
 
     try:

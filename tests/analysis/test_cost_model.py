@@ -8,8 +8,8 @@ import pytest
 from xdsl.parser import Parser
 
 from forge.analysis import cost_model as cm
-from forge.compiler import run_passes
 from forge.context import make_context
+from forge.pass_stages import run_passes
 from forge.pipelines import LOWER_TO_NPUIR
 from forge.weights import attach_weights
 from tests.conftest import imported_small_model

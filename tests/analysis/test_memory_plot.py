@@ -12,8 +12,8 @@ from xdsl.parser import Parser
 from dialects import buffer as B
 from forge.analysis import metrics
 from forge.analysis.memory_plot import MemoryPlan, PlotError, draw_memory_plan, memory_plan, plot_memory
-from forge.compiler import run_passes
 from forge.context import make_context
+from forge.pass_stages import run_passes
 from forge.pipelines import DEFAULT_PIPELINE, LOWERING_PIPELINE
 from forge.weights import attach_weights
 from tests.conftest import imported_small_model

@@ -22,7 +22,7 @@ from xdsl.ir import Operation
 
 from dialects import aten
 from forge.analysis.op_graph import FUSED_ATEN_OPS, FUSED_KINDS, op_device, op_graph, op_kind, quote
-from forge.compiler import run_passes
+from forge.pass_stages import run_passes
 from forge.pipelines import DEFAULT_PIPELINE, LOWERING_PIPELINE
 from forge.weights import attach_weights
 from tests.conftest import imported_small_model

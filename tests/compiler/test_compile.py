@@ -9,8 +9,10 @@ import pytest
 import torch
 
 import forge
-from forge.compiler import LoadError, load, parity
+from forge.artifact import load
 from forge.compiler import compile as forge_compile
+from forge.errors import LoadError
+from forge.parity import parity
 from tests.conftest import small_model
 
 MAX_ABS = 2.1e-5  # the published fidelity of the reference compiler (fp32)

@@ -18,7 +18,7 @@ import torch
 import forge
 from forge import precision as P
 from forge.cli.main import main as cli_main
-from forge.compiler import CompileError
+from forge.errors import CompileError
 from forge.models import build_model, example_inputs
 from tests.conftest import require_runtime
 

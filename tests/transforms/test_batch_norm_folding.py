@@ -14,9 +14,9 @@ import torch
 from torch import nn
 
 from forge.compiler import compile as forge_compile
-from forge.compiler import run_passes
 from forge.frontend.fx_importer import import_module
 from forge.interpreter import interpret
+from forge.pass_stages import run_passes
 from forge.weights import attach_weights
 
 REL_TOL = 1e-5

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from forge.compiler import _count_body_ops, run_passes
+from forge.pass_stages import run_passes
 from forge.pipelines import DEFAULT_PIPELINE
+from forge.report import count_body_ops
 from forge.weights import attach_weights
 from tests.conftest import imported_small_model
 
@@ -12,9 +13,9 @@ def optimized(name: str, attn: str):
     imported, _, _ = imported_small_model(name, attn)
     module = imported.module.clone()
     attach_weights(module, imported.weights)
-    before = _count_body_ops(module)
+    before = count_body_ops(module)
     run_passes(module, DEFAULT_PIPELINE)
-    return module, before, _count_body_ops(module)
+    return module, before, count_body_ops(module)
 
 
 def test_every_zoo_model_loses_at_least_a_fifth_of_its_ops(zoo_case):

@@ -1,0 +1,267 @@
+"""A saved model's files: their names and format, and reading each back with its checks.
+
+`forge.load` (forge/artifact.py) reads a directory `CompiledModel.save` wrote: meta.json (format, runtime,
+device, inputs, call signature, cast policy, report, the SHA-256 of the other files), model.mlir (the
+planned buffer IR, parsed and verified) and model.safetensors (its weights), or the external safetensors
+files a `compile_meta` artifact names. Anything wrong is a `LoadError` naming the file and what is wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+
+from forge.analysis.dominance import verify_module
+from forge.context import make_context
+from forge.diagnostics import one_line
+from forge.errors import LoadError
+from forge.frontend.export import CallSignature, CastPolicy
+from forge.frontend.fx_importer import InputSpec
+from forge.weights import WeightsError, WeightStore
+
+SAVED_FORMAT = "forge-compiled-model/1"
+SAVED_IR, SAVED_WEIGHTS, SAVED_META = "model.mlir", "model.safetensors", "meta.json"
+
+
+@dataclass
+class SavedFiles:
+    """A saved directory's files, read and checked against each other (before anything is emitted)."""
+
+    meta: dict[str, Any]
+    module: ModuleOp
+    weights: WeightStore
+    external: dict[str, Any] | None
+    """The manifest of the external weights bound into `weights` (None: all in model.safetensors)."""
+    inputs: list[InputSpec]
+    results: int
+    """How many results the forward function returns."""
+
+
+def read_saved(directory: Path, weights_from: Any = None) -> SavedFiles:
+    """Every file of `directory` read and checked: meta.json, the checksums, the IR, the weights (the
+    external ones bound from `weights_from` or the files meta.json names), the inputs against the IR's
+    function, and every weight the IR reads against the store."""
+    if not directory.is_dir():
+        what = "not a directory" if directory.exists() else "no such directory"
+        raise LoadError(f"{directory}: {what}; not a saved Forge model (no {SAVED_META})")
+    meta = _read_meta(directory)
+    _check_checksums(directory, meta.get("files"))
+    module = _read_ir(directory / SAVED_IR)
+    weights = _read_weights(directory / SAVED_WEIGHTS)
+    external = _bind_external(directory, meta, weights, weights_from)
+    if external is not None:
+        weights, external = external
+    fn = _forward_function(directory / SAVED_IR, module)
+    inputs = _meta_inputs(directory, meta["inputs"], fn)
+    _check_weights(directory, module, weights)
+    return SavedFiles(meta, module, weights, external, inputs, len(fn.function_type.outputs))
+
+
+def _bind_external(directory: Path, meta: dict[str, Any], weights: WeightStore, weights_from: Any):
+    """(the store with meta.json's external weights bound, their manifest), or None for a model whose
+    weights are all in model.safetensors."""
+    from forge.frontend.meta_weights import WeightBindError, bind, external_manifest, source_from_manifest
+
+    manifest = meta.get("external_weights")
+    if manifest is None:
+        if weights_from is not None:
+            raise LoadError(f"{directory}: weights_from= given, but the model's weights are in {SAVED_WEIGHTS}")
+        return None
+    try:
+        for name, entry in manifest["tensors"].items():
+            dtype = getattr(torch, entry["dtype"].removeprefix("torch."))
+            placeholder = torch.empty(entry["shape"], dtype=dtype, device="meta")
+            weights.add(name, placeholder)
+            if entry.get("key", name) != name:  # a tied weight stored under its other name
+                weights.add(entry["key"], placeholder)
+        source = source_from_manifest(manifest, weights_from)
+        names = list(manifest["tensors"])
+        return bind(weights, source, names), external_manifest(weights, source, names)
+    except WeightBindError as err:
+        raise LoadError(f"{directory}: {err}") from None
+    except (KeyError, TypeError, AttributeError, ValueError) as err:
+        raise LoadError(f"{directory / SAVED_META}: corrupt 'external_weights' ({type(err).__name__}: {err})") from None
+
+
+def meta_call(directory: Path, meta: dict[str, Any], inputs: list[InputSpec], results: int):
+    """The saved call signature and cast policy (None for a model saved before they were stored: it is
+    called with its positional tensors). An output class that cannot be imported here comes back as a
+    dict with the same keys (said in the notes)."""
+    path = directory / SAVED_META
+    signature, notes = None, []
+    try:
+        if "call" in meta:
+            signature, notes = CallSignature.from_json(meta["call"])
+        cast = CastPolicy.from_json(meta["cast"]) if "cast" in meta else None
+    except Exception as err:  # json shapes, TreeSpec parsing, dtypes: all mean a corrupt entry
+        raise LoadError(
+            f"{path}: corrupt 'call' or 'cast' entry ({type(err).__name__}: {one_line(str(err))})"
+        ) from None
+    if signature is not None:
+        tensors = [leaf for leaf in signature.inputs if leaf.is_tensor]
+        if [leaf.shape for leaf in tensors] != [spec.shape for spec in inputs]:
+            raise LoadError(
+                f"{path}: 'call' takes {', '.join(leaf.describe() for leaf in tensors) or 'no tensors'}, but "
+                f"'inputs' are {', '.join(f'{s.name} {list(s.shape)}' for s in inputs) or 'none'}"
+            )
+        if signature.out_spec.num_leaves != results:
+            raise LoadError(f"{path}: 'call' returns {signature.out_spec.num_leaves} outputs, the model {results}")
+    return signature, cast, [f"loaded: {note}" for note in notes]
+
+
+def saved_weights(value: Any) -> str | None:
+    """The weight-only quantization mode a saved report names, as the emitter takes it (f32: None)."""
+    return None if value in (None, "f32") else value
+
+
+def _read_meta(directory: Path) -> dict[str, Any]:
+    path = directory / SAVED_META
+    if not path.exists():
+        raise LoadError(f"{directory}: not a saved Forge model (no {SAVED_META})")
+    try:
+        meta = json.loads(path.read_text(), parse_constant=_reject_constant)
+    except (OSError, ValueError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise LoadError(f"{path}: corrupt ({err})") from None
+    if not isinstance(meta, dict) or meta.get("format") != SAVED_FORMAT:
+        raise LoadError(f"{path}: unknown format {meta.get('format') if isinstance(meta, dict) else meta!r}")
+    for key, kind in (("runtime", str), ("device", str), ("inputs", list)):
+        if key not in meta:
+            raise LoadError(f"{path}: missing '{key}'")
+        if not isinstance(meta[key], kind):
+            raise LoadError(f"{path}: '{key}' should be a {kind.__name__}, not {meta[key]!r}")
+    if not isinstance(meta.get("report", {}), dict):
+        raise LoadError(f"{path}: 'report' should be an object, not {meta['report']!r}")
+    return meta
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def sha256(path: Path) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def _check_checksums(directory: Path, files: Any) -> None:
+    """The IR and weights files are the ones `save` wrote (when meta.json has their checksums)."""
+    if files is None:
+        return  # saved before checksums, or removed on purpose to load an edited model
+    meta = directory / SAVED_META
+    expected = {SAVED_IR, SAVED_WEIGHTS}
+    if not isinstance(files, dict) or set(files) != expected or not all(isinstance(v, str) for v in files.values()):
+        raise LoadError(f"{meta}: 'files' should map {SAVED_IR} and {SAVED_WEIGHTS} to SHA-256 digests, not {files!r}")
+    for name in sorted(expected):
+        path = directory / name
+        try:
+            digest = sha256(path)
+        except OSError as err:
+            raise LoadError(f"{path}: cannot read ({err.strerror or err})") from None
+        if digest != files[name]:
+            raise LoadError(
+                f"{path}: changed since it was saved (SHA-256 differs from {meta}); "
+                f"remove 'files' from {SAVED_META} to load an edited model"
+            )
+
+
+def _read_ir(path: Path) -> ModuleOp:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise LoadError(f"{path.parent}: missing {path.name}") from None
+    except (OSError, ValueError) as err:  # a directory, unreadable, not UTF-8
+        raise LoadError(f"{path}: cannot read ({err})") from None
+    try:
+        module = Parser(make_context(), text, str(path)).parse_module()
+        verify_module(module)
+    except Exception as err:  # parse and verify errors carry their own location
+        raise LoadError(f"{path}: {err}") from None
+    return module
+
+
+def _read_weights(path: Path) -> WeightStore:
+    try:
+        return WeightStore.load(path)
+    except WeightsError as err:
+        raise LoadError(str(err)) from None
+
+
+def _forward_function(path: Path, module: ModuleOp):
+    """The function the emitter runs: the only one, or @forward."""
+    from xdsl.dialects import func
+
+    fns = [op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks]
+    chosen = fns if len(fns) == 1 else [f for f in fns if f.sym_name.data == "forward"]
+    if len(chosen) != 1:
+        raise LoadError(f"{path}: expected one function (or @forward), found {len(fns)}")
+    return chosen[0]
+
+
+def _meta_inputs(directory: Path, entries: list[Any], fn) -> list[InputSpec]:
+    """meta.json's inputs, checked against the function's arguments (the compiled shapes)."""
+    from xdsl.dialects.builtin import TensorType
+
+    from dialects.torch_types import dtype_of
+
+    meta = directory / SAVED_META
+    args = fn.body.block.args
+    if len(entries) != len(args):
+        raise LoadError(
+            f"{meta}: {len(entries)} input(s), but @{fn.sym_name.data} in {directory / SAVED_IR} takes {len(args)}"
+        )
+    specs = []
+    for i, (entry, arg) in enumerate(zip(entries, args, strict=True)):
+        spec = _input_spec(meta, i, entry)
+        if (
+            not isinstance(arg.type, TensorType)
+            or tuple(arg.type.get_shape()) != spec.shape
+            or dtype_of(arg.type) != spec.dtype
+        ):
+            raise LoadError(
+                f"{meta}: input {i} is {spec.dtype} {list(spec.shape)}, but {directory / SAVED_IR} takes {arg.type}"
+            )
+        specs.append(spec)
+    return specs
+
+
+def _input_spec(meta: Path, index: int, entry: Any) -> InputSpec:
+    bad = LoadError(
+        f"{meta}: input {index} should be {{name: str, shape: [int, ...], dtype: 'torch.<dtype>'}}, not {entry!r}"
+    )
+    if not isinstance(entry, dict):
+        raise bad
+    name, shape, dtype_name = entry.get("name"), entry.get("shape"), entry.get("dtype")
+    if not isinstance(name, str) or not isinstance(shape, list) or not isinstance(dtype_name, str):
+        raise bad
+    if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
+        raise bad
+    dtype = getattr(torch, dtype_name.removeprefix("torch."), None)
+    if not isinstance(dtype, torch.dtype):
+        raise LoadError(f"{meta}: input {index} has unknown dtype {dtype_name!r}")
+    return InputSpec(name, tuple(shape), dtype)
+
+
+def _check_weights(directory: Path, module: ModuleOp, weights: WeightStore) -> None:
+    """Every weight the IR reads is in the store, with the type the IR reads it as."""
+    from dialects.torch_types import dtype_of, shape_of
+
+    for op in module.walk():
+        if op.name != "buffer.weight":
+            continue
+        name = op.properties["name"].data
+        ty = op.results[0].type
+        if name not in weights:
+            raise LoadError(f"{directory / SAVED_IR} reads weight {name!r}, which {directory / SAVED_WEIGHTS} lacks")
+        tensor = weights[name]
+        if tuple(tensor.shape) != shape_of(ty) or tensor.dtype != dtype_of(ty):
+            raise LoadError(
+                f"{directory / SAVED_WEIGHTS}: weight {name!r} is {tensor.dtype} {list(tensor.shape)}, "
+                f"but {directory / SAVED_IR} reads it as {ty}"
+            )

@@ -1,0 +1,134 @@
+"""What the compile report says about the IR and the call: op counts, the memory plan's figures, the
+steps left on the CPU, the weights the IR reads, and how the model's call was compiled.
+
+Pure reads of a module, a signature and the stage times; `compile_report` assembles the fields every
+`forge.compile` report has (the `forge compile --report` JSON).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch.utils._pytree as pytree
+from xdsl.dialects.builtin import ModuleOp
+
+from forge.analysis import metrics
+
+if TYPE_CHECKING:
+    from forge.frontend.export import CallSignature, CastPolicy
+    from forge.frontend.fx_importer import ImportedProgram
+    from forge.pipeline import PassRecord
+    from forge.stage_times import StageTimes
+
+
+def count_body_ops(module: ModuleOp) -> int:
+    """Ops inside functions (what a graph has), not counting the module/func wrappers."""
+    return sum(1 for op in module.walk() if op.name not in ("builtin.module", "func.func", "func.return"))
+
+
+def count_ops_named(module: ModuleOp, name: str) -> int:
+    return sum(1 for op in module.walk() if op.name == name)
+
+
+def used_weights(module: ModuleOp) -> set[str]:
+    """The names of the weights the IR reads (`aten.weight`, `npuir.weight`, `buffer.weight`)."""
+    return {op.properties["name"].data for op in module.walk() if op.name.endswith(".weight")}
+
+
+def compile_report(
+    model_name: str, imported: ImportedProgram, records: list[PassRecord], times: StageTimes, module: ModuleOp,
+    executor: Any, **fields: Any,
+) -> dict[str, Any]:
+    """The stages, passes, op counts, plan and program figures of one compile (`fields`: runtime, device,
+    ops_imported, ops_optimized, fused_attention)."""
+    program = executor.program
+    return {
+        "model": model_name,
+        "runtime": fields["runtime"],
+        "device": fields["device"],
+        "export_ms": round(times.export_ms, 3),
+        "import_ms": round(times.import_ms, 3),
+        "passes": [
+            {
+                "name": r.name,
+                "ms": round(r.wall_ms, 3),
+                "ops_before": r.ops_before,
+                "ops_after": r.ops_after,
+                "fired": dict(r.fired),
+            }
+            for r in records
+        ],
+        "passes_ms": round(times.passes_ms, 3),
+        "lower_ms": round(times.lower_ms, 3),
+        "emit_ms": round(times.emit_ms, 3),
+        "device_compile_ms": round(times.device_compile_ms, 3),
+        "ops_imported": fields["ops_imported"],
+        "ops_optimized": fields["ops_optimized"],
+        "fused_attention": fields["fused_attention"],
+        **plan_metrics(module),
+        **cpu_steps(module),
+        "segments": len(program.segments),
+        "weights": len(imported.weights),
+        "weight_bytes": imported.weights.nbytes,
+    }
+
+
+def call_report(signature: CallSignature | None, cast: CastPolicy | None) -> dict[str, Any]:
+    """What the inputs were (names, shapes, dtypes, positional or keyword), the output structure,
+    the cast policy, and one-line notes on how the model's call was compiled."""
+    if signature is None:
+        return {"cast_policy": cast.to_json() if cast is not None else None}
+    notes = []
+    caches = sorted({t.__name__ for t in _spec_types(signature.out_spec) if "Cache" in t.__name__})
+    if caches:
+        notes.append(
+            f"the model returns its KV cache ({', '.join(caches)}, use_cache default): its key/value tensors are "
+            "outputs, returned as the same cache type; pass kwargs={'use_cache': False} to compile without them"
+        )
+    if cast is not None:
+        notes.append(cast.note())
+    return {
+        "inputs": signature.describe(),
+        "outputs": signature.output_structure(),
+        "cast_policy": cast.to_json() if cast is not None else None,
+        "notes": notes,
+    }
+
+
+def _spec_types(spec: pytree.TreeSpec) -> list[type]:
+    if spec is None or spec.is_leaf():
+        return []
+    return [spec.type, *(t for child in spec.children() for t in _spec_types(child))]
+
+
+def plan_metrics(module: ModuleOp) -> dict[str, int]:
+    """The memory plan's figures (`forge.analysis.metrics`): registers, buffers, peak bytes, transitions."""
+    summary = metrics.report(module)
+    return {
+        "vregs": summary["plan"]["vregs"],
+        "buffers": summary["buffers"],
+        "peak_bytes_naive": summary["peak_bytes_naive"],
+        "peak_bytes_planned": summary["peak_bytes_planned"],
+        "peak_bytes_lower_bound": summary["plan"]["peak_bytes_lower_bound"],
+        "transitions_before": summary["schedule"]["transitions_before"],
+        "transitions_after": summary["schedule"]["transitions_after"],
+    }
+
+
+def cpu_steps(module: ModuleOp) -> dict[str, Any]:
+    """What runs on the CPU after lowering, read off the buffer IR's `buffer.exec` steps.
+
+    `cpu_fallback`: {aten op name: count} of the `aten` kind (an op with no NPU lowering, run
+    unchanged on the host); `cpu_ops`: every compute step on the CPU, fallback or not (a kind
+    the affinity scheduler kept on the host counts here too).
+    """
+    fallback: dict[str, int] = {}
+    cpu_ops = 0
+    for op in module.walk():
+        if op.name != "buffer.exec" or op.device.data.value != "cpu":
+            continue
+        cpu_ops += 1
+        if op.kind.data == "aten":
+            name = op.params.data["op"].data
+            fallback[name] = fallback.get(name, 0) + 1
+    return {"cpu_fallback": dict(sorted(fallback.items())), "cpu_ops": cpu_ops}
