@@ -8,7 +8,7 @@ then the memory plan: `forge.pipelines`), each timed into the compile's `StageTi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
@@ -22,13 +22,13 @@ from forge.stage_times import Progress, StageTimes, timed
 
 
 def parse_pipeline(
-    spec: Sequence[str] | str, disable: Sequence[str] = (), available: dict[str, Any] | None = None
+    spec: Sequence[str] | str, disable: Sequence[str] = (), available: Mapping[str, Any] | None = None
 ) -> tuple[list[ModulePass], list[str]]:
     """Pass instances and their spellings for a pipeline spec, without the disabled passes
     (`available`: the pass registry, `get_all_passes()` unless given)."""
     text = spec if isinstance(spec, str) else ",".join(spec)
     available = get_all_passes() if available is None else available
-    unknown = sorted(set(disable) - set(available))
+    unknown = sorted(name for name in set(disable) if name not in available)  # no iteration: the table is lazy
     if unknown:
         raise CompileError(f"--disable names unknown pass(es): {', '.join(unknown)}")
     try:
@@ -40,7 +40,7 @@ def parse_pipeline(
 
 
 def run_passes(
-    module: ModuleOp, spec: Sequence[str] | str, disable: Sequence[str] = (), available: dict[str, Any] | None = None
+    module: ModuleOp, spec: Sequence[str] | str, disable: Sequence[str] = (), available: Mapping[str, Any] | None = None
 ) -> list[PassRecord]:
     """Run a pipeline on `module` in place through the instrumented runner."""
     passes, names = parse_pipeline(spec, disable, available)
@@ -50,7 +50,7 @@ def run_passes(
 
 def optimize(
     module: ModuleOp, times: StageTimes, progress: Progress | None, *, pipeline: Sequence[str] | str | None,
-    disable: Sequence[str], available: dict[str, Any], stages: dict[str, str] | None = None,
+    disable: Sequence[str], available: Mapping[str, Any], stages: dict[str, str] | None = None,
 ) -> list[PassRecord]:
     """The optimization stage: `pipeline` (DEFAULT_PIPELINE unless given) without `disable`, in `passes_ms`;
     `stages` (when given) receives the optimized IR as "aten"."""
@@ -65,7 +65,7 @@ def optimize(
 
 def lower_and_plan(
     module: ModuleOp, times: StageTimes, progress: Progress | None, *, lowering: Sequence[str] | str | None,
-    available: dict[str, Any], stages: dict[str, str] | None = None,
+    available: Mapping[str, Any], stages: dict[str, str] | None = None,
 ) -> None:
     """Lowering to npuir (`lowering`, LOWER_TO_NPUIR unless given: e.g. with affinity options), then
     memory planning, both in `lower_ms`; `stages` (when given) receives the IR after each."""
