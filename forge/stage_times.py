@@ -21,6 +21,8 @@ Progress = Callable[[str], None]
 
 @dataclass
 class StageTimes:
+    """Wall ms of each stage of one compile; each field is a report key of the same name."""
+
     export_ms: float = 0.0
     decompose_ms: float = 0.0
     import_ms: float = 0.0
