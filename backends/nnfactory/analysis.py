@@ -34,6 +34,8 @@ from dialects.torch_types import dense_tensor, dtype_of, shape_of
 
 from .program import ArenaSpec, BufferSpec, CpuStep, EmitError, TransferStep, ValueRef, memory_of, overlap
 
+_I1 = IntegerType(1)  # built once: _param_text runs per op parameter
+
 __all__ = ["Analysis", "SegmentPlan", "analyze", "describe_op", "op_text"]
 
 
@@ -124,7 +126,7 @@ def _param_text(value: Any) -> str:
         return str(value.data.value)
     if isinstance(value, IntegerAttr):
         v = value.value.data
-        return ("true" if v else "false") if value.type == IntegerType(1) else str(v)
+        return ("true" if v else "false") if value.type == _I1 else str(v)
     if isinstance(value, FloatAttr):
         return repr(value.value.data)
     if isinstance(value, DenseArrayBase):

@@ -48,7 +48,8 @@ from dialects.torch_types import dtype_of
 if TYPE_CHECKING:
     import torch
 
-NPU_ELEMENTS = frozenset({Float32Type(), Float16Type(), BFloat16Type(), IntegerType(1)})
+_I1 = IntegerType(1)  # built once: is_i1 runs per emitted op, and an IntegerType costs ~30 us to build
+NPU_ELEMENTS = frozenset({Float32Type(), Float16Type(), BFloat16Type(), _I1})
 """Element types the NPU computes with (i1 for masks and comparison results)."""
 
 
@@ -120,7 +121,7 @@ def torch_function(name: str) -> Callable[..., Any]:
 
 def is_i1(t: Any) -> bool:
     """Whether `t` is a tensor of booleans."""
-    return isinstance(t, TensorType) and t.element_type == IntegerType(1)
+    return isinstance(t, TensorType) and t.element_type == _I1
 
 
 def elements(t: Attribute) -> int:
