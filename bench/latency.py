@@ -100,12 +100,15 @@ def profile_executor(compiled: Any, x: torch.Tensor, calls: int = PROFILE_CALLS)
     """Where a Forge call spends its time: OpenVINO segments, CPU ops, transfers, output copy.
 
     cProfile over `calls` calls, grouped by the executor's instruction kinds (profiled times are
-    inflated; read the shares).
+    inflated; read the shares). "output copy" is the copy-out of outputs left in their buffers
+    (`host_clone`); "direct outputs" the allocation and binding of the outputs the segments write in
+    place (`CompiledNPUExecutor._bind_direct`).
     """
     from backends.nnfactory import executor as ex
 
     kinds = {_code_key(ex.RunSegment.__call__): "OpenVINO segments", _code_key(ex.RunCpu.__call__): "CPU ops",
-             _code_key(ex.Transfer.__call__): "transfers"}
+             _code_key(ex.Transfer.__call__): "transfers", _code_key(ex.host_clone): "output copy",
+             _code_key(ex.CompiledNPUExecutor._bind_direct): "direct outputs"}
     profiler = cProfile.Profile()
     profiler.enable()
     for _ in range(calls):
@@ -117,9 +120,6 @@ def profile_executor(compiled: Any, x: torch.Tensor, calls: int = PROFILE_CALLS)
     for key, v in entries.items():
         if key in kinds:
             shares[kinds[key]] += v[3]
-    clone_name = "<method 'clone' of 'torch._C.TensorBase' objects>"
-    clone = sum(v[3] for (file, _, name), v in entries.items() if name == clone_name)
-    shares["output copy"] = clone
     shares["other (dispatch, binding)"] = max(total - sum(shares.values()), 0.0)
     return {"calls": calls, "run_ms": total * 1e3 / calls,
             "parts": {k: {"ms": v * 1e3 / calls, "share": v / total if total else 0.0} for k, v in shares.items()}}

@@ -9,6 +9,10 @@ one arena may overlap: `memory_of` says which bytes a value occupies) or outside
 (graph input, weight, constant). `EmitError` is how the backend says the buffer
 IR cannot become a program. `Program.states` names the buffers that hold states (`buffer.state`):
 the executor takes them from a `StateStore` shared across calls and programs, not from its plan.
+
+`direct_outputs(program)` says which program outputs the segment producing them may write straight
+into the caller's tensor (the executor binds that tensor as the segment's output for the call,
+instead of writing the plan's buffer and copying it out); the conditions are on the function.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ __all__ = [
     "ArenaSpec",
     "BufferSpec",
     "CpuStep",
+    "DirectOutput",
     "EmitError",
     "Program",
     "Segment",
@@ -39,8 +44,12 @@ __all__ = [
     "Step",
     "TransferStep",
     "ValueRef",
+    "direct_outputs",
     "memory_of",
     "overlap",
+    "numpy_dtype",
+    "step_reads",
+    "step_writes",
 ]
 
 
@@ -337,3 +346,104 @@ class Program:
             )
         return "\n".join(lines)
 
+
+
+# ------------------------------------------------------------------------------ direct outputs
+
+_TORCH_TO_NUMPY = {torch.float16: np.float16, torch.float32: np.float32, torch.float64: np.float64,
+                   torch.int8: np.int8, torch.int16: np.int16, torch.int32: np.int32, torch.int64: np.int64,
+                   torch.uint8: np.uint8, torch.bool: np.bool_}
+
+
+def numpy_dtype(dtype: torch.dtype) -> np.dtype | None:
+    """The numpy dtype of a torch dtype (None: numpy has none, e.g. bfloat16)."""
+    found = _TORCH_TO_NUMPY.get(dtype)
+    return None if found is None else np.dtype(found)
+
+
+def step_reads(program: Program, step: Step) -> tuple[ValueRef, ...]:
+    """The values a step reads."""
+    if isinstance(step, SegmentStep):
+        return program.segments[step.segment].inputs
+    if isinstance(step, CpuStep):
+        return step.ins
+    return (step.src,)
+
+
+def step_writes(program: Program, step: Step) -> tuple[ValueRef, ...]:
+    """The values a step writes."""
+    if isinstance(step, SegmentStep):
+        return program.segments[step.segment].outputs
+    if isinstance(step, CpuStep):
+        return (step.out,)
+    return (step.dst,)
+
+
+@dataclass(frozen=True)
+class DirectOutput:
+    """A program output that segment output `position` of step `step` (an index into
+    `Program.steps`) may write straight into the caller's tensor. `readers` are the later reads of
+    the value, `(step, input position)`: they read the caller's tensor instead of the buffer."""
+
+    ref: ValueRef
+    step: int
+    position: int
+    readers: tuple[tuple[int, int], ...] = ()
+
+
+def direct_outputs(program: Program) -> tuple[DirectOutput, ...]:
+    """The program outputs a segment may write into the caller's tensor, one entry per distinct value.
+
+    Sound when writing the value elsewhere than its buffer changes nothing else the program computes:
+    the value is a buffer value (not an input, weight, constant or state: those alias memory that
+    outlives the call), written by exactly one step, a segment whose graph output has the value's
+    numpy dtype (an i1 value viewed as int8 included); after that step, every access to bytes
+    overlapping the value's is a read of the value itself (redirected to the caller's tensor; a
+    segment reading it must take it in the same numpy dtype), never a write or a read of another
+    value sharing those bytes; and no other program output shares its bytes. A staged output
+    (bytes overlapping an input of its own segment) qualifies: the caller's tensor overlaps no input,
+    so its staging copy is not needed. The same value returned twice is one entry (the executor
+    copies it for the second)."""
+    buffers, held = program.buffers, set(program.states.values())
+    found: list[DirectOutput] = []
+    seen: set[ValueRef] = set()
+    for ref in program.outputs:
+        if ref in seen or ref.source != "buffer" or int(ref.key) in held:
+            continue
+        seen.add(ref)
+        entry = _direct_output(program, ref)
+        mem = memory_of(ref, buffers)
+        shared = any(o != ref and o.source == "buffer" and overlap(mem, memory_of(o, buffers)) for o in program.outputs)
+        if entry is not None and not shared:
+            found.append(entry)
+    return tuple(found)
+
+
+def _direct_output(program: Program, ref: ValueRef) -> DirectOutput | None:
+    """`ref`'s entry if its producer and every later access allow it (see `direct_outputs`)."""
+    writers = [(i, s) for i, s in enumerate(program.steps) if ref in step_writes(program, s)]
+    if len(writers) != 1 or not isinstance(writers[0][1], SegmentStep):
+        return None
+    index, step = writers[0]
+    seg = program.segments[step.segment]
+    position = seg.outputs.index(ref)
+    dtype = numpy_dtype(ref.dtype)
+    graph_dtype = seg.output_dtypes[position]
+    if dtype is None or graph_dtype not in (dtype, np.dtype(np.int8) if ref.is_bool else dtype):
+        return None
+    mem = memory_of(ref, program.buffers)
+    readers: list[tuple[int, int]] = []
+    for later in range(index + 1, len(program.steps)):
+        s = program.steps[later]
+        for r in step_writes(program, s):
+            if r.source == "buffer" and overlap(mem, memory_of(r, program.buffers)):
+                return None
+        for pos, r in enumerate(step_reads(program, s)):
+            if r.source != "buffer" or not overlap(mem, memory_of(r, program.buffers)):
+                continue
+            if r != ref:
+                return None
+            if isinstance(s, SegmentStep) and program.segments[s.segment].input_dtypes[pos] != graph_dtype:
+                return None
+            readers.append((later, pos))
+    return DirectOutput(ref, index, position, tuple(readers))
