@@ -9,8 +9,8 @@ op class is built when an op of that name is first parsed or looked up, not the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from importlib.metadata import entry_points
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.ir import Dialect
@@ -18,6 +18,9 @@ from xdsl.passes import ModulePass
 
 from dialects.context import ForgeContext
 from forge import xdsl_fixes
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 xdsl_fixes.apply()
 
@@ -51,6 +54,14 @@ def _forge_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from lowering import PASSES as lowering_passes
 
     return {**transform_passes, **lowering_passes}
+
+
+def entry_points(group: str) -> Iterable[EntryPoint]:
+    """`importlib.metadata.entry_points(group=...)`, imported on first use: `forge-opt` and a compile
+    read entry points only when a pass name is not Forge's own (`PassTable`)."""
+    from importlib.metadata import entry_points as read
+
+    return read(group=group)
 
 
 def _plugin_passes() -> dict[str, Callable[[], type[ModulePass]]]:
@@ -88,11 +99,52 @@ def _origin(cls: type) -> tuple[str, str]:
     return cls.__module__, cls.__qualname__
 
 
-def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+PassFactory = Callable[[], type[ModulePass]]
+
+
+class PassTable(Mapping[str, PassFactory]):
+    """Every pass Forge knows, by name: its own, the passes registered at run time and the plug-ins'
+    (`forge.passes` entry points); on a name clash Forge's own win, then the registered ones.
+
+    Lazy on purpose: reading the entry points scans the metadata of every installed package (20-30 ms
+    cold, paid by every `forge.compile` and `forge-opt` run), and a lookup of one of Forge's own or a
+    registered pass cannot be answered differently by a plug-in (those win a clash). So the plug-ins
+    are read only when a lookup misses (`name in table`, `table[name]`) or the whole table is listed
+    (iteration, `len`, `keys()`, `items()`), once per table."""
+
+    def __init__(self, known: dict[str, PassFactory]):
+        self._known = known
+        self._every: dict[str, PassFactory] | None = None
+
+    @property
+    def known(self) -> dict[str, PassFactory]:
+        """Forge's own and the registered passes: what the table answers without reading the plug-ins."""
+        return self._known
+
+    def _all(self) -> dict[str, PassFactory]:
+        if self._every is None:
+            self._every = {**_plugin_passes(), **self._known}
+        return self._every
+
+    def __getitem__(self, name: str) -> PassFactory:
+        found = self._known.get(name)
+        return found if found is not None else self._all()[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._known or name in self._all()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+def get_all_passes() -> PassTable:
     """Every pass Forge knows: its own, the plug-ins and the passes registered at run time
-    (Forge's win on a name clash)."""
+    (Forge's win on a name clash); the plug-ins are read on the first lookup that needs them (`PassTable`)."""
     registered = {name: (lambda cls=cls: cls) for name, cls in _REGISTERED_PASSES.items()}
-    return {**_plugin_passes(), **registered, **_forge_passes()}
+    return PassTable({**registered, **_forge_passes()})
 
 
 def _arith() -> Dialect:

@@ -22,7 +22,6 @@ and line, which forge-opt prints as a diagnostic.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import sys
@@ -54,6 +53,8 @@ def module_name(path: str) -> str:
     """The module name a plug-in file is imported as: stable per absolute path."""
     absolute = os.path.abspath(path)
     stem = "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(path))[0])
+    import hashlib  # here, not at forge-opt start-up: only a --load-pass-plugin run needs it
+
     digest = hashlib.sha1(absolute.encode()).hexdigest()[:8]
     return f"forge_pass_plugin_{stem}_{digest}"
 

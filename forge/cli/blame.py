@@ -16,9 +16,9 @@ wants an attribute (`IntegerAttr`), which xDSL only notices when it prints or ve
 from __future__ import annotations
 
 import os
-import sysconfig
 import traceback
 from dataclasses import dataclass
+from functools import cache
 from types import TracebackType
 
 from xdsl.ir import Attribute, Operation
@@ -31,10 +31,16 @@ _FORGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__
 FORGE_PACKAGES = tuple(os.path.join(_FORGE_ROOT, p) + os.sep for p in ("forge", "dialects", "lowering", "backends"))
 """Forge's own source directories: an exception raised from here is Forge's bug."""
 
-_LIBRARY_DIRS = tuple(
-    {os.path.abspath(p) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib")
-     if (p := sysconfig.get_paths().get(key))}
-)
+@cache
+def _library_dirs() -> tuple[str, ...]:
+    """The interpreter's and the installed packages' directories (read on the first blame, not at
+    `forge-opt` start-up: `sysconfig` costs a few ms to import)."""
+    import sysconfig
+
+    return tuple(
+        {os.path.abspath(p) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib")
+         if (p := sysconfig.get_paths().get(key))}
+    )
 
 
 @dataclass(frozen=True)
@@ -54,7 +60,7 @@ class UserFault:
 
 def is_library(path: str) -> bool:
     absolute = os.path.abspath(path)
-    return absolute.startswith(_LIBRARY_DIRS) and not absolute.startswith(FORGE_PACKAGES)
+    return absolute.startswith(_library_dirs()) and not absolute.startswith(FORGE_PACKAGES)
 
 
 def is_forge(path: str) -> bool:

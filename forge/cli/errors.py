@@ -19,7 +19,6 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import DiagnosticException
 
 from forge.cli.blame import UserFault, format_traceback, non_attribute_message, non_attribute_property, user_fault
-from forge.cli.reduce import reduce_command
 from forge.diagnostics import Diagnostic, SourceManager, attached_op, find_failing_op, one_line, op_diagnostic
 from forge.pipeline import PassFailure
 
@@ -73,6 +72,8 @@ class PassRunError(Exception):
 
     def reduce_command(self) -> str:
         """The forge-reduce command that shrinks the reproducer while it fails the same way."""
+        from forge.cli.reduce import reduce_command  # the reducer's module is only needed for a failure
+
         return reduce_command(self.reproducer, self.failure.kind, self.failure.name, self.command)
 
     def reproducer_notes(self) -> list[str]:

@@ -38,7 +38,7 @@ import sys
 import time
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import IO
 
@@ -64,7 +64,7 @@ from forge.cli.passes import (
 )
 from forge.cli.reproducer import Reproducer
 from forge.cli.verify_semantics import semantic_checker, semantic_failure
-from forge.context import ForgeContext, get_all_dialects, get_all_passes
+from forge.context import ForgeContext, PassFactory, PassTable, get_all_dialects, get_all_passes
 from forge.diagnostics import Diagnostic, LocatingParser, SourceManager, one_line, parse_error_diagnostic
 from forge.pipeline import PassFailure, PassRecord, PipelineRunner, format_timing
 from forge.universe import xdsl_passes
@@ -77,12 +77,48 @@ def _forge_version() -> str:
         return "unknown"
 
 
+class _VersionFormat(str):
+    """`--version`'s format string, with Forge's version read only when it is printed: reading a
+    package's metadata costs ~10 ms, and xDSL formats the string only for `--version`."""
+
+    def format(self, *args: object, **kwargs: object) -> str:
+        return f"{PROG} {_forge_version()} (Forge) on xDSL {{xdsl_version}}".format(*args, **kwargs)
+
+
+class _PassLookup(Mapping[str, PassFactory]):
+    """The driver's pass table as `-p` and `--help-pass` read it: a name that is not one of Forge's
+    own or test passes (an xDSL pass a plug-in may override, a plug-in's, a typo) first loads the
+    plug-ins' passes (`ForgeOptMain.load_plugin_passes`), so the answer is the eager table's."""
+
+    def __init__(self, main: ForgeOptMain):
+        self._main = main
+
+    def _passes(self, name: object = None) -> dict[str, PassFactory]:
+        if name is None or name not in self._main.forge_pass_names:
+            self._main.load_plugin_passes()
+        return self._main.available_passes
+
+    def __getitem__(self, name: str) -> PassFactory:
+        return self._passes(name)[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._passes(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._passes())
+
+    def __len__(self) -> int:
+        return len(self._passes())
+
+
 class ForgeOptMain(xDSLOptMain):
     """xDSLOptMain with Forge's dialects, passes, diagnostics and debugging flags."""
 
-    version_format = f"{PROG} {_forge_version()} (Forge) on xDSL {{xdsl_version}}"
+    version_format = _VersionFormat("forge-opt (Forge) on xDSL {xdsl_version}")
 
     forge_pass_names: set[str]
+    pass_table: PassTable
+    plugins_loaded: bool
     test_pass_names: set[str]
     plugin_files: list[str]
     sources: SourceManager
@@ -127,24 +163,42 @@ class ForgeOptMain(xDSLOptMain):
         self.plugin_files = plugin_files(self._argv)
         load_pass_plugins(self.plugin_files)
         test_passes = registered_test_passes()
-        forge_passes = {**get_all_passes(), **test_passes}  # once: each call scans every installed package
+        # Forge's own, the registered and the test passes now; the plug-ins' entry points (a scan of
+        # every installed package) only when a name is not among them or the list is shown.
+        self.pass_table = get_all_passes()
+        forge_passes = {**self.pass_table.known, **test_passes}
         # xDSL's registry includes Forge's own `xdsl.universe` entry (forge/universe.py), which
         # offers the clashing passes to xdsl-opt as `forge-dce`/`forge-cse`; here they are `dce`/`cse`.
         for alias in set(xdsl_passes()) - set(forge_passes):
             self.available_passes.pop(alias, None)
-        for name, factory in forge_passes.items():
-            if name in self.available_passes:
+        self._register_forge_passes(forge_passes)
+        self.test_pass_names = set(test_passes)
+        self.plugins_loaded = False
+
+    def _register_forge_passes(self, passes: Mapping[str, PassFactory]) -> None:
+        for name, factory in passes.items():
+            if name in self.available_passes and name not in self.forge_pass_names:
                 # Forge wins a name clash; xDSL's pass stays reachable as `xdsl-<name>`.
                 self.register_pass(f"xdsl-{name}", self.available_passes[name])
             self.register_pass(name, factory)
-        self.forge_pass_names = set(forge_passes)
-        self.test_pass_names = set(test_passes)
+        self.forge_pass_names |= set(passes)
+
+    def load_plugin_passes(self) -> None:
+        """Register the passes of the `forge.passes` entry points (once), below Forge's own and the
+        test passes, as `get_all_passes` ranks them."""
+        if self.plugins_loaded:
+            return
+        self.plugins_loaded = True
+        self._register_forge_passes({n: f for n, f in self.pass_table.items() if n not in self.forge_pass_names})
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         arg_parser.prog = PROG
+        listing = any(a in ("-h", "--help") for a in self._argv)
+        if listing:
+            self.load_plugin_passes()  # xDSL's `-p` help names every pass
         super().register_all_arguments(arg_parser)
         add_forge_flags(arg_parser)
-        if any(a in ("-h", "--help") for a in self._argv):
+        if listing:
             # Listing passes loads every pass module: only do it when help is asked for.
             arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
             arg_parser.epilog = format_pass_list(self.available_passes, self.forge_pass_names)
@@ -153,14 +207,14 @@ class ForgeOptMain(xDSLOptMain):
 
     def setup_pipeline(self) -> None:
         """Parse `-p` into pass instances, with a clean error for each way it can fail."""
-        self.pass_list, self.pass_specs = parse_pass_pipeline(self.args.passes, self.available_passes)
+        self.pass_list, self.pass_specs = parse_pass_pipeline(self.args.passes, _PassLookup(self))
         self.pipeline = PassPipeline(self.pass_list)
         if self.args.explain_pattern:
             check_pattern_name(self.args.explain_pattern)
 
     def run(self) -> None:
         if self.args.help_pass:
-            print(format_pass_help(self.args.help_pass, self.available_passes))
+            print(format_pass_help(self.args.help_pass, _PassLookup(self)))
             return
         super().run()
 

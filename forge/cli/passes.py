@@ -14,12 +14,11 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
-import difflib
 import inspect
 import os
 import re
 import textwrap
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
@@ -112,6 +111,13 @@ def _field_docs(cls: type) -> dict[str, str]:
     return docs
 
 
+def _close_matches(name: str, names: Iterable[str], n: int) -> list[str]:
+    """difflib's close matches, for "did you mean" hints (difflib imported only when a name is wrong)."""
+    import difflib
+
+    return difflib.get_close_matches(name, list(names), n=n)
+
+
 def format_pass_list(available: Mapping[str, PassFactory], forge_names: Collection[str]) -> str:
     """Every registered pass, once, with its one-line description and options, Forge's first
     (the --help epilog)."""
@@ -154,7 +160,7 @@ def _pass_rows(available: Mapping[str, PassFactory], names: list[str]) -> list[s
 def format_pass_help(name: str, available: Mapping[str, PassFactory]) -> str:
     """`--help-pass NAME`: the pass's whole docstring, its options and an example command."""
     if name not in available:
-        close = difflib.get_close_matches(name, available, n=3)
+        close = _close_matches(name, available, n=3)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise ForgeOptError(f"unknown pass '{name}' for --help-pass{hint}")
     pass_cls = available[name]()
@@ -182,7 +188,7 @@ def check_pattern_name(name: str) -> None:
     known = _pattern_names(ForgePattern)
     if name in known:
         return
-    close = difflib.get_close_matches(name, known, n=3)
+    close = _close_matches(name, known, n=3)
     hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
     raise ForgeOptError(
         f"unknown pattern '{name}' for --explain-pattern; {hint}known patterns: {', '.join(sorted(known))}"
@@ -216,7 +222,7 @@ def parse_pass_pipeline(
 def instantiate_pass(spec: ArgSpec, available: Mapping[str, PassFactory]) -> ModulePass:
     """The pass `spec` names, with its options; ForgeOptError for an unknown pass or option."""
     if spec.name not in available:
-        close = difflib.get_close_matches(spec.name, available, n=3)
+        close = _close_matches(spec.name, available, n=3)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         hint = hint or " (`forge-opt --help` lists the available passes)"
         raise ForgeOptError(f"unknown pass '{spec.name}'{hint}")

@@ -27,7 +27,6 @@ from forge.cli.blame import format_traceback
 from forge.cli.companion_weights import save_companion_weights
 from forge.cli.errors import PROG, PassRunError
 from forge.cli.passes import TEST_PASSES_ENV
-from forge.cli.reduce import reduce_command
 from forge.cli.verify_semantics import semantics_flags
 from forge.diagnostics import one_line
 from forge.pipeline import PassFailure
@@ -125,6 +124,8 @@ def absolute_paths(spec: str) -> str:
 
 
 def _header(failure: PassFailure, command: str, path: str) -> list[str]:
+    from forge.cli.reduce import reduce_command  # the reducer's module (subprocess, ...) only for a failure
+
     rest = ",".join(failure.remaining)
     title = _TITLE[failure.kind]
     if failure.kind == "raised" and isinstance(failure.error, DiagnosticException):

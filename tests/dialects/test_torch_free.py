@@ -82,17 +82,26 @@ NEEDS_TORCH = {
 }
 """Filecheck files with `aten` ops whose runs need torch, and why."""
 
+_ERROR_PATH_MODULES = ("forge.cli.reduce", "forge.semantics", "difflib", "sysconfig", "subprocess")
+"""Modules forge-opt imports only to report a failure, for `--verify-semantics` or for a wrong name."""
+
 _HARNESS = """
 import contextlib, io, json, os, sys
+import forge.context
+read = []
+scan = forge.context.entry_points
+forge.context.entry_points = lambda group: read.append(group) or scan(group)
 from forge.cli.opt import main
 runs, report = json.loads(sys.argv[1]), []
+lazy = json.loads(sys.argv[2])
 for args, _ in runs:
     with contextlib.redirect_stdout(io.StringIO()):
         code = main([*args, "-o", os.devnull], stderr=io.StringIO())
-    report.append({"args": args, "code": code, "torch": "torch" in sys.modules})
+    report.append({"args": args, "code": code, "torch": "torch" in sys.modules,
+                   "lazy": sorted(m for m in lazy if m in sys.modules)})
 from dialects import aten
 built = sum(1 for name in aten._DECLARED if name in vars(aten))
-print(json.dumps({"runs": report, "built": built, "declared": len(aten._DECLARED)}))
+print(json.dumps({"runs": report, "built": built, "declared": len(aten._DECLARED), "entry_points": read}))
 """
 
 
@@ -100,7 +109,8 @@ print(json.dumps({"runs": report, "built": built, "declared": len(aten._DECLARED
 def torch_free_report() -> dict:
     runs = [([path, *args], code) for path, args, code in TORCH_FREE_RUNS]
     out = subprocess.run(
-        [sys.executable, "-c", _HARNESS, json.dumps(runs)], capture_output=True, text=True, cwd=ROOT, check=False
+        [sys.executable, "-c", _HARNESS, json.dumps(runs), json.dumps(_ERROR_PATH_MODULES)],
+        capture_output=True, text=True, cwd=ROOT, check=False,
     )
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -113,6 +123,17 @@ def test_forge_opt_runs_without_torch(torch_free_report):
     assert codes == [([path, *args], code) for path, args, code in TORCH_FREE_RUNS]
     first = next((r["args"] for r in report if r["torch"]), None)
     assert first is None, f"this run imported torch: forge-opt {' '.join(first)}"
+
+
+def test_forge_opt_start_up_defers_what_a_clean_run_does_not_need(torch_free_report):
+    """Start-up cost that is explicit laziness (forge/cli/*.py, forge/context.py), so a regression fails:
+    the runs before the first one that reports a diagnostic (parse, verify, print and the pipelines on
+    the dialect files) import none of the error-path modules, and no run reads the plug-ins' entry
+    points (every pass named is Forge's own: `forge.context.PassTable` answers without them)."""
+    report = torch_free_report["runs"]
+    clean = [r for r in report[: next(i for i, r in enumerate(report) if r["code"] or "errors" in r["args"][0])]]
+    assert len(clean) >= 5 and clean[-1]["lazy"] == [], f"imported at start-up: {clean[-1]['lazy']}"
+    assert torch_free_report["entry_points"] == []
 
 
 def test_forge_opt_builds_only_the_ops_it_reads(torch_free_report):
