@@ -43,7 +43,8 @@ def run(quick: bool = False) -> dict[str, Any]:
     config = {"warmup": warmup, "runs": runs, "seq_len": common.seq_len(quick), "small_models": quick,
               "models": [m.label for m, _ in specs], "runs_per_model": {m.label: n for m, n in specs},
               "systems": list(peers.SYSTEMS), "threads": dict(peers.THREADS),
-              "openvino_properties": dict(peers.OV_CPU_PROPERTIES)}
+              "openvino_properties": dict(peers.OV_CPU_PROPERTIES),
+              "onnxruntime_config": dict(peers.ORT_SESSION_CONFIG)}
     with common.recorded("latency", quick, config) as result:
         result["models"] = {spec.label: _measure(spec, quick, warmup, n) for spec, n in specs}
     return result
@@ -194,7 +195,9 @@ def render(result: dict[str, Any], figures: Path) -> str:
            "Forge is faster).\n"]
     if "threads" in cfg:
         out.append("Threads, set explicitly: " + ", ".join(f"{k} {v}" for k, v in cfg["threads"].items())
-                   + f"; OpenVINO (the peer and Forge's segments): `{cfg['openvino_properties']}`.\n")
+                   + f"; OpenVINO (the peer and Forge's segments): `{cfg['openvino_properties']}`"
+                   + (f"; ONNX Runtime: `{cfg['onnxruntime_config']}`" if "onnxruntime_config" in cfg else "")
+                   + ".\n")
     out.append(_figure(result, figures))
     for label, mr in result["models"].items():
         summ = mr["summary"]

@@ -32,11 +32,13 @@ a fresh state, so no system profits from an earlier one's caches:
 
 All systems run fp32 on the CPU (except `openvino-default`); inference under `no_grad`. Threads and
 streams are set explicitly and
-alike (issue 15 item 3): Forge's segments and the OpenVINO peer compile with
-`forge.precision.peer_properties()` (`INFERENCE_NUM_THREADS` = the cores of this process, `NUM_STREAMS` 1,
-`PERFORMANCE_HINT` LATENCY; the CPU plugin's default core pinning on both), ONNX Runtime gets
-`intra_op_num_threads` = the same cores and one inter-op thread (sequential execution), torch (eager and
-inductor) runs with `torch.get_num_threads()` (the same cores by default; `THREADS` records all of them).
+alike (issue 15 item 3; `THREADS` records them, `ORT_SESSION_CONFIG` ONNX Runtime's): Forge's segments and
+the OpenVINO peer compile with `forge.precision.peer_properties()` (`INFERENCE_NUM_THREADS` = the cores of
+this process, `NUM_STREAMS` 1, `PERFORMANCE_HINT` LATENCY, `ENABLE_CPU_PINNING` False), ONNX Runtime gets
+`intra_op_num_threads` = the same cores and one inter-op thread (sequential execution; with an explicit
+thread count it sets no affinity, and its spin-waiting is its default, `allow_spinning` 1, stated
+explicitly), torch (eager and inductor) is set to the same cores (`torch.set_num_threads` before every
+build; OpenMP unpinned). No system pins its threads to cores.
 """
 
 from __future__ import annotations
@@ -67,9 +69,12 @@ COLD_SYSTEMS: tuple[str, ...] = ("forge", "openvino", "openvino-default", "onnxr
 
 OV_CPU_PROPERTIES = {"INFERENCE_PRECISION_HINT": "f32", **peer_properties()}
 """The OpenVINO peer's compile properties: f32, and the thread/stream settings Forge's runtime uses."""
-THREADS = {"openvino": OV_CPU_PROPERTIES["INFERENCE_NUM_THREADS"], "onnxruntime": cores(),
-           "torch": torch.get_num_threads()}
-"""The intra-op threads of each system (Forge's segments: `OV_CPU_PROPERTIES`, as the OpenVINO peer)."""
+THREADS = {"openvino": OV_CPU_PROPERTIES["INFERENCE_NUM_THREADS"], "onnxruntime": cores(), "torch": cores(),
+           "pinned": False}
+"""The intra-op threads of each system (Forge's segments: `OV_CPU_PROPERTIES`, as the OpenVINO peer), and
+whether any pins them to cores (none does)."""
+ORT_SESSION_CONFIG = {"session.intra_op.allow_spinning": "1"}
+"""ONNX Runtime session config entries, set explicitly (its defaults)."""
 
 
 @dataclass
@@ -223,6 +228,8 @@ def build_onnxruntime(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) 
     options.intra_op_num_threads = THREADS["onnxruntime"]
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    for key, value in ORT_SESSION_CONFIG.items():
+        options.add_session_config_entry(key, value)
     session = ort.InferenceSession(proto, options, providers=["CPUExecutionProvider"])
     device_ms = _ms(start)
     input_name = session.get_inputs()[0].name
@@ -346,6 +353,7 @@ def build(system: str, model: torch.nn.Module, inputs: tuple[torch.Tensor, ...])
     and pytest's `-W error` would turn them into failures); Forge's own warnings stay on.
     """
     gc.collect()
+    torch.set_num_threads(THREADS["torch"])
     if system == "forge":
         return build_forge(model, inputs)
     with quiet():

@@ -3,10 +3,13 @@ weight-only int8 / int4 weights, next to OpenVINO's own PyTorch path pinned to f
 precision (bf16 on AMX/AVX512-BF16 CPUs).
 
 Latency: each system is built once per model at batch 1, sequence 128 (`--quick`: the small model,
-16 tokens), warmed up, then timed in interleaved rounds (call i of every system, in a rotating
-order, before call i + 1), so a busy moment on the shared machine lands on every system alike.
+16 tokens), warmed up, then timed in interleaved rounds (call i of every system, in a seeded random
+order per round, `bench.latency.call_orders`, before call i + 1), so a busy moment on the shared machine
+lands on every system alike. OpenVINO's models are reshaped to the inputs' static shapes, as the latency
+peer and Forge's graphs are, and each of its calls copies the logits out once (`infer`), as Forge returns
+a new tensor.
 Every system runs with the same explicit thread/stream settings (`forge.precision.peer_properties`:
-`INFERENCE_NUM_THREADS` = this process's cores, `NUM_STREAMS` 1, `PERFORMANCE_HINT` LATENCY).
+`INFERENCE_NUM_THREADS` = this process's cores, `NUM_STREAMS` 1, `PERFORMANCE_HINT` LATENCY, no core pinning).
 
 Accuracy: every mode is compiled again at sequence `ACCURACY_SEQ_LEN` (32, to keep 100 sequences
 affordable) and compared with eager f32 on `SEQUENCES` seeded token sequences (seeds 0..99, uniform
@@ -25,7 +28,7 @@ from typing import Any
 
 import torch
 
-from bench import common, peers
+from bench import common, latency, peers
 
 WARMUP, RUNS = 5, 30
 QUICK_WARMUP, QUICK_RUNS = 1, 3
@@ -90,11 +93,13 @@ def _openvino(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...], precisio
     if precision is not None:
         props["INFERENCE_PRECISION_HINT"] = precision
     with peers.quiet():
-        compiled = core.compile_model(ov.convert_model(peers.export(model, inputs)), "CPU", props)
+        ov_model = ov.convert_model(peers.export(model, inputs))
+    ov_model.reshape(peers.static_shapes(inputs))  # static, as the latency peer and Forge's graphs
+    compiled = core.compile_model(ov_model, "CPU", props)
     request = compiled.create_infer_request()
 
-    def run(input_ids: torch.Tensor) -> torch.Tensor:
-        return torch.from_numpy(request.infer({0: input_ids.numpy()})[0].copy())
+    def run(input_ids: torch.Tensor) -> torch.Tensor:  # infer copies the outputs out (a new array per call)
+        return torch.from_numpy(request.infer({0: input_ids.numpy()})[0])
 
     effective = {k: str(compiled.get_property(k)) for k in (*props, "INFERENCE_PRECISION_HINT")}
     return run, {"runtime": "openvino (convert_model)", "effective": effective}
@@ -132,10 +137,9 @@ def _latency(built: dict[str, tuple[Callable, dict[str, Any]]], x: torch.Tensor,
         for _ in range(warmup):
             run(x)
     gc.collect()
-    order = list(built)
-    samples: dict[str, list[float]] = {s: [] for s in order}
-    for i in range(runs):
-        for system in order[i % len(order):] + order[: i % len(order)]:
+    samples: dict[str, list[float]] = {s: [] for s in built}
+    for order in latency.call_orders(runs, tuple(built)):
+        for system in order:
             start = time.perf_counter()
             built[system][0](x)
             samples[system].append((time.perf_counter() - start) * 1e3)

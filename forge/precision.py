@@ -25,7 +25,8 @@ Two independent choices, validated here (`check_precision`, `check_weights`: a
 
 `runtime_properties(precision, cores)` also sets the threads and streams explicitly: one stream,
 `cores` inference threads, the LATENCY hint (what OpenVINO picks on its own for one request on
-this machine; the benchmark's OpenVINO peer gets the same settings, `peer_properties`).
+this machine) and no core pinning (as ONNX Runtime and torch run here); the benchmark's OpenVINO
+peer gets the same settings, `peer_properties`.
 
 `evaluate_accuracy(model, compiled, example_args)` runs eager f32 and the compiled model on
 `SEQUENCES` (100) seeded inputs of the compiled shapes and returns max |diff|, mean KL and top-1
@@ -139,8 +140,15 @@ _OV_PRECISION = {"f32": "f32", "bf16": "bf16", "f16": "f16"}
 
 
 def peer_properties(threads: int | None = None) -> dict[str, Any]:
-    """Thread/stream settings, the same for Forge's segments and the OpenVINO peer."""
-    return {"INFERENCE_NUM_THREADS": threads or cores(), "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY"}
+    """Thread/stream settings, the same for Forge's segments and the OpenVINO peer.
+
+    `ENABLE_CPU_PINNING` False: OpenVINO's CPU plugin pins its threads to cores by default (LATENCY
+    hint, Linux), ONNX Runtime with an explicit intra-op thread count and torch's OpenMP do not; on a
+    shared machine a pinned thread waits for its busy core while unpinned ones move (ResNet-50, 40
+    interleaved random-order rounds, load 6.4: OpenVINO f32 pinned 163.5 ms, unpinned 144.8 ms; GPT-2
+    12L, 30 rounds, load 7-8: 571 vs 544 ms). Every system places its threads the same way: unpinned."""
+    return {"INFERENCE_NUM_THREADS": threads or cores(), "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY",
+            "ENABLE_CPU_PINNING": False}
 
 
 def runtime_properties(precision: str = DEFAULT_PRECISION, weights: str | None = None,
