@@ -10,7 +10,8 @@ precision is bf16, which puts f32 graphs ~1e-2 off torch. CPU and GPU compiles t
 ``INFERENCE_PRECISION_HINT`` to the runtime's ``precision`` (``f32`` unless ``bf16``/``f16`` is
 asked for; graphs stay f32 at their boundaries); NPU computes in f16. CPU compiles also set the
 threads and streams explicitly (``forge.precision.runtime_properties``: ``INFERENCE_NUM_THREADS``
-= the cores of this process, ``NUM_STREAMS`` 1, ``PERFORMANCE_HINT`` LATENCY), and with
+= the cores of this process, ``NUM_STREAMS`` 1, ``PERFORMANCE_HINT`` LATENCY, ``ENABLE_CPU_PINNING``
+False), and with
 ``weights`` (int8/int4 weight-only quantization) no dynamic quantization of activations.
 ``properties`` override any of them. ``Runtime.config()`` reports the requested settings and the
 values the first compiled graph reads back.
@@ -20,8 +21,9 @@ byte, converted to f32 in the graph; see ``forge.precision.weight_node``).
 
 Running: one ``InferRequest`` per compiled graph, inputs and outputs bound as
 ``ov.Tensor(array, shared_memory=True)``: the request reads the caller's input arrays and
-writes straight into preallocated output arrays (rebinding only when a different array
-object is passed).
+writes straight into the given output arrays (rebinding only when a different array object is
+passed: the executor's planned buffers stay bound across calls; a program output written
+directly into the call's new tensor is rebound per call, a few microseconds).
 """
 
 from __future__ import annotations
