@@ -259,6 +259,32 @@ FINDINGS = """
   design do not separate the two; the random-order runs (the table above) show the change ahead. The
   figure to trust is a `latency` run (now random-ordered, 100 runs) on a quiet machine (not run: the
   machine was never quiet). Forge/ONNX Runtime: 0.80-0.89x on BERT and Llama in every run above.
+* **The output copy** (session 7, 508a049). At HEAD 3a09e0e the executor profile of GPT-2 12L had
+  "other" at 3.8% (8.2 ms profiled): the copy of the 25.7 MB logits out of the arena (`host_clone`, 2.7 ms
+  alone, unprofiled). A program output a segment produces is now written straight into the call's new
+  tensor (`direct_outputs`), the copy gone. Same compiled model, copy-out path on a second request,
+  interleaved random order with OpenVINO f32 (both unpinned), load 5-7: GPT-2 2 layers (full width, the
+  same logits), 200 rounds: direct 183.0 ms, copy 192.1, OpenVINO 179.1 (paired ratios direct/copy 0.959,
+  direct/OpenVINO 1.004, copy/OpenVINO 1.044); Llama 12L, 40 rounds: 412.7 / 438.2 / 462.3 (ONNX Runtime
+  660.9); GPT-2 12L, 40 rounds: 468.8 / 465.9 / 454.2 (ONNX Runtime 673.9; paired direct/copy 0.94: at
+  this load a 1-3% effect is inside the noise of 40 rounds).
+* **Thread pinning.** OpenVINO's CPU plugin pinned its threads to cores by default (LATENCY, Linux);
+  ONNX Runtime (explicit thread count) and torch's OpenMP do not. On this shared machine a pinned thread
+  waits for its busy core: OpenVINO f32 pinned vs unpinned, interleaved random order, ResNet-50 40 rounds
+  at load 6.4: 163.5 vs 144.8 ms; GPT-2 12L 30 rounds at load 7-8: 571 vs 544 ms. Forge's segments and the
+  OpenVINO peer now both run unpinned (`ENABLE_CPU_PINNING` False, `forge.precision.peer_properties`).
+* **ResNet-50 vs ONNX Runtime.** Not faster in the kernels: op by op (PERF_COUNT on Forge's graph, ONNX
+  Runtime's `enable_profiling`, 15 interleaved calls, load 6.9) Conv is 177.1 ms (53 nodes,
+  `brgconv_avx512(_1x1)_f32`) vs 181.6 ms (53 nodes), everything else < 0.5 ms on both sides. The session's
+  ORT-ahead figure (Forge/ORT 1.118 at load 1.4-2.5) is scheduling: interleaved, 60 rounds, load 5.4-5.8
+  (all unpinned): Forge 141.1 ms, OpenVINO 130.0, ONNX Runtime 199.8 with its default spin-waiting, 144.6
+  without (`session.intra_op.allow_spinning` 0); ten calls in a row: 122.5 / 121.5 / 199.0 / 189.0.
+* **bf16** (after the two changes above; 40 interleaved random-order rounds, load 5.9-6.4, OpenVINO at its
+  default precision reshaped static, as `bench/peers.py` builds it): GPT-2 12L Forge bf16 161.5 ms,
+  copy-out path 167.3, OpenVINO default 163.1 (Forge/OpenVINO 0.990); Llama 89.6 / 91.1 / 95.6 (0.937).
+  The precision section's 1.13x (GPT-2) had been measured in a rotating order against a dynamic-shaped
+  OpenVINO model that copied its logits twice; `bench/precision.py` now uses a random order, static shapes
+  and one copy.
 """
 """Recorded findings (rendered after the measured tables; the figures are not this run's)."""
 
