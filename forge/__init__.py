@@ -27,8 +27,9 @@ _LAZY = {
 
 
 _unreported_ms = 0.0
-"""Wall ms the first `forge.compile` / `forge.compile_meta` access spent importing forge.compiler, before
-the compile starts its clock; the compile adds it to its report's `other_ms` (`take_import_ms`)."""
+"""Wall ms the first `forge.compile` / `forge.compile_meta` access spent importing its module (forge.compiler,
+forge.meta_compile: the same stage modules), before the compile starts its clock; the compile adds it to its
+report's `other_ms` (`take_import_ms`)."""
 
 
 def take_import_ms() -> float:
