@@ -267,7 +267,10 @@ FINDINGS = """
   same logits), 200 rounds: direct 183.0 ms, copy 192.1, OpenVINO 179.1 (paired ratios direct/copy 0.959,
   direct/OpenVINO 1.004, copy/OpenVINO 1.044); Llama 12L, 40 rounds: 412.7 / 438.2 / 462.3 (ONNX Runtime
   660.9); GPT-2 12L, 40 rounds: 468.8 / 465.9 / 454.2 (ONNX Runtime 673.9; paired direct/copy 0.94: at
-  this load a 1-3% effect is inside the noise of 40 rounds).
+  this load a 1-3% effect is inside the noise of 40 rounds). Quieter (load 1.8-2.3): GPT-2 12L, 60 rounds:
+  direct 232.0 ms, copy 248.8, OpenVINO 225.0, ONNX Runtime 232.8 (paired direct/copy 0.956, direct/OpenVINO
+  1.013, direct/ONNX Runtime 0.989); Llama 12L, 40 rounds: 359.4 / 373.1 / 349.1 / 392.9 (paired 0.971,
+  1.006, 0.893). So the copy is gone, and Forge is within 1-3% of OpenVINO f32, not shown ahead of it.
 * **Thread pinning.** OpenVINO's CPU plugin pinned its threads to cores by default (LATENCY, Linux);
   ONNX Runtime (explicit thread count) and torch's OpenMP do not. On this shared machine a pinned thread
   waits for its busy core: OpenVINO f32 pinned vs unpinned, interleaved random order, ResNet-50 40 rounds
