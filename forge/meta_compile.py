@@ -24,7 +24,7 @@ from forge.export_import import example_inputs, export_and_import
 from forge.frontend.export import cast_policy
 from forge.frontend.fx_importer import ImportedProgram
 from forge.pass_stages import lower_and_plan, optimize
-from forge.report import call_report, count_body_ops, plan_metrics, used_weights
+from forge.report import call_report, count_body_ops, pass_rows, plan_metrics, used_weights
 from forge.stage_times import Progress, StageTimes, account_wall_clock, gc_paused
 from forge.weights import attach_weights
 
@@ -130,7 +130,7 @@ def _save_meta_artifact(
     store = imported.weights
     report = {
         "model": name or type(model).__name__, "runtime": runtime, "device": device,
-        "passes": [{"name": r.name, "ms": round(r.wall_ms, 3), "fired": dict(r.fired)} for r in records],
+        "passes": pass_rows(records),
         "ops_imported": ops_imported, "ops_optimized": ops_optimized, **plan_metrics(module),
         "blocks": imported.blocks, "precision": "f32", "weights": "f32", "weights_external": len(external),
         "weight_bytes_external": sum(store[n].numel() * store[n].element_size() for n in external),

@@ -48,16 +48,7 @@ def compile_report(
         "device": fields["device"],
         "export_ms": round(times.export_ms, 3),
         "import_ms": round(times.import_ms, 3),
-        "passes": [
-            {
-                "name": r.name,
-                "ms": round(r.wall_ms, 3),
-                "ops_before": r.ops_before,
-                "ops_after": r.ops_after,
-                "fired": dict(r.fired),
-            }
-            for r in records
-        ],
+        "passes": pass_rows(records),
         "passes_ms": round(times.passes_ms, 3),
         "lower_ms": round(times.lower_ms, 3),
         "emit_ms": round(times.emit_ms, 3),
@@ -71,6 +62,15 @@ def compile_report(
         "weights": len(imported.weights),
         "weight_bytes": imported.weights.nbytes,
     }
+
+
+def pass_rows(records: list[PassRecord]) -> list[dict[str, Any]]:
+    """The report's `passes`: each pass run's name, wall ms, ops before/after and pattern fires."""
+    return [
+        {"name": r.name, "ms": round(r.wall_ms, 3), "ops_before": r.ops_before, "ops_after": r.ops_after,
+         "fired": dict(r.fired)}
+        for r in records
+    ]
 
 
 def call_report(signature: CallSignature | None, cast: CastPolicy | None) -> dict[str, Any]:

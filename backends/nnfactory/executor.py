@@ -64,7 +64,7 @@ import torch
 from dialects.npuir import aten_call
 from forge.kinds import CpuKernel, kind_spec
 
-from .program import CpuStep, DirectOutput, Program, SegmentStep, TransferStep, ValueRef
+from .program import TORCH_TO_NUMPY, CpuStep, DirectOutput, Program, SegmentStep, TransferStep, ValueRef
 from .program import direct_outputs as plan_direct_outputs
 from .runtime import CompiledGraph
 
@@ -244,8 +244,7 @@ Instruction = RunSegment | RunCpu | Transfer
 # runs in a rotating order (biased: a fixed predecessor) showed no difference beyond the noise; with a
 # seeded random call order it was ahead on all four issue-15 models (ResNet-50 163 -> 127 ms, GPT-2
 # 345 -> 325, BERT 239 -> 219, Llama 439 -> 431; OpenVINO 138/322/216/425, load 3-5).
-_NUMPY_DTYPES = frozenset({torch.float16, torch.float32, torch.float64, torch.int8, torch.int16, torch.int32,
-                           torch.int64, torch.uint8, torch.bool})
+_NUMPY_DTYPES = frozenset(TORCH_TO_NUMPY)
 
 
 def _numpy_able(*tensors: torch.Tensor) -> bool:

@@ -44,6 +44,7 @@ __all__ = [
     "Step",
     "TransferStep",
     "ValueRef",
+    "TORCH_TO_NUMPY",
     "direct_outputs",
     "memory_of",
     "overlap",
@@ -350,14 +351,15 @@ class Program:
 
 # ------------------------------------------------------------------------------ direct outputs
 
-_TORCH_TO_NUMPY = {torch.float16: np.float16, torch.float32: np.float32, torch.float64: np.float64,
+TORCH_TO_NUMPY = {torch.float16: np.float16, torch.float32: np.float32, torch.float64: np.float64,
                    torch.int8: np.int8, torch.int16: np.int16, torch.int32: np.int32, torch.int64: np.int64,
                    torch.uint8: np.uint8, torch.bool: np.bool_}
+"""The torch dtypes numpy can view, and their numpy types (bfloat16 has none)."""
 
 
 def numpy_dtype(dtype: torch.dtype) -> np.dtype | None:
     """The numpy dtype of a torch dtype (None: numpy has none, e.g. bfloat16)."""
-    found = _TORCH_TO_NUMPY.get(dtype)
+    found = TORCH_TO_NUMPY.get(dtype)
     return None if found is None else np.dtype(found)
 
 
