@@ -104,8 +104,11 @@ class GraphTrace:
 
     `wrap(builder)` returns what the segment emitter calls instead of the builder (a proxy
     that records calls); `label(array, expr)` tells the recorder the source expression of a
-    constant array just before it is passed to `constant`.
+    constant array just before it is passed to `constant`. `comments`: whether `begin` reads
+    its op comments (`describe_op` text, ~10% of a graph build: the default trace skips them).
     """
+
+    comments = False
 
     def wrap(self, builder: GraphBuilder) -> Any:
         return builder
@@ -273,17 +276,17 @@ class _Sources:
     def __init__(self, weights: WeightStore | None, constants: Mapping[str, torch.Tensor]):
         self.weights = weights
         self.constants = constants
-        self._arrays: dict[tuple[str, str], np.ndarray] = {}
+        self._arrays: dict[tuple[str, str], tuple[np.ndarray, str]] = {}
 
     def __call__(self, ref: ValueRef) -> tuple[np.ndarray, str]:
         key = (ref.source, str(ref.key))
-        array = self._arrays.get(key)
-        if array is None:
+        found = self._arrays.get(key)
+        if found is None:
             tensor = self.tensor(ref)
             if tensor.dtype == torch.bfloat16:
                 raise NotOnNpu(f"{ref} is bfloat16, which numpy (and so the runtime API) cannot hold")
-            array = self._arrays[key] = tensor.detach().cpu().numpy()  # a view, maybe strided
-        return array, expr_of(ref)
+            found = self._arrays[key] = (tensor.detach().cpu().numpy(), expr_of(ref))  # a view, maybe strided
+        return found
 
     def tensor(self, ref: ValueRef) -> torch.Tensor:
         if ref.source == "weight":
@@ -387,7 +390,7 @@ def build_segment(
             em.source(v, refs[v], transposed)
         for op in seg.ops:
             current = op
-            em.op(op, refs[op.result].name, describe_op(op, refs))
+            em.op(op, refs[op.result].name, describe_op(op, refs) if trace.comments else "")
         current = None
         out_dtypes = tuple(em.result(v, refs[v].name) for v in seg.results)
     except NotOnNpu as e:

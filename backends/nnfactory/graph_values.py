@@ -47,8 +47,14 @@ def to_numpy_dtype(dtype: Any) -> np.dtype:
 
         if dtype == torch.bfloat16:
             raise TypeError("bfloat16 has no numpy dtype; use float16 or float32")
-        return torch.empty((), dtype=dtype).numpy().dtype
+        found = _TORCH_NUMPY.get(dtype)
+        if found is None:  # one tensor per torch dtype (an emit asks ~250 times)
+            found = _TORCH_NUMPY[dtype] = torch.empty((), dtype=dtype).numpy().dtype
+        return found
     return np.dtype(dtype)
+
+
+_TORCH_NUMPY: dict[Any, np.dtype] = {}
 
 
 def short_dtype(dtype: np.dtype) -> str:

@@ -79,6 +79,7 @@ class _Entry:
 class _Book(GraphTrace):
     """Records the builder calls of one segment (see `GraphTrace`)."""
 
+    comments = True  # the program lists each op's describe_op line (a class attribute, not a field)
     native: bool  # record Intel NNFactory calls instead of GraphBuilder calls
     entries: list[_Entry | str] = field(default_factory=list)  # str: a comment line
     names: dict[int, str] = field(default_factory=dict)
