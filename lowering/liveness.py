@@ -10,7 +10,11 @@ the buffer of a value it reads: there is no in-place execution).
 - NPU segments: a run of npu steps is one compiled graph, which reads its inputs and writes its
   outputs at any time while it runs, so an output placed in an input's bytes must be staged and
   copied by the executor. `segment_conflicts(ranges, reads, runs)` lists, per segment, the
-  (output, input) pairs that must not share bytes (the offset planners honour them);
+  (output, input) pairs that must not share bytes (the offset planners honour them), except for
+  a program output (live out): the executor writes it straight into the caller's tensor
+  (`backends.nnfactory.program.direct_outputs`), so its planned bytes are never written and may
+  be an input's; should the executor not bind it directly, it stages that output (a copy), which
+  is still correct;
   `hold_segment_inputs(ranges, reads, runs)` is the coarser form for the buffer planners: an
   input stays live to the segment's last step.
 - `npuir_liveness(block)`: intervals of the npuir values that need a planned buffer (all but
@@ -88,11 +92,15 @@ def hold_segment_inputs(
 
 
 def segment_conflicts(
-    ranges: dict[Hashable, tuple[int, int]], reads: Sequence[Sequence[Hashable]], runs: Sequence[tuple[int, int]]
+    ranges: dict[Hashable, tuple[int, int]],
+    reads: Sequence[Sequence[Hashable]],
+    runs: Sequence[tuple[int, int]],
+    live_out: bool = False,
 ) -> list[tuple[Hashable, Hashable]]:
     """(output, input) pairs of each run `(first, last)`: an input is read in the run and defined
-    before it; an output is defined in the run and live after it. Only pairs whose intervals do
-    not already overlap (those get disjoint bytes anyway)."""
+    before it; an output is defined in the run and live after it, but not live out unless
+    `live_out` (a program output is written into the caller's tensor: module docstring). Only
+    pairs whose intervals do not already overlap (those get disjoint bytes anyway)."""
     defined_at = {start: key for key, (start, _) in ranges.items()}
     pairs: list[tuple[Hashable, Hashable]] = []
     for first, last in runs:
@@ -100,7 +108,7 @@ def segment_conflicts(
                   if key in ranges and ranges[key][0] < first}
         for pos in range(first, last + 1):
             out = defined_at.get(pos)
-            if out is None or ranges[out][1] <= last:
+            if out is None or ranges[out][1] <= last or (ranges[out][1] == LIVE_OUT and not live_out):
                 continue
             pairs.extend((out, key) for key in inputs if ranges[key][1] < pos)
     return pairs
@@ -147,8 +155,11 @@ def buffer_liveness(block: Block, hold_segments: bool = False) -> list[Interval]
     return buffer_segments(block, hold_segments)[0]
 
 
-def buffer_segments(block: Block, hold_segments: bool = False) -> tuple[list[Interval], list[tuple]]:
-    """`buffer_liveness(block, hold_segments)` and the NPU segments' (output, input) conflicts."""
+def buffer_segments(
+    block: Block, hold_segments: bool = False, live_out: bool = False
+) -> tuple[list[Interval], list[tuple]]:
+    """`buffer_liveness(block, hold_segments)` and the NPU segments' (output, input) conflicts
+    (`segment_conflicts`; `live_out`: the program outputs' too)."""
     steps: list[tuple[Hashable | None, Sequence[Hashable]]] = []
     kinds: list[str] = []
     meta: dict[Hashable, tuple[int, str, int]] = {}
@@ -167,7 +178,7 @@ def buffer_segments(block: Block, hold_segments: bool = False) -> tuple[list[Int
                 live_out.extend(op.operands)
     ranges = live_ranges(steps, live_out)
     reads, runs = [r for _, r in steps], segment_runs(kinds)
-    pairs = segment_conflicts(ranges, reads, runs)
+    pairs = segment_conflicts(ranges, reads, runs, live_out)
     if hold_segments:
         hold_segment_inputs(ranges, reads, runs)
     out = []
@@ -178,23 +189,28 @@ def buffer_segments(block: Block, hold_segments: bool = False) -> tuple[list[Int
 
 
 def segment_bound(intervals: Sequence[Interval], pairs: Iterable[tuple[Hashable, Hashable]]) -> int:
-    """A lower bound for plans that keep each NPU segment's outputs out of its inputs' bytes: per
-    device, the larger of its `peak_live_bytes` and, for each pair (output o defined at step p,
-    input i dead before p), the clique {o, i} plus the values live at p that were already live
-    when i died (each overlaps o, i and the others in time); summed over the devices."""
+    """A lower bound for plans that keep each NPU segment's outputs out of its inputs' bytes (the
+    `pairs`, (output, input), the input dead before the output's step): per device, the larger of
+    its `peak_live_bytes` and, for each output o and step t at which one of its inputs dies, the
+    clique of o, its inputs live at t (they overlap each other in time, and o by the pairs) and the
+    values live both at t and at o's step (they overlap all of those in time); summed over the
+    devices. Cost: per output, its inputs times the values."""
     ivs = list(intervals)
     by_key = {iv.key: iv for iv in ivs}
     devices = {iv.device for iv in ivs}
     need = {d: peak_live_bytes(iv for iv in ivs if iv.device == d) for d in devices}
+    partners: dict[Hashable, list[Interval]] = {}
     for out, inp in pairs:
         o, i = by_key.get(out), by_key.get(inp)
-        if o is None or i is None or o.device != i.device:
-            continue
-        clique = o.size + i.size + sum(
-            v.size for v in ivs
-            if v is not o and v is not i and v.device == o.device and v.start <= i.end and v.end >= o.start
-        )
-        need[o.device] = max(need[o.device], clique)
+        if o is not None and i is not None and o.device == i.device and i.end < o.start:
+            partners.setdefault(out, []).append(i)
+    for out, inputs in partners.items():
+        o = by_key[out]
+        for t in {i.end for i in inputs}:
+            clique = o.size + sum(i.size for i in inputs if i.start <= t <= i.end) + sum(
+                v.size for v in ivs if v is not o and v.device == o.device and v.start <= t and v.end >= o.start
+            )
+            need[o.device] = max(need[o.device], clique)
     return sum(need.values())
 
 

@@ -13,7 +13,11 @@ Pass `lower-npuir-to-buffer`. The op order of the npuir function is the schedule
    while it still reads its inputs, so no output may take an input's bytes (the executor would
    stage and copy it): the offset planners get those pairs as conflicts
    (`lowering.liveness.segment_conflicts`), the buffer planners intervals in which a segment's
-   inputs stay live to its end (`hold_segment_inputs`). The bound is op by op.
+   inputs stay live to its end (`hold_segment_inputs`). A returned value's pairs are soft: the
+   executor writes it straight into the caller's tensor (direct outputs), never into its planned
+   bytes (were it not bound directly, it would be staged: correct, one copy per call), so it may
+   take an input's bytes, and does only where that gives a smaller plan (`plan`; phi3's and
+   whisper-decoder's logits). The bound is op by op.
 3. Placement (`plan`): every planned value gets a byte offset in its device's arena, values
    live at the same step never share a byte (`lowering.offset_planner`). The planners:
    `offset-by-size` and `offset-by-breadth` place values directly at offsets (greedy by size /
@@ -144,6 +148,7 @@ def plan(
     planner: str = "best",
     conflicts: offset_planner.Conflicts | None = None,
     held: Sequence[Interval] | None = None,
+    soft: offset_planner.Conflicts | None = None,
 ) -> Placement:
     """The `planner` plan of `intervals` (see `PLANNERS`) as a `Placement`. `best`: the smallest
     of all plans, the earlier one of `PLANNERS` on a tie (the offset planners first); it stops at
@@ -151,19 +156,40 @@ def plan(
     honour `conflicts` (pairs that must not share bytes: an NPU segment's outputs and inputs); the
     buffer planners, which cannot, plan `held` instead (the same values, each segment's inputs live
     to its end; `intervals` if None), their buffers laid out one after another
-    (`offset_planner.from_buffers`)."""
+    (`offset_planner.from_buffers`). `soft` pairs (a returned value and its segment's inputs) are
+    first honoured like `conflicts`; only if no plan then meets the floor, the offset planners
+    run again with them soft (`offset_planner.place`), and such a plan is kept only when it is
+    strictly smaller: a returned value shares an input's bytes only where that saves bytes."""
     floor = aligned_floor(intervals) if planner == "best" else -1
+    strict = _merged(conflicts, soft)
+    names = [name for name in PLANNERS[1:] if planner in ("best", name)]
     best: Placement | None = None
-    for name in PLANNERS[1:]:
-        if planner not in ("best", name):
-            continue
-        candidate = _placement(name, intervals, conflicts, held if held is not None else intervals)
+    for name in names:
+        candidate = _placement(name, intervals, strict, held if held is not None else intervals)
         if best is None or candidate.planned_bytes < best.planned_bytes:  # the first on a tie
             best = candidate
         if best.planned_bytes <= floor:
-            break
+            return best
     assert best is not None
+    for name in names if soft else ():
+        if name in _OFFSET:
+            candidate = _OFFSET[name](intervals, conflicts, soft)
+            if candidate.planned_bytes < best.planned_bytes:
+                best = candidate
+            if best.planned_bytes <= floor:
+                break
     return best
+
+
+def _merged(
+    conflicts: offset_planner.Conflicts | None, soft: offset_planner.Conflicts | None
+) -> offset_planner.Conflicts | None:
+    if not soft:
+        return conflicts
+    merged = {i: list(js) for i, js in (conflicts or {}).items()}
+    for i, js in soft.items():
+        merged.setdefault(i, []).extend(js)
+    return merged
 
 
 def _placement(
@@ -356,7 +382,7 @@ def lower_block(block: Block, state_names: Sequence[str] = (), planner: str = "b
     kinds = ["npu" if kind == "exec" and _device_of(what) == "npu" else "end" for kind, _, what, _ in steps]
     reads_at = [reads for *_, reads in steps]
     runs = segment_runs(kinds)
-    pairs = segment_conflicts(ranges, reads_at, runs)
+    pairs = segment_conflicts(ranges, reads_at, runs, live_out=True)
     held = dict(ranges)
     hold_segment_inputs(held, reads_at, runs)
     intervals: list[Interval] = []
@@ -373,11 +399,13 @@ def lower_block(block: Block, state_names: Sequence[str] = (), planner: str = "b
         held_intervals.append(Interval(key, *held[key], size, device))
     index = {iv.key: i for i, iv in enumerate(intervals)}
     conflicts: offset_planner.Conflicts = {}
+    soft: offset_planner.Conflicts = {}
     for out, inp in pairs:
         if out in index and inp in index:
-            conflicts.setdefault(index[out], []).append(index[inp])
-            conflicts.setdefault(index[inp], []).append(index[out])
-    placement = plan(intervals, planner, conflicts, held_intervals)
+            kind = soft if ranges[out][1] == LIVE_OUT else conflicts
+            kind.setdefault(index[out], []).append(index[inp])
+            kind.setdefault(index[inp], []).append(index[out])
+    placement = plan(intervals, planner, conflicts, held_intervals, soft)
     views = offset_planner.group_buffers(intervals, placement)
     planned = len(views.buffers)
     state_types = [a.type for a in block.args[states.first_input:]] if states is not None else []

@@ -17,7 +17,10 @@ memory management for deep neural net inference", 2020), sharing one placement r
 and `place(intervals, order, conflicts)`: each value, in that order, takes the smallest gap
 between the already-placed values whose intervals overlap its own (or that `conflicts` names:
 pairs that must not share bytes whatever their intervals, an NPU segment's outputs and inputs)
-that holds its (aligned) size, else the lowest offset above them all (best fit). Overlap queries
+that holds its (aligned) size, else the lowest offset above them all (best fit); `soft` pairs
+(a returned value and an input of the segment writing it: the executor writes that value into
+the caller's tensor, or else stages it) are kept apart too whenever that does not grow the arena
+beyond the fit that ignores them (the staging is then avoided for free). Overlap queries
 are answered from two per-step indexes (values live at step t; values starting at t), so a
 value costs its interval's length plus the values it overlaps: about linear in the schedule for
 transformer-style graphs, whose intervals are short.
@@ -87,7 +90,12 @@ Conflicts = dict[int, list[int]]
 """Interval index -> the indices whose bytes it must not share, whatever the intervals."""
 
 
-def place(intervals: Sequence[Interval], order: Sequence[int], conflicts: Conflicts | None = None) -> Placement:
+def place(
+    intervals: Sequence[Interval],
+    order: Sequence[int],
+    conflicts: Conflicts | None = None,
+    soft: Conflicts | None = None,
+) -> Placement:
     """Place `intervals[i]` for i in `order` (every index once) by best fit (module docstring)."""
     horizon = _horizon(intervals)
     ends = [min(iv.end, horizon) for iv in intervals]
@@ -110,6 +118,11 @@ def place(intervals: Sequence[Interval], order: Sequence[int], conflicts: Confli
         if conflicts:
             taken.extend((offsets[j], offsets[j] + align(intervals[j].size)) for j in conflicts.get(i, ()) if placed[j])
         offsets[i] = _best_fit(taken, need)
+        avoid = [(offsets[j], offsets[j] + align(intervals[j].size)) for j in (soft or {}).get(i, ()) if placed[j]]
+        if avoid:
+            apart = _best_fit([*taken, *avoid], need)
+            if apart + need <= max(arenas.get(iv.device, 0), offsets[i] + need):
+                offsets[i] = apart
         placed[i] = True
         for t in range(start, end + 1):
             live[t].append(i)
@@ -130,13 +143,17 @@ def _best_fit(taken: list[tuple[int, int]], need: int) -> int:
     return best if best >= 0 else top
 
 
-def by_size(intervals: Sequence[Interval], conflicts: Conflicts | None = None) -> Placement:
+def by_size(
+    intervals: Sequence[Interval], conflicts: Conflicts | None = None, soft: Conflicts | None = None
+) -> Placement:
     """Greedy by size: the largest values choose first."""
     order = sorted(range(len(intervals)), key=lambda i: (-intervals[i].size, intervals[i].start, i))
-    return place(intervals, order, conflicts)
+    return place(intervals, order, conflicts, soft)
 
 
-def by_breadth(intervals: Sequence[Interval], conflicts: Conflicts | None = None) -> Placement:
+def by_breadth(
+    intervals: Sequence[Interval], conflicts: Conflicts | None = None, soft: Conflicts | None = None
+) -> Placement:
     """Greedy by breadth: the steps with the most bytes live place their values first."""
     horizon = _horizon(intervals)
     live: list[list[int]] = [[] for _ in range(horizon + 1)]
@@ -152,7 +169,7 @@ def by_breadth(intervals: Sequence[Interval], conflicts: Conflicts | None = None
             if not seen[i]:
                 seen[i] = True
                 order.append(i)
-    return place(intervals, order, conflicts)
+    return place(intervals, order, conflicts, soft)
 
 
 def from_buffers(

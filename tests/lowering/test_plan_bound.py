@@ -184,6 +184,85 @@ def test_segment_outputs_never_share_an_input_s_bytes() -> None:
         check_placement(intervals, by_size(intervals), {2: [0]})
 
 
+def test_a_returned_output_takes_its_inputs_bytes_only_where_that_saves_bytes() -> None:
+    """phi3's logits in miniature: the returned %o (256 bytes, step 4) is written by the segment that
+    reads %i1 and %i2 (live together at step 2, dead before step 4). Kept out of both, the plan needs
+    o + i1 + i2 = 384 bytes: the segment bound, which counts every input live with another (one input
+    per clique gave 320). With the pairs soft the plan reaches the op-by-op bound, 320 (%o and %v)."""
+    from lowering.liveness import segment_bound, segment_conflicts
+
+    steps = [("i1", []), ("i2", []), ("a", ["i1", "i2"]), ("v", ["a"]), ("o", ["v"])]
+    ranges = live_ranges(steps, ["o"])
+    runs = segment_runs(["end", "end", "npu", "npu", "npu"])
+    reads = [r for _, r in steps]
+    pairs = segment_conflicts(ranges, reads, runs, live_out=True)
+    assert sorted(pairs) == [("o", "i1"), ("o", "i2")]
+    assert segment_conflicts(ranges, reads, runs) == []  # returned values are exempt by default
+    sizes = {"i1": 64, "i2": 64, "a": 0, "v": 64, "o": 256}
+    intervals = [Interval(k, *ranges[k], sizes[k], "npu") for k, _ in steps]
+    soft = {4: [0, 1], 0: [4], 1: [4]}
+    held = dict(ranges)
+    hold_segment_inputs(held, reads, runs)  # the buffer planners' form of the pairs
+    held_intervals = [Interval(k, *held[k], sizes[k], "npu") for k, _ in steps]
+    assert peak_live_bytes(intervals) == 320 and segment_bound(intervals, pairs) == 384
+    strict = plan(intervals, "best", soft, held_intervals)
+    check_placement(intervals, strict, soft)
+    assert strict.planned_bytes == 384
+    relaxed = plan(intervals, "best", None, held_intervals, soft)
+    check_placement(intervals, relaxed)
+    assert relaxed.planned_bytes == 320
+
+
+@st.composite
+def segmented(draw) -> tuple[list[Interval], list[Interval], list[tuple], dict, dict]:
+    """A random schedule with NPU runs: (intervals, the same with segment inputs held, all (output,
+    input) pairs, hard, soft)."""
+    from lowering.liveness import segment_conflicts
+
+    n = draw(st.integers(1, 20))
+    steps, kinds = [], []
+    for i in range(n):
+        back = draw(st.lists(st.integers(1, 6), max_size=2))
+        steps.append((i, sorted({i - b for b in back if i - b >= 0})))
+        kinds.append(draw(st.sampled_from(["npu", "npu", "end"])))
+    ranges = live_ranges(steps, draw(st.sets(st.integers(0, n - 1), max_size=3)))
+    reads, runs = [r for _, r in steps], segment_runs(kinds)
+    pairs = segment_conflicts(ranges, reads, runs, live_out=True)
+    held = dict(ranges)
+    hold_segment_inputs(held, reads, runs)
+    intervals = [Interval(i, *ranges[i], draw(SIZES), "npu" if kinds[i] == "npu" else "cpu") for i in range(n)]
+    held_intervals = [Interval(i, *held[i], iv.size, iv.device) for i, iv in enumerate(intervals)]
+    hard: dict[int, list[int]] = {}
+    soft: dict[int, list[int]] = {}
+    pairs = [(o, i) for o, i in pairs if intervals[o].device == intervals[i].device]  # npu reads npu values
+    for out, inp in pairs:
+        kind = soft if ranges[out][1] == LIVE_OUT else hard
+        kind.setdefault(out, []).append(inp)
+        kind.setdefault(inp, []).append(out)
+    return intervals, held_intervals, pairs, hard, soft
+
+
+@settings(max_examples=150, deadline=None)
+@given(segmented())
+def test_soft_pairs_never_make_a_plan_larger_and_the_segment_bound_holds(case) -> None:
+    """Every plan honours the hard pairs; with the returned values' pairs soft, `best` is never larger
+    than with them hard (the previous rule) nor below the op-by-op bound; with them hard it is never
+    below `segment_bound` of every pair."""
+    from lowering.liveness import segment_bound
+
+    intervals, held, pairs, hard, soft = case
+    merged = {i: hard.get(i, []) + soft.get(i, []) for i in set(hard) | set(soft)}
+    before = plan(intervals, "best", merged, held)
+    check_placement(intervals, before, merged)
+    assert before.planned_bytes >= segment_bound(intervals, pairs)
+    for name in PLANNERS:
+        after = plan(intervals, name, hard, held, soft)
+        check_placement(intervals, after, hard)
+        assert peak_live_bytes(intervals) <= after.planned_bytes
+        if name == "best":
+            assert after.planned_bytes <= before.planned_bytes
+
+
 def test_segment_inputs_are_held_to_the_segment_end() -> None:
     """Declarations neither join nor end an NPU run; an input of a run lives to its last step, values
     defined inside the run keep their own ranges."""
