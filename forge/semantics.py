@@ -258,6 +258,15 @@ def _format_number(value: Any) -> str:
     return str(value)
 
 
+def _unravel(flat: int, shape: tuple[int, ...]) -> list[int]:
+    """The index of element `flat` of a row-major `shape` (torch.unravel_index imports sympy: ~1 s)."""
+    where = []
+    for size in reversed(shape):
+        flat, i = divmod(flat, size)
+        where.append(i)
+    return where[::-1]
+
+
 def compare_output(
     before: Any, after: Any, atol: float | None = None, rtol: float | None = None,
     largest: list[float] | None = None,
@@ -287,7 +296,7 @@ def compare_output(
     diff = (a - b).abs().nan_to_num(nan=float("inf"))
     diff = torch.where(close, torch.zeros_like(diff), diff)
     flat = int(diff.reshape(-1).argmax())
-    where = [int(i) for i in torch.unravel_index(torch.tensor(flat), before.shape)] if before.dim() else []
+    where = _unravel(flat, tuple(before.shape))
     at = "at [" + ", ".join(map(str, where)) + "]" if where else "(0-d)"
     b_val, a_val = before.reshape(-1)[flat].item(), after.reshape(-1)[flat].item()
     count = int((~close).sum())

@@ -13,9 +13,9 @@ import torch
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions
-from xdsl.interpreters.func import FuncFunctions
 
 from forge.interpreter.aten_functions import AtenFunctions
+from forge.interpreter.func_functions import FuncFunctions
 from forge.interpreter.lowered_functions import lowered_functions
 from forge.weights import WeightStore
 
