@@ -51,7 +51,7 @@ from forge.analysis.dominance import verify_dominance, verify_module
 from forge.cli.blame import verifier_crash
 from forge.cli.companion_weights import attach_companion_weights, save_companion_weights
 from forge.cli.debug_output import DebugOutput, write_op_graph
-from forge.cli.errors import EXIT_ERROR, EXIT_INTERNAL, PROG, ForgeOptError, OutputVerifyError, report
+from forge.cli.errors import EXIT_ERROR, EXIT_INTERNAL, PROG, ForgeOptError, OutputVerifyError, PassRunError, report
 from forge.cli.flags import add_forge_flags
 from forge.cli.passes import (
     check_pattern_name,
@@ -324,7 +324,10 @@ class ForgeOptMain(xDSLOptMain):
         try:
             self.records = runner.run(prog)
         except mismatch_error as mismatch:
-            raise self.reproducer().write(semantic_failure(mismatch, runner), self.module) from None
+            failure = semantic_failure(mismatch, runner)
+            if args.no_reproducer:  # the checker's own copy of the IR is not written either
+                raise PassRunError(failure) from None
+            raise self.reproducer().write(failure, self.module) from None
         except PassFailure as failure:
             if args.verify_diagnostics and isinstance(failure.error, DiagnosticException):
                 raise failure.error from None  # expected output: xDSL's run() prints it
