@@ -15,6 +15,9 @@ Contract:
   function's result type follows when it was returned), drop unused function arguments. After
   each change unused side-effect-free ops are erased. Weights: a candidate's companion
   `.safetensors` holds only the weights its `aten.weight` ops still name.
+- a test command that is plain `forge-opt ARGS` runs in forks of one process that has imported
+  forge-opt (`forge.cli.forked_test`: the same program, without its start-up per candidate); any
+  other command runs through the shell.
 - the result is printed in custom syntax to `-o` (with its weights beside it) or stdout; a summary
   on stderr gives the steps tried and kept and the op count before and after.
 - `reduce_command(...)` is the ready `forge-reduce` command forge-opt's reproducers print.
@@ -28,7 +31,6 @@ import io
 import os
 import re
 import shlex
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -41,6 +43,8 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.printer import Printer
 from xdsl.rewriter import Rewriter
 from xdsl.traits import IsTerminator
+
+from forge.cli.forked_test import ForkedForgeOpt, run_test
 
 PROG = "forge-reduce"
 _EXPECT = {
@@ -72,6 +76,7 @@ class Tester:
     weights: object | None  # the input's WeightStore (forge.weights), if it has a companion file
     scratch: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="forge-reduce-"))
     runs: int = 0
+    _forked: ForkedForgeOpt | None = None
 
     def write(self, module: ModuleOp, path: str) -> None:
         with open(path, "w") as f:
@@ -88,10 +93,24 @@ class Tester:
         self.write(module, path)
         quoted = shlex.quote(path)
         cmd = self.command.replace("{}", quoted) if "{}" in self.command else f"{self.command} {quoted}"
-        proc = subprocess.run(cmd, shell=True, capture_output=True, text=True)
+        code, output = self._run(cmd)
         if self.expect is None:
-            return proc.returncode == 0
-        return proc.returncode != 0 and self.expect.search(proc.stdout + proc.stderr) is not None
+            return code == 0
+        return code != 0 and self.expect.search(output) is not None
+
+    def close(self) -> None:
+        """Stop the fork server, if one was started."""
+        if self._forked is not None:
+            self._forked.close()
+            self._forked = None
+
+    def _run(self, cmd: str) -> tuple[int, str]:
+        args = ForkedForgeOpt.argv(cmd)
+        if args is None:
+            return run_test(cmd)
+        if self._forked is None:
+            self._forked = ForkedForgeOpt()
+        return self._forked.run(args)
 
 
 def custom_text(module: ModuleOp) -> str:
@@ -365,13 +384,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: {args.input}: {str(e).strip().splitlines()[-1]}", file=sys.stderr)
         return 1
     tester = Tester(args.test, re.compile(args.expect_error) if args.expect_error else None, weights)
-    if not tester.interesting(module):
-        print(f"{PROG}: error: the input is not interesting: the test does not hold on {args.input}", file=sys.stderr)
-        return 1
-    log = (lambda line: print(f"{PROG}: {line}", file=sys.stderr)) if args.verbose else (lambda _: None)
-    reducer = Reducer(tester, log=log)
-    before = count_ops(module)
-    reduced = reducer.reduce(module)
+    try:
+        if not tester.interesting(module):
+            print(f"{PROG}: error: the input is not interesting: the test does not hold on {args.input}",
+                  file=sys.stderr)
+            return 1
+        log = (lambda line: print(f"{PROG}: {line}", file=sys.stderr)) if args.verbose else (lambda _: None)
+        reducer = Reducer(tester, log=log)
+        before = count_ops(module)
+        reduced = reducer.reduce(module)
+    finally:
+        tester.close()
     if args.output:
         tester.write(reduced, args.output)
     else:
