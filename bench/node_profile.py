@@ -288,6 +288,32 @@ FINDINGS = """
   The precision section's 1.13x (GPT-2) had been measured in a rotating order against a dynamic-shaped
   OpenVINO model that copied its logits twice; `bench/precision.py` now uses a random order, static shapes
   and one copy.
+* **OpenVINO's Python `infer()` copied every output** (session 8, e29a567). The segment's request ran
+  `infer()`, whose default `share_outputs=False` returns a copy of every output in a new numpy array, per
+  call, that nobody read: after direct outputs had removed Forge's own copy of GPT-2's 25.7 MB logits,
+  OpenVINO's wrapper still made one. Now `infer(share_outputs=True)` (views, no copy). GPT-2 2 layers (full
+  width, the same logits), interleaved random order, load 6-7: the request alone, 80 rounds, paired
+  new/old 0.957; the whole Forge call, 60 rounds: old/new 1.029, OpenVINO f32/new 1.040. ResNet-50 (a
+  400 KB output): 1.001.
+* **ResNet-50: not the calling convention, the compiled copy** (session 8). In one process, paired and
+  interleaved (random order, 50 rounds, load 6-7.5, three processes): Forge's call, its segment's request
+  called bare, and Forge's compiled model called as the peer calls it (`infer({0: x})`, its own tensors)
+  are within 1-2% of each other; the peer's compiled model called Forge's way (an arena input, a new
+  output tensor bound per call) is within 1% of the peer. So binding, tensor wrapping, the input copy and
+  output handling cost nothing measurable; every compile property reads back identical (28 properties of
+  both compiled models, only `NETWORK_NAME` differs). What moves is the compiled copy: Forge/OpenVINO per
+  process 0.981, 1.073, 1.047 (40 rounds each, with ONNX Runtime) and 1.064, 1.034, 0.987 (50 rounds); three
+  compiles of the same graph in one process (Forge re-emitted, OpenVINO rebuilt; 40 rounds, load 7-9) spread
+  0.980-1.000 and 0.965-1.025 of the first Forge copy, Forge's copies and OpenVINO's overlapping. The quiet
+  run's 1.044x is inside that spread; a verdict needs several processes, not one.
+* **ResNet-50: ONNX Runtime's convolutions are faster** (session 8). One intra-op thread each (no spinning
+  or scheduling in the way), interleaved, PERF_COUNT against `enable_profiling`, load 7.5: Conv 145.0 vs
+  149.0 ms (16 rounds) and 161.4 vs 166.5 ms (24 rounds), ONNX Runtime/OpenVINO 0.965 and 0.972 paired
+  (MLAS NCHWc kernels vs `brgconv_avx512(_1x1)_f32`); walls 0.953 and 0.925. With two threads at load 7.7
+  it is the reverse (ONNX Runtime 1.34x: its spinning threads lose on a busy machine), as the bullet above
+  found at load 6.9. The quiet latency run's ONNX Runtime/OpenVINO 0.952 matches the kernels: on this conv
+  net ONNX Runtime is simply faster than OpenVINO's CPU plugin, and Forge, which runs OpenVINO's kernels,
+  can at best tie OpenVINO there.
 """
 """Recorded findings (rendered after the measured tables; the figures are not this run's)."""
 
