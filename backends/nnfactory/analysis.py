@@ -18,6 +18,7 @@ maps each state name to that buffer's id.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -213,7 +214,7 @@ def analyze(module: ModuleOp | func.FuncOp, *, func_name: str | None = None) -> 
             if buf.buffer_id not in buffers:
                 raise EmitError(f"emit: {op_text(op)} writes buffer {buf.buffer_id}, which is not allocated")
             out = ValueRef("buffer", buf.buffer_id, shape_of(t), dtype_of(t), namer(op.result))
-            if out.nbytes > buf.nbytes:
+            if math.prod(out.shape) * out.dtype.itemsize > buf.nbytes:  # out.nbytes without its tensor per op
                 raise EmitError(f"emit: {op_text(op)}: {out} does not fit buffer {buf.buffer_id} ({buf.nbytes} bytes)")
             if isinstance(op, B.TransferOp):
                 close()

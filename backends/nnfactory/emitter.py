@@ -244,8 +244,9 @@ class _SegmentEmitter:
             raise NotOnNpu(f"the npu has no '{kind}' op")
         self.trace.begin(name, comment)
         p = op.param_view()
-        ins = [self.nodes[v] for v in op.ins]
-        in_types: list[TensorType] = [v.type for v in op.ins]
+        operands = op.ins  # one variadic-operand lookup (an xdsl descriptor) per op
+        ins = [self.nodes[v] for v in operands]
+        in_types: list[TensorType] = [v.type for v in operands]
         out_type: TensorType = op.result.type
         node = spec.build_npu(self, p, ins, in_types, out_type)
         shape = shape_of(out_type)

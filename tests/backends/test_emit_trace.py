@@ -92,3 +92,23 @@ def test_cached_torch_dtype_matches_torch(dtype):
 def test_bfloat16_still_refused():
     with pytest.raises(TypeError, match="bfloat16"):
         to_numpy_dtype(torch.bfloat16)
+
+
+@pytest.mark.parametrize("ty, size, fits", [("4xf32", 16, True), ("4xf32", 15, False), ("3xf16", 6, True),
+                                            ("3xf16", 5, False), ("5xi1", 5, True), ("2xi64", 15, False)])
+def test_a_value_larger_than_its_buffer_is_refused(ty, size, fits):
+    """The size check counts dtype bytes (no tensor per op); parsed unverified, as the verifier refuses it too."""
+    from xdsl.parser import Parser
+
+    from backends.nnfactory.program import EmitError
+    from forge.context import make_context
+
+    ir = BufferIR(ty)
+    x = ir.transfer(ir.input(0), "npu", into=ir.alloc("npu", size))
+    ir.ret(ir.transfer(x, "cpu"))
+    module = Parser(make_context(), ir.text()).parse_module()
+    if fits:
+        analyze(module)
+    else:
+        with pytest.raises(EmitError, match=f"does not fit buffer 0 \\({size} bytes\\)"):
+            analyze(module)
