@@ -5,8 +5,8 @@ run as a new program pays ~2-3 s of interpreter start-up and `import torch` for 
 small candidate. When the test command is `forge-opt ARGS` and nothing else (no shell syntax, no
 environment assignments, and the `forge-opt` on PATH is this environment's), `ForkedForgeOpt` starts
 one server process (a fresh interpreter) that imports forge-opt's modules (torch included) and runs
-nothing, and runs each candidate in a fresh `os.fork()` of it: `forge.cli.opt.main()` on the same `sys.argv`, its
-stdout and stderr captured at the file-descriptor level, its exit status the process's. So every
+nothing, and runs each candidate in a fresh `os.fork()` of it: the script's entry point on the same
+`sys.argv`, its stdout and stderr captured at the file-descriptor level, its exit status the process's. So every
 candidate still starts from a process in which no command has run: no state carries over from one
 candidate to the next, and no torch thread pool exists yet to be broken by the fork.
 
@@ -17,6 +17,7 @@ Any other command runs through the shell, as `subprocess.run(cmd, shell=True)`.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import json
 import os
 import shlex
@@ -24,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 
 PROGRAM = "forge-opt"
 PRELOAD = ("torch", "forge.cli.opt", "forge.semantics", "forge.interpreter")
@@ -90,12 +92,13 @@ def serve() -> None:
     answer with its exit status (negative: the signal that ended it, as `subprocess` reports it)."""
     for name in PRELOAD:
         importlib.import_module(name)
+    program = _entry_point()
     for line in sys.stdin:
         request = json.loads(line)
         pid = os.fork()
         if pid == 0:
             try:
-                _forge_opt(request["args"], request["log"], request["cwd"])
+                _forge_opt(program, request["args"], request["log"], request["cwd"])
             finally:
                 os._exit(70)  # only reached if the child's own exit failed
         _, status = os.waitpid(pid, 0)
@@ -128,8 +131,14 @@ def _ours(path: str | None) -> bool:
     return os.path.exists(mine) and os.path.samefile(path, mine)
 
 
-def _forge_opt(args: list[str], log: str, cwd: str) -> None:
-    """The forked child: forge-opt's `main()` as the program runs it, output into `log`; never returns."""
+def _entry_point() -> Callable[[], int]:
+    """What the installed `forge-opt` script calls (its console-scripts entry point)."""
+    (script,) = importlib.metadata.entry_points(group="console_scripts", name=PROGRAM)
+    return script.load()
+
+
+def _forge_opt(program: Callable[[], int], args: list[str], log: str, cwd: str) -> None:
+    """The forked child: `program()` as the forge-opt script runs it, output into `log`; never returns."""
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)  # the server's requests are not the command's input
@@ -138,12 +147,10 @@ def _forge_opt(args: list[str], log: str, cwd: str) -> None:
     os.close(fd)
     os.close(null)
     os.chdir(cwd)
-    from forge.cli.opt import main
-
     sys.argv = [os.path.join(os.path.dirname(sys.executable), PROGRAM), *args]
     code = 1
     try:
-        code = main()
+        code = program()
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
