@@ -9,14 +9,25 @@ alike. Each call returns the logits as a new tensor.
 CEI (Compilation Efficiency Index) = latency speed-up over a peer / Forge's compile seconds
 (time to runnable: torch.export + Forge + device compile, measured here). For comparison, every
 compiler's own index against eager is given too: (eager median / its median) / its compile seconds.
+
+One process's Forge/OpenVINO ratio is one draw: the same graph compiled twice in one process ran 3-6% apart
+(ResNet-50, session 8; per process Forge/OpenVINO 0.98-1.07). `python -m bench.latency --processes N MODEL`
+(not part of the section) times `PAIR_SYSTEMS` in N fresh processes one after another (`--pair MODEL`: one
+such process, JSON out) and prints each process's paired median ratios and their median over processes.
 """
 
 from __future__ import annotations
 
+import argparse
 import cProfile
 import gc
+import json
+import os
 import pstats
 import random
+import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +44,8 @@ EXTRA_RUNS = 40
 """Timed calls per system for `EXTRA_MODELS` (keeps the section inside the `make bench` budget)."""
 PROFILE_CALLS = 10
 ORDER_SEED = 0
+PAIR_SYSTEMS: tuple[str, ...] = ("forge", "openvino", "onnxruntime")
+"""The systems of a `--pair` process (the issue-15 f32 targets)."""
 TARGETS = {"median_vs_fastest_peer": 1.0, "median_vs_openvino": 1.0, "median_vs_onnxruntime": 1.0,
            "p99_over_p50": 1.20}
 
@@ -245,3 +258,76 @@ def _figure(result: dict[str, Any], figures: Path) -> str:
         ax.set_title(f"{label}: latency (bar = median, line = P99, dots = runs)", fontsize=9)
     fig.tight_layout()
     return common.save_figure(fig, figures, "latency", "latency by system")
+
+
+# --- across fresh processes (opt-in, `--processes`) ------------------------------------------------------
+
+
+def pair_process(name: str, attn: str, quick: bool, runs: int) -> dict[str, Any]:
+    """One process: `PAIR_SYSTEMS` built and timed interleaved (random order per round); each system's median
+    (ms) and Forge's paired median ratio to each peer (median over rounds of forge / peer in that round)."""
+    spec = common.ModelSpec(name, attn)
+    model, inputs = common.model_and_inputs(spec, quick)
+    x = inputs[0]
+    built = {system: peers.build(system, model, inputs) for system in PAIR_SYSTEMS}
+    for system in PAIR_SYSTEMS:
+        for _ in range(QUICK_WARMUP if quick else WARMUP):
+            built[system].run(x)
+    gc.collect()
+    samples: dict[str, list[float]] = {s: [] for s in PAIR_SYSTEMS}
+    for order in call_orders(runs, PAIR_SYSTEMS, seed=random.SystemRandom().randrange(1 << 30)):
+        for system in order:
+            start = time.perf_counter()
+            built[system].run(x)
+            samples[system].append((time.perf_counter() - start) * 1e3)
+    paired = {peer: statistics.median(f / p for f, p in zip(samples["forge"], samples[peer], strict=True))
+              for peer in PAIR_SYSTEMS[1:]}
+    return {"median_ms": {s: statistics.median(v) for s, v in samples.items()}, "paired": paired,
+            "load": os.getloadavg()[0]}
+
+
+def across_processes(name: str, attn: str, processes: int, quick: bool, runs: int) -> list[dict[str, Any]]:
+    """`pair_process` in `processes` fresh interpreters, one after another."""
+    root = Path(__file__).resolve().parent.parent
+    path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
+    cmd = [sys.executable, "-m", "bench.latency", "--pair", name, "--attn", attn, "--runs", str(runs)]
+    out = []
+    for _ in range(processes):
+        done = subprocess.run(cmd + (["--quick"] if quick else []), cwd=root, capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": path}, check=False)
+        if done.returncode:
+            raise RuntimeError(f"bench.latency --pair {name} failed:\n{done.stderr[-2000:]}")
+        out.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Forge vs OpenVINO f32 and ONNX Runtime across fresh processes")
+    parser.add_argument("model", nargs="?", help="zoo family (with --processes)")
+    parser.add_argument("--pair", metavar="MODEL", help="one process: time PAIR_SYSTEMS, print JSON")
+    parser.add_argument("--processes", type=int, default=5)
+    parser.add_argument("--attn", default=None, help="attention variant (default: the latency section's for MODEL)")
+    parser.add_argument("--runs", type=int, default=EXTRA_RUNS)
+    parser.add_argument("--quick", action="store_true")
+    a = parser.parse_args()
+    name = a.pair or a.model
+    if not name:
+        parser.error("give MODEL (with --processes) or --pair MODEL")
+    known = {m.name: m.attn for m in (*common.MODELS, *EXTRA_MODELS)}
+    attn = a.attn or known.get(name, "eager")
+    if a.pair:
+        print(json.dumps(pair_process(name, attn, a.quick, a.runs)))
+        return
+    rows = across_processes(name, attn, a.processes, a.quick, a.runs)
+    for i, r in enumerate(rows, 1):
+        ms = ", ".join(f"{s} {v:.2f}" for s, v in r["median_ms"].items())
+        print(f"process {i} (load {r['load']:.2f}): {ms} ms; paired " +
+              ", ".join(f"forge/{p} {v:.3f}" for p, v in r["paired"].items()))
+    for peer in PAIR_SYSTEMS[1:]:
+        values = [r["paired"][peer] for r in rows]
+        print(f"forge/{peer}: median over {len(values)} processes {statistics.median(values):.3f} "
+              f"(min {min(values):.3f}, max {max(values):.3f})")
+
+
+if __name__ == "__main__":
+    main()
