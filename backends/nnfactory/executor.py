@@ -64,7 +64,17 @@ import torch
 from dialects.npuir import aten_call
 from forge.kinds import CpuKernel, kind_spec
 
-from .program import TORCH_TO_NUMPY, CpuStep, DirectOutput, Program, SegmentStep, TransferStep, ValueRef
+from .program import (
+    TORCH_TO_NUMPY,
+    CpuStep,
+    DirectOutput,
+    Program,
+    SegmentStep,
+    TransferStep,
+    ValueRef,
+    step_reads,
+    step_writes,
+)
 from .program import direct_outputs as plan_direct_outputs
 from .runtime import CompiledGraph
 
@@ -286,6 +296,23 @@ def _usable_out(dst: Any, ref: ValueRef, taken: list[tuple[int, int]]) -> torch.
     return dst
 
 
+def _direct_only_buffers(program: Program, direct: tuple[DirectOutput, ...], states: frozenset[int]) -> frozenset[int]:
+    """Buffers of their own (no arena, not a state) every value of which is a direct output: a call binds
+    its own tensor for each of those values and redirects every reader to it, so nothing reads or writes the
+    buffer (lowering may give direct-output candidates such a buffer instead of arena bytes)."""
+    if not direct:
+        return frozenset()
+    refs: dict[int, set[ValueRef]] = {}
+    every = [*program.outputs, *(r for step in program.steps for r in (*step_reads(program, step),
+                                                                      *step_writes(program, step)))]
+    for ref in every:
+        if ref.source == "buffer":
+            refs.setdefault(int(ref.key), set()).add(ref)
+    targets = {d.ref for d in direct}
+    return frozenset(bid for bid, values in refs.items()
+                     if program.buffers[bid].arena is None and bid not in states and values <= targets)
+
+
 # ============================================================================== executor
 
 
@@ -302,6 +329,8 @@ class CompiledNPUExecutor:
         self.program = program
         self.states = states if states is not None else StateStore()
         held = {bid: name for name, bid in program.states.items()}
+        self.direct: tuple[DirectOutput, ...] = plan_direct_outputs(program) if direct_outputs else ()
+        self.untouched: frozenset[int] = _direct_only_buffers(program, self.direct, frozenset(held))
         self.arenas: dict[int, torch.Tensor] = {aid: _zeros(a.nbytes) for aid, a in program.arenas.items()}
         self.buffers: dict[int, torch.Tensor] = {}
         for bid, spec in program.buffers.items():
@@ -312,6 +341,8 @@ class CompiledNPUExecutor:
                 self.buffers[bid] = self.states.buffer(held[bid], spec.nbytes)
             elif spec.arena is not None:
                 self.buffers[bid] = self.arenas[spec.arena.id][spec.offset : spec.offset + spec.nbytes]
+            elif bid in self.untouched:  # never read nor written: no page of it is ever touched
+                self.buffers[bid] = torch.empty(spec.nbytes, dtype=torch.uint8)
             else:
                 self.buffers[bid] = _zeros(spec.nbytes)
         self._state_ids = frozenset(held)
@@ -320,7 +351,6 @@ class CompiledNPUExecutor:
         self._numpy: dict[tuple[ValueRef, str], np.ndarray] = {}
         self.scratch: list[torch.Tensor] = []  # kernel temporaries, allocated here once
         self._input_slots = [self._slot(r) for r in program.inputs]
-        self.direct: tuple[DirectOutput, ...] = plan_direct_outputs(program) if direct_outputs else ()
         self._direct_slots = [(self._slot(d.ref), self._new_slot()) for d in self.direct]
         self._direct_views = [self.env[slot] for slot, _ in self._direct_slots]
         self._direct_index = [program.outputs.index(d.ref) for d in self.direct]
@@ -526,8 +556,10 @@ class CompiledNPUExecutor:
 
     @property
     def planned_bytes(self) -> int:
-        """Bytes allocated for the plan: the arenas and the buffers of their own (states' included)."""
-        own = sum(b.numel() for bid, b in self.buffers.items() if self.program.buffers[bid].arena is None)
+        """Bytes allocated for the plan: the arenas and the buffers of their own (states' included), but
+        for the `untouched` ones (direct outputs only: allocated, never touched, so never resident)."""
+        own = sum(b.numel() for bid, b in self.buffers.items()
+                  if self.program.buffers[bid].arena is None and bid not in self.untouched)
         return own + sum(a.numel() for a in self.arenas.values())
 
     def buffer_pointers(self) -> dict[int, int]:

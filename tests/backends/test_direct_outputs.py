@@ -95,6 +95,32 @@ def test_outputs_are_new_per_call_and_later_calls_do_not_touch_them(runtime):
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
+def test_a_buffer_of_its_own_holding_only_direct_outputs_is_never_touched(runtime):
+    """`y` and `z` have buffers of their own (no arena) and are direct outputs: the executor allocates those
+    buffers without filling them (`untouched`, not counted in `planned_bytes`), and no call reads or writes
+    them (a NaN sentinel written into them survives, the results are the copy-out path's bit for bit). The
+    copy-out path allocates and uses them as before."""
+    rt = runtime_or_skip(runtime)
+    module = multi_output_ir().module()
+    ex, copy = _both(module, runtime=rt)
+    own = {d.ref.key for d in ex.direct}
+    assert all(ex.program.buffers[b].arena is None for b in own)
+    assert ex.untouched == own and copy.untouched == frozenset()
+    untouched_bytes = sum(ex.program.buffers[b].nbytes for b in own)
+    assert ex.planned_bytes == copy.planned_bytes - untouched_bytes > 0
+    for b in own:
+        ex.buffers[b].fill_(0xFF)  # all-ones bytes: a NaN in every f32 lane
+    for seed in (1, 2):
+        x = random_input("4x8xf32", seed)
+        assert_same(ex(x), copy(x), tol=0)
+    assert all(bool((ex.buffers[b] == 0xFF).all()) for b in own)
+    out = [torch.empty(4, 8) for _ in range(3)]
+    x = random_input("4x8xf32", 3)
+    assert_same(ex.run(x, out=out), copy(x), tol=0)
+    assert all(bool((ex.buffers[b] == 0xFF).all()) for b in own)
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
 def test_later_steps_read_the_calls_tensor(runtime):
     """The transfer and the second segment read `y` from the call's tensor (its planned buffer is
     not written): the results are the copy-out path's, bit for bit."""
