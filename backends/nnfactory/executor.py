@@ -5,7 +5,8 @@ At construction (never at run time):
 * every arena of the plan (`Program.arenas`, from `buffer.arena`) is one torch `uint8` tensor
   of its planned size, allocated once, and every buffer viewing it (`buffer.alloc
   %arena[offset]`) a slice of it at its byte offset (a multiple of `buffer.ALIGNMENT`, 64: every
-  dtype's view is aligned); a buffer of its own (no arena) is a tensor of its own;
+  dtype's view is aligned); a buffer of its own (no arena) is a tensor of its own (left unfilled and
+  never touched when every value in it is a direct output, see below: `untouched`);
 * every value living in a buffer gets a view of that buffer's first bytes with the value's
   shape and dtype (a buffer holding values of different shapes/dtypes over time has one view
   per value, all on the same bytes); segments get numpy views of the same memory (an i1 value
