@@ -34,7 +34,8 @@ All systems run fp32 on the CPU (except `openvino-default`); inference under `no
 streams are set explicitly and
 alike (issue 15 item 3; `THREADS` records them, `ORT_SESSION_CONFIG` ONNX Runtime's): Forge's segments and
 the OpenVINO peer compile with `forge.precision.peer_properties()` (`INFERENCE_NUM_THREADS` = the cores of
-this process, `NUM_STREAMS` 1, `PERFORMANCE_HINT` LATENCY, `ENABLE_CPU_PINNING` False), ONNX Runtime gets
+this process, `NUM_STREAMS` 1, `PERFORMANCE_HINT` LATENCY, `ENABLE_CPU_PINNING` False, `TBB_PARTITIONER`
+AUTO: work split dynamically, not evenly up front), ONNX Runtime gets
 `intra_op_num_threads` = the same cores and one inter-op thread (sequential execution; with an explicit
 thread count it sets no affinity, and its spin-waiting is its default, `allow_spinning` 1, stated
 explicitly), torch (eager and inductor) is set to the same cores (`torch.set_num_threads` before every

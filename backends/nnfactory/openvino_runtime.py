@@ -11,7 +11,7 @@ precision is bf16, which puts f32 graphs ~1e-2 off torch. CPU and GPU compiles t
 asked for; graphs stay f32 at their boundaries); NPU computes in f16. CPU compiles also set the
 threads and streams explicitly (``forge.precision.runtime_properties``: ``INFERENCE_NUM_THREADS``
 = the cores of this process, ``NUM_STREAMS`` 1, ``PERFORMANCE_HINT`` LATENCY, ``ENABLE_CPU_PINNING``
-False), and with
+False, ``TBB_PARTITIONER`` AUTO), and with
 ``weights`` (int8/int4 weight-only quantization) no dynamic quantization of activations.
 ``properties`` override any of them. ``Runtime.config()`` reports the requested settings and the
 values the first compiled graph reads back.

@@ -69,7 +69,7 @@ def test_default_is_f32_with_the_f32_contract(compiled):
 def test_thread_and_stream_settings_are_explicit_and_reported(compiled):
     cfg = compiled().report["runtime_config"]
     expected = {"INFERENCE_NUM_THREADS": P.cores(), "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY",
-                "ENABLE_CPU_PINNING": False}
+                "ENABLE_CPU_PINNING": False, "TBB_PARTITIONER": "AUTO"}
     for key, value in expected.items():
         assert cfg["requested"][key] == value and cfg["effective"][key] == value, key
 
