@@ -306,14 +306,24 @@ FINDINGS = """
   compiles of the same graph in one process (Forge re-emitted, OpenVINO rebuilt; 40 rounds, load 7-9) spread
   0.980-1.000 and 0.965-1.025 of the first Forge copy, Forge's copies and OpenVINO's overlapping. The quiet
   run's 1.044x is inside that spread; a verdict needs several processes, not one.
-* **ResNet-50: ONNX Runtime's convolutions are faster** (session 8). One intra-op thread each (no spinning
-  or scheduling in the way), interleaved, PERF_COUNT against `enable_profiling`, load 7.5: Conv 145.0 vs
-  149.0 ms (16 rounds) and 161.4 vs 166.5 ms (24 rounds), ONNX Runtime/OpenVINO 0.965 and 0.972 paired
-  (MLAS NCHWc kernels vs `brgconv_avx512(_1x1)_f32`); walls 0.953 and 0.925. With two threads at load 7.7
-  it is the reverse (ONNX Runtime 1.34x: its spinning threads lose on a busy machine), as the bullet above
-  found at load 6.9. The quiet latency run's ONNX Runtime/OpenVINO 0.952 matches the kernels: on this conv
-  net ONNX Runtime is simply faster than OpenVINO's CPU plugin, and Forge, which runs OpenVINO's kernels,
-  can at best tie OpenVINO there.
+* **ResNet-50: ONNX Runtime's convolutions scale better on two threads** (session 8). PERF_COUNT against
+  ONNX Runtime's `enable_profiling`, interleaved, summed Conv time. Two threads at load 0.9 (24 rounds):
+  OpenVINO 45.5 ms, ONNX Runtime 34.3 (paired 0.756; walls 52.0 vs 35.2). One thread at load 0.9 (16
+  rounds): OpenVINO 71.1 ms, ONNX Runtime 75.3 (1.058): single-threaded OpenVINO's `brgconv` kernels are
+  the faster ones; going to two threads OpenVINO gains 1.56x, ONNX Runtime 2.2x (its spin-waiting workers
+  are there for every parallel region). (At load 7.5 one thread had read 0.965/0.972 the other way, and two
+  threads 1.34x: loaded runs say little here.) OpenVINO also spends ~4 ms per call outside its nodes (wall -
+  node sum, one or two threads), ONNX Runtime ~1 ms. Quiet, two processes x 40 rounds (`python -m
+  bench.latency --processes 2 resnet`, load 0.9-1.0): Forge/OpenVINO 0.978 and 0.994, Forge/ONNX Runtime
+  1.091 and 1.179.
+* **`TBB_PARTITIONER` AUTO** (session 8, 14fb0d0; Forge's segments and the OpenVINO peer alike). The
+  plugin's default here is STATIC (each parallel region split evenly up front). Paired AUTO/STATIC,
+  interleaved, load 1.1-1.8: OpenVINO's own graphs ResNet-50 0.884 and 0.961, GPT-2 12L 0.976, Llama 0.980,
+  BERT 0.975; Forge's ResNet-50 (re-emitted with STATIC) 1.028, 0.916, 1.022 (60-80 rounds). Median 0.976
+  over the eight, inside the per-process spread above: a small gain at best. After it, three processes
+  (load 1.2-1.3): Forge/OpenVINO 0.995, 1.001, 1.014; Forge/ONNX Runtime 1.057, 1.103, 1.189. ResNet-50's
+  "<= 1.0x ONNX Runtime" is not met: Forge runs OpenVINO's kernels, and OpenVINO is slower than ONNX
+  Runtime on this conv net at two threads.
 """
 """Recorded findings (rendered after the measured tables; the figures are not this run's)."""
 
