@@ -312,10 +312,11 @@ FINDINGS = """
   rounds): OpenVINO 71.1 ms, ONNX Runtime 75.3 (1.058): single-threaded OpenVINO's `brgconv` kernels are
   the faster ones; going to two threads OpenVINO gains 1.56x, ONNX Runtime 2.2x (its spin-waiting workers
   are there for every parallel region). (At load 7.5 one thread had read 0.965/0.972 the other way, and two
-  threads 1.34x: loaded runs say little here.) OpenVINO also spends ~4 ms per call outside its nodes (wall -
-  node sum, one or two threads), ONNX Runtime ~1 ms. Quiet, two processes x 40 rounds (`python -m
-  bench.latency --processes 2 resnet`, load 0.9-1.0): Forge/OpenVINO 0.978 and 0.994, Forge/ONNX Runtime
-  1.091 and 1.179.
+  threads 1.34x: loaded runs say little here.) Wall minus node sum read ~4 ms for OpenVINO's `infer({0: x})`
+  and ~1 ms for ONNX Runtime in those runs, but the bare request (`infer(share_outputs=True)`, Forge's way)
+  reads -0.7 ms (load 1.1), and `infer({0: x})` is only 1.5% slower than it: not a cost inside OpenVINO.
+  Quiet, two processes x 40 rounds (`python -m bench.latency --processes 2 resnet`, load 0.9-1.0):
+  Forge/OpenVINO 0.978 and 0.994, Forge/ONNX Runtime 1.091 and 1.179.
 * **`TBB_PARTITIONER` AUTO** (session 8, 14fb0d0; Forge's segments and the OpenVINO peer alike). The
   plugin's default here is STATIC (each parallel region split evenly up front). Paired AUTO/STATIC,
   interleaved, load 1.1-1.8: OpenVINO's own graphs ResNet-50 0.884 and 0.961, GPT-2 12L 0.976, Llama 0.980,
