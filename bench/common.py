@@ -8,10 +8,13 @@ A section is a module with ``run(quick=False) -> dict`` (JSON-serialisable) and
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import platform
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -236,3 +239,19 @@ def target_row(metric: str, measured: float, target: float, *, higher_is_better:
     gap = None if met else (target / measured if higher_is_better else measured / target)
     return {"metric": metric, "measured": measured, "target": target, "unit": unit,
             "op": ">=" if higher_is_better else "<=", "met": met, "gap": gap, "why": "" if met else why}
+
+
+def fresh_runs(module: str, args: Sequence[str], processes: int) -> list[dict[str, Any]]:
+    """`python -m bench.<module> ARGS` in `processes` fresh interpreters, one after another; the JSON
+    object each prints on its last line. Used where a verdict must not rest on one process's draw."""
+    root = Path(__file__).resolve().parent.parent
+    path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
+    cmd = [sys.executable, "-m", f"bench.{module}", *args]
+    out = []
+    for _ in range(processes):
+        done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path},
+                              check=False)
+        if done.returncode:
+            raise RuntimeError(f"{' '.join(cmd[1:])} failed:\n{done.stderr[-2000:]}")
+        out.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return out

@@ -26,8 +26,6 @@ import os
 import pstats
 import random
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -288,17 +286,8 @@ def pair_process(name: str, attn: str, quick: bool, runs: int) -> dict[str, Any]
 
 def across_processes(name: str, attn: str, processes: int, quick: bool, runs: int) -> list[dict[str, Any]]:
     """`pair_process` in `processes` fresh interpreters, one after another."""
-    root = Path(__file__).resolve().parent.parent
-    path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
-    cmd = [sys.executable, "-m", "bench.latency", "--pair", name, "--attn", attn, "--runs", str(runs)]
-    out = []
-    for _ in range(processes):
-        done = subprocess.run(cmd + (["--quick"] if quick else []), cwd=root, capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": path}, check=False)
-        if done.returncode:
-            raise RuntimeError(f"bench.latency --pair {name} failed:\n{done.stderr[-2000:]}")
-        out.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    return out
+    args = ["--pair", name, "--attn", attn, "--runs", str(runs), *(["--quick"] if quick else [])]
+    return common.fresh_runs("latency", args, processes)
 
 
 def main() -> None:

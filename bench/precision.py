@@ -30,10 +30,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -174,17 +171,8 @@ def _latency(built: dict[str, tuple[Callable, dict[str, Any]]], x: torch.Tensor,
 
 def _fresh_processes(spec: common.ModelSpec, quick: bool) -> list[dict[str, float]]:
     """Each `PAIRS` system's median latency in each of `PROCESSES` fresh processes, one after another."""
-    root = Path(__file__).resolve().parent.parent
-    path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
-    cmd = [sys.executable, "-m", "bench.precision", "--pair", spec.name, "--attn", spec.attn]
-    out = []
-    for _ in range(QUICK_PROCESSES if quick else PROCESSES):
-        done = subprocess.run(cmd + (["--quick"] if quick else []), cwd=root, capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": path}, check=False)
-        if done.returncode:
-            raise RuntimeError(f"bench.precision --pair {spec.name} failed:\n{done.stderr[-2000:]}")
-        out.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    return out
+    args = ["--pair", spec.name, "--attn", spec.attn, *(["--quick"] if quick else [])]
+    return common.fresh_runs("precision", args, QUICK_PROCESSES if quick else PROCESSES)
 
 
 def _pair_medians(name: str, attn: str, quick: bool) -> dict[str, float]:
