@@ -38,13 +38,18 @@ def _segment_ir():
     return ir.module()
 
 
-@pytest.mark.parametrize("comments", [False, True])
-def test_op_comments_only_for_a_trace_that_reads_them(comments):
+def _segment():
+    """The module, its analysis, its one NPU segment and the OpenVINO runtime to build it with."""
     require_runtime("openvino")
     module = _segment_ir()
     analysis = analyze(module)
     (seg,) = analysis.segments
-    rt = get_runtime("openvino", "CPU")
+    return module, analysis, seg, get_runtime("openvino", "CPU")
+
+
+@pytest.mark.parametrize("comments", [False, True])
+def test_op_comments_only_for_a_trace_that_reads_them(comments):
+    module, analysis, seg, rt = _segment()
     trace = _Recorder(comments)
     build_segment(rt, seg, analysis.refs, _Sources(random_weights(module), analysis.constants), trace=trace,
                   compile=False)
@@ -58,11 +63,7 @@ def test_op_comments_only_for_a_trace_that_reads_them(comments):
 
 
 def test_graph_is_the_same_with_and_without_comments():
-    require_runtime("openvino")
-    module = _segment_ir()
-    analysis = analyze(module)
-    (seg,) = analysis.segments
-    rt = get_runtime("openvino", "CPU")
+    module, analysis, seg, rt = _segment()
     weights = random_weights(module)
     built = []
     for comments in (False, True):
