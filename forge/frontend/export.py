@@ -46,6 +46,7 @@ import torch.utils._pytree as pytree
 from torch.export.graph_signature import ConstantArgument, InputKind, OutputKind
 
 from forge.frontend.errors import ImportError_
+from forge.frontend.node_locations import recorded_model_frames
 
 __all__ = [
     "CallError", "CallSignature", "CastPolicy", "ExportError", "InputLeaf", "cast_policy", "export_model",
@@ -345,7 +346,7 @@ def _export_model(model, args, kwargs, *, around=None):
     start = time.perf_counter()
     extra = None
     try:
-        with torch.no_grad():
+        with torch.no_grad(), recorded_model_frames():
             if around is not None:
                 program, extra = around(model, lambda: torch.export.export(model, args, kwargs))
             else:

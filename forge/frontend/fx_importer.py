@@ -52,6 +52,7 @@ from forge.frontend.functionalize import (
     mutated_chain,
     torch_functionalize,
 )
+from forge.frontend.node_locations import LIBRARY_PATHS
 from forge.weights import WeightStore
 
 __all__ = [
@@ -289,7 +290,6 @@ def _target_name(target: Any) -> str:
 # --- locations -----------------------------------------------------------------------------------
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
-_LIBRARY_PATHS = ("/torch/", "/site-packages/torch", "/torch/nn/modules/")
 
 
 def _model_frame(node: torch.fx.Node) -> tuple[str, int] | None:
@@ -299,7 +299,7 @@ def _model_frame(node: torch.fx.Node) -> tuple[str, int] | None:
         return None
     frames = _FRAME.findall(trace)
     for path, line in reversed(frames):
-        if not any(p in path for p in _LIBRARY_PATHS):
+        if not any(p in path for p in LIBRARY_PATHS):
             return path, int(line)
     return (frames[-1][0], int(frames[-1][1])) if frames else None
 
