@@ -31,6 +31,10 @@ $(STAMP): pyproject.toml | $(BIN)/python
 nnfactory: $(STAMP)
 	PYTHON=$(CURDIR)/$(BIN)/python scripts/install_nnfactory.sh
 
+# pytest runs on PYTEST_WORKERS processes (pytest-xdist), whole files per worker (`--dist loadfile`: a
+# module-scoped fixture, e.g. the benchmark smoke test's ~4-minute run of every section, runs once).
+PYTEST_WORKERS ?= 2
+
 # ruff (lint + import order) and lint-imports (the layer contracts in pyproject.toml) run first,
 # then pytest, lit and xDSL's own suite (make compat); all five run and the target fails if any fails (a pytest exit code 5,
 # "no tests collected", counts as a failure too).
@@ -38,7 +42,7 @@ test: $(STAMP) nnfactory
 	@status=0; \
 	$(BIN)/ruff check . || status=$$?; \
 	$(BIN)/lint-imports --no-cache || status=$$?; \
-	FORGE_REQUIRE_NNFACTORY=1 $(BIN)/python -m pytest || status=$$?; \
+	FORGE_REQUIRE_NNFACTORY=1 $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile || status=$$?; \
 	$(BIN)/lit -v filecheck/ || status=$$?; \
 	$(BIN)/python scripts/compat/run.py || status=$$?; \
 	if [ $$status -ne 0 ]; then echo "make test: FAILED (exit $$status)" >&2; fi; \
