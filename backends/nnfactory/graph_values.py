@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
+from dialects.torch_types import ELEMENT_TYPES, dtype_name
 from dialects.windows import pool_out_size
 
 if TYPE_CHECKING:
@@ -43,18 +44,21 @@ def to_numpy_dtype(dtype: Any) -> np.dtype:
     if isinstance(dtype, str):
         return np.dtype(_DTYPE_ALIASES.get(dtype, dtype))
     if type(dtype).__module__ == "torch" and type(dtype).__name__ == "dtype":
-        import torch
-
-        if dtype == torch.bfloat16:
-            raise TypeError("bfloat16 has no numpy dtype; use float16 or float32")
-        found = _TORCH_NUMPY.get(dtype)
-        if found is None:  # one tensor per torch dtype (an emit asks ~250 times)
-            found = _TORCH_NUMPY[dtype] = torch.empty((), dtype=dtype).numpy().dtype
+        found = torch_numpy_dtype(dtype)
+        if found is None:
+            hint = "; use float16 or float32" if dtype_name(dtype) == "bfloat16" else ""
+            raise TypeError(f"{dtype_name(dtype)} has no numpy dtype{hint}")
         return found
     return np.dtype(dtype)
 
 
-_TORCH_NUMPY: dict[Any, np.dtype] = {}
+_NUMPY_DTYPES: dict[str, np.dtype] = {name: np.dtype(name) for name in ELEMENT_TYPES if name != "bfloat16"}
+"""numpy's dtype of each torch dtype Forge represents (numpy names them as torch does), bar bfloat16."""
+
+
+def torch_numpy_dtype(dtype: Any) -> np.dtype | None:
+    """The numpy dtype of a torch dtype, without importing torch (None: numpy has none, e.g. bfloat16)."""
+    return _NUMPY_DTYPES.get(dtype_name(dtype))
 
 
 def short_dtype(dtype: np.dtype) -> str:

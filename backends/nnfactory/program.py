@@ -27,8 +27,10 @@ import torch
 from xdsl.dialects.builtin import TensorType
 
 from dialects import npuir as N
+from dialects.torch_types import ELEMENT_TYPES
 from forge.weights import WeightStore
 
+from .graph_values import torch_numpy_dtype
 from .runtime import CompiledGraph, Runtime
 
 __all__ = [
@@ -351,16 +353,9 @@ class Program:
 
 # ------------------------------------------------------------------------------ direct outputs
 
-TORCH_TO_NUMPY = {torch.float16: np.float16, torch.float32: np.float32, torch.float64: np.float64,
-                   torch.int8: np.int8, torch.int16: np.int16, torch.int32: np.int32, torch.int64: np.int64,
-                   torch.uint8: np.uint8, torch.bool: np.bool_}
-"""The torch dtypes numpy can view, and their numpy types (bfloat16 has none)."""
-
-
-def numpy_dtype(dtype: torch.dtype) -> np.dtype | None:
-    """The numpy dtype of a torch dtype (None: numpy has none, e.g. bfloat16)."""
-    found = TORCH_TO_NUMPY.get(dtype)
-    return None if found is None else np.dtype(found)
+TORCH_TO_NUMPY = {d: torch_numpy_dtype(d) for d in (getattr(torch, n) for n in ELEMENT_TYPES) if torch_numpy_dtype(d)}
+"""The torch dtypes numpy can view, and their numpy dtypes (bfloat16 has none)."""
+numpy_dtype = torch_numpy_dtype
 
 
 def step_reads(program: Program, step: Step) -> tuple[ValueRef, ...]:
