@@ -44,6 +44,8 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
+from forge.frontend.node_locations import recorded_model_frames
+
 MAX_BUCKET_LEN = 1 << 16
 """A Dim's max above this is taken for "unbounded" (torch.export's default is infinity)."""
 PROBE_RTOL = 1e-4
@@ -527,7 +529,8 @@ def _pad_values(pad_values: Mapping[str, float] | None, inputs: Mapping[str, Any
 def _export_check(model, args, kwargs, dynamic_shapes, dim: DynamicDim) -> None:
     """torch.export with the dynamic spec: raises when the model specializes the dim."""
     try:
-        torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes, strict=False)
+        with recorded_model_frames():
+            torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes, strict=False)
     except Exception as err:  # torch.export's UserError / ConstraintViolationError, with its suggested fixes
         lines = [ln for ln in str(err).splitlines() if ln.strip()][:4]
         raise DynamicShapeError(

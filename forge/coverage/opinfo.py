@@ -23,6 +23,7 @@ from torch.utils import _pytree as pytree
 from dialects.torch_types import UnsupportedTypeError
 from forge.frontend.decompose import TREESPEC_DEPRECATION
 from forge.frontend.fx_importer import ImportedProgram, UnsupportedOpsError, import_program
+from forge.frontend.node_locations import recorded_model_frames
 from forge.interpreter import interpret
 
 PASS, FAIL, NOT_EXPORTABLE, RANDOM, SKIPPED = "pass", "fail", "not_exportable", "random", "skipped"
@@ -247,7 +248,7 @@ def run_op(info: Any, on_stage: Callable[[str], None] | None = None, sample_inde
             return done(SKIPPED, "sample", "the output is not dense tensors or numbers")
         stage = enter("export")
         try:
-            with torch.no_grad(), quiet_torch():
+            with torch.no_grad(), quiet_torch(), recorded_model_frames():
                 program = torch.export.export(module, _clones(inputs))
         except Exception as err:  # export's own assorted errors: counted apart, with the reason
             return done(NOT_EXPORTABLE, "export", classify("export", err).reason)

@@ -52,7 +52,7 @@ from forge.frontend.functionalize import (
     mutated_chain,
     torch_functionalize,
 )
-from forge.frontend.node_locations import LIBRARY_PATHS
+from forge.frontend.node_locations import LIBRARY_PATHS, recorded_model_frames
 from forge.weights import WeightStore
 
 __all__ = [
@@ -129,7 +129,7 @@ def import_module(
     """Export `model` on `example_args` (static shapes) and import it (`state`: see the module
     docstring)."""
     start = time.perf_counter()
-    with torch.no_grad():
+    with torch.no_grad(), recorded_model_frames():
         program = torch.export.export(model, tuple(example_args))
     export_ms = (time.perf_counter() - start) * 1e3
     imported = import_program(program, func_name=func_name, state=state)
