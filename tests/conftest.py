@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 
@@ -25,9 +26,17 @@ def small_model(name: str, attn: str):
     return model, inputs, expected
 
 
-@functools.cache
 def imported_small_model(name: str, attn: str):
-    """The imported IR of a small zoo model (treat as read-only: clone before transforming)."""
+    """The imported IR of a small zoo model, a copy of its own per call (the module cloned, the weight
+    store copied): a test that folds into it cannot change what the next test sees, whatever the order."""
+    imported, inputs, expected = _imported_small_model(name, attn)
+    copy = dataclasses.replace(imported, module=imported.module.clone(),
+                               weights=imported.weights.subset(imported.weights.names()), stats=dict(imported.stats))
+    return copy, inputs, expected
+
+
+@functools.cache
+def _imported_small_model(name: str, attn: str):
     from forge.frontend.fx_importer import import_module
 
     model, inputs, expected = small_model(name, attn)
