@@ -30,8 +30,10 @@ def imported_small_model(name: str, attn: str):
     """The imported IR of a small zoo model, a copy of its own per call (the module cloned, the weight
     store copied): a test that folds into it cannot change what the next test sees, whatever the order."""
     imported, inputs, expected = _imported_small_model(name, attn)
-    copy = dataclasses.replace(imported, module=imported.module.clone(),
-                               weights=imported.weights.subset(imported.weights.names()), stats=dict(imported.stats))
+    from forge.testing.check import copy_weights
+
+    copy = dataclasses.replace(imported, module=imported.module.clone(), weights=copy_weights(imported.weights),
+                               stats=dict(imported.stats))
     return copy, inputs, expected
 
 

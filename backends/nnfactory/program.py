@@ -50,7 +50,6 @@ __all__ = [
     "direct_outputs",
     "memory_of",
     "overlap",
-    "numpy_dtype",
     "step_reads",
     "step_writes",
 ]
@@ -353,9 +352,8 @@ class Program:
 
 # ------------------------------------------------------------------------------ direct outputs
 
-TORCH_TO_NUMPY = {d: torch_numpy_dtype(d) for d in (getattr(torch, n) for n in ELEMENT_TYPES) if torch_numpy_dtype(d)}
+TORCH_TO_NUMPY = {d: found for d in (getattr(torch, n) for n in ELEMENT_TYPES) if (found := torch_numpy_dtype(d))}
 """The torch dtypes numpy can view, and their numpy dtypes (bfloat16 has none)."""
-numpy_dtype = torch_numpy_dtype
 
 
 def step_reads(program: Program, step: Step) -> tuple[ValueRef, ...]:
@@ -424,7 +422,7 @@ def _direct_output(program: Program, ref: ValueRef) -> DirectOutput | None:
     index, step = writers[0]
     seg = program.segments[step.segment]
     position = seg.outputs.index(ref)
-    dtype = numpy_dtype(ref.dtype)
+    dtype = torch_numpy_dtype(ref.dtype)
     graph_dtype = seg.output_dtypes[position]
     if dtype is None or graph_dtype not in (dtype, np.dtype(np.int8) if ref.is_bool else dtype):
         return None

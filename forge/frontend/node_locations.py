@@ -30,18 +30,18 @@ _NO_TRACE_OPS = ("placeholder", "output")
 def model_frame_text(frame: FrameType | None) -> str | None:
     """`File "<path>", line <n>, in forward` for the innermost `forward` frame of model code at or
     outside `frame` (the innermost `forward` of any code when all are torch's), None without one."""
-    innermost_forward = None
+    found = None
     while frame is not None:
         code = frame.f_code
         if code.co_name == "forward":
             if not any(p in code.co_filename for p in LIBRARY_PATHS):
-                return f'File "{code.co_filename}", line {frame.f_lineno}, in forward'
-            if innermost_forward is None:
-                innermost_forward = frame
+                found = frame
+                break
+            found = found or frame
         frame = frame.f_back
-    if innermost_forward is None:
+    if found is None:
         return None
-    return f'File "{innermost_forward.f_code.co_filename}", line {innermost_forward.f_lineno}, in forward'
+    return f'File "{found.f_code.co_filename}", line {found.f_lineno}, in forward'
 
 
 @contextmanager
