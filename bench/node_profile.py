@@ -306,7 +306,8 @@ FINDINGS = """
   compiles of the same graph in one process (Forge re-emitted, OpenVINO rebuilt; 40 rounds, load 7-9) spread
   0.980-1.000 and 0.965-1.025 of the first Forge copy, Forge's copies and OpenVINO's overlapping. The quiet
   run's 1.044x is inside that spread; a verdict needs several processes, not one.
-* **ResNet-50: ONNX Runtime's convolutions scale better on two threads** (session 8). PERF_COUNT against
+* **ResNet-50: ONNX Runtime's convolutions scale better on two threads** (session 8; superseded by the
+  session-10 finding below: ONNX Runtime's idle spin, not its kernels). PERF_COUNT against
   ONNX Runtime's `enable_profiling`, interleaved, summed Conv time. Two threads at load 0.9 (24 rounds):
   OpenVINO 45.5 ms, ONNX Runtime 34.3 (paired 0.756; walls 52.0 vs 35.2). One thread at load 0.9 (16
   rounds): OpenVINO 71.1 ms, ONNX Runtime 75.3 (1.058): single-threaded OpenVINO's `brgconv` kernels are
@@ -325,6 +326,18 @@ FINDINGS = """
   (load 1.2-1.3): Forge/OpenVINO 0.995, 1.001, 1.014; Forge/ONNX Runtime 1.057, 1.103, 1.189. ResNet-50's
   "<= 1.0x ONNX Runtime" is not met: Forge runs OpenVINO's kernels, and OpenVINO is slower than ONNX
   Runtime on this conv net at two threads.
+* **ResNet-50 vs ONNX Runtime: the gap was ONNX Runtime's idle spin** (session 10, ecb255b). After each
+  `Run()` returns, ONNX Runtime's intra-op threads keep spinning ~40-50 ms (its default,
+  `session.force_spinning_stop` 0): a process that ran it and then sleeps 200 ms burns ~40 ms of CPU, after
+  Forge or OpenVINO ~0.1 ms (`tests/bench/test_quiet_after_call.py`). Interleaved in one process, that spin
+  holds one of the two cores through the next system's timed call, which on ResNet-50 (~37 ms) is all of it;
+  ONNX Runtime's own next call finds its threads hot. One process, interleaved random order (Sapphire Rapids
+  Xeon, load ~1): ResNet-50, 40 rounds, Forge / OpenVINO f32 / ONNX Runtime 48.0 / 40.7 / 36.2 ms with the
+  default, 37.2 / 36.8 / 37.5 ms with `force_spinning_stop` 1; each system 4 calls in a row (the first
+  untimed), default: 36.6 / 36.9 / 36.9 ms. MobileNetV2, 150 rounds: 8.9 / 9.1 / 5.44 ms, then 5.76 / 5.89 /
+  5.53 ms. ONNX Runtime's own latency does not move, so the peer now stops its spin when a call returns
+  (`bench.peers.ORT_SESSION_CONFIG`; spinning inside a call, its default, stays). The session-8 figures
+  above (Conv sums included) were taken with the spin running through OpenVINO's calls.
 """
 """Recorded findings (rendered after the measured tables; the figures are not this run's)."""
 
