@@ -76,11 +76,9 @@ THREADS = {"openvino": OV_CPU_PROPERTIES["INFERENCE_NUM_THREADS"], "onnxruntime"
 whether any pins them to cores (none does)."""
 ORT_SESSION_CONFIG = {"session.intra_op.allow_spinning": "1", "session.force_spinning_stop": "1"}
 """ONNX Runtime session config entries, set explicitly. Its threads spin-wait while a `Run()` lasts (its
-default, `allow_spinning` 1) but stop when it returns (`force_spinning_stop` 1; the default, 0, keeps them
-spinning ~40-50 ms after each call). Interleaved with other systems, that idle spin ran through the next
-system's timed call on one of the two cores: Forge and OpenVINO f32 measured 8.9 / 9.1 ms on MobileNetV2 and
-48.0 / 40.7 ms on ResNet-50 after it, 5.8 / 5.9 and 37.2 / 36.8 ms without it, while ONNX Runtime's own
-latency did not move (5.44 / 5.53 ms, 36.2 / 37.5 ms; session 10, interleaved, 150 and 40 rounds)."""
+default, `allow_spinning` 1) but stop when it returns (`force_spinning_stop` 1): with the default, 0, they keep
+spinning ~40-50 ms after each call, through the next interleaved system's timed call (measured in
+`bench/node_profile.py`'s findings; `tests/bench/test_quiet_after_call.py` checks it)."""
 
 
 @dataclass
