@@ -121,6 +121,7 @@ class UnaryKind(StrEnum):
     COS = "cos"
     ABS = "abs"
     ERF = "erf"
+    LOG1P = "log1p"
     RECIPROCAL = "reciprocal"
     NOT = "not"
 
@@ -1177,6 +1178,62 @@ class GatherOp(DataMovementOp):
         _expect_result(out, expected, data.element_type)
 
 
+@irdl_op_definition
+class GatherElementsOp(DataMovementOp):
+    """`torch.gather` / ONNX GatherElements: result[i][j][k] = data[i][indices[i][j][k]][k] for
+    `axis` 1. data and indices have the same rank; off `axis`, each indices dim is at most data's
+    (the result has the indices' shape)."""
+
+    name = "npuir.gather_elements"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+
+    @classmethod
+    def check(cls, ins: Sequence[TensorType], out: TensorType, p: Params) -> None:
+        data, indices = ins
+        axis = p.get_int("axis")
+        _check_axis(axis, data.get_num_dims())
+        if not _is_int(indices.element_type) or _is_bool(indices.element_type):
+            raise VerifyException(f"indices element type {indices.element_type} is not an integer")
+        ds, js = data.get_shape(), indices.get_shape()
+        if len(ds) != len(js):
+            raise VerifyException(f"indices rank {len(js)} differs from data rank {len(ds)}")
+        for i, (d, j) in enumerate(zip(ds, js, strict=True)):
+            if i != axis and DYNAMIC_INDEX not in (d, j) and j > d:
+                raise VerifyException(f"indices dim {i} ({j}) exceeds data dim {i} ({d})")
+        _expect_result(out, js, data.element_type)
+
+
+@irdl_op_definition
+class TopkOp(ComputeOp):
+    """The indices of the `k` largest (or, not `largest`, smallest) elements of x along `axis`,
+    ordered from the first pick (the values are a `gather_elements` of x at them). Ties go to the
+    lower index; NaN counts as larger than every number (torch's order)."""
+
+    name = "npuir.topk"
+    x = operand_def(TensorType)
+    k = prop_def(IntegerAttr[I64])
+    axis = prop_def(IntegerAttr[I64])
+    largest = prop_def(BoolAttr, default_value=TRUE)
+
+    @classmethod
+    def check(cls, ins: Sequence[TensorType], out: TensorType, p: Params) -> None:
+        (x,) = ins
+        axis, k = p.get_int("axis"), p.get_int("k")
+        _check_axis(axis, x.get_num_dims())
+        size = x.get_shape()[axis]
+        if k < 0 or (size != DYNAMIC_INDEX and k > size):
+            raise VerifyException(f"k {k} is not in [0, {size}] (the size of axis {axis})")
+        if _is_bool(x.element_type):
+            raise VerifyException("topk does not apply to i1")
+        if not _is_int(out.element_type) or _is_bool(out.element_type):
+            raise VerifyException(f"result element type {out.element_type} is not an integer")
+        shape = list(x.get_shape())
+        shape[axis] = k
+        _expect_result(out, shape, out.element_type)
+
+
 def _conv_out_dim(
     size: int, k: int, stride: int, begin: int, end: int, dilation: int, out_pad: int, transposed: bool
 ) -> int:
@@ -1496,6 +1553,8 @@ _OPS: list[type[NpuirOp]] = [
     SliceOp,
     ConcatOp,
     GatherOp,
+    GatherElementsOp,
+    TopkOp,
     ConvOp,
     PadOp,
     ConvertOp,

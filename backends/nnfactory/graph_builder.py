@@ -296,6 +296,27 @@ class GraphBuilder(SpatialOps):
         return self._unary("cos", x)
 
     @graph_op
+    def log1p(self, x: Node) -> Node:
+        """``log(1 + x)``, accurate for small x (neither runtime has the op)."""
+        x = self._own(x)
+        if not np.issubdtype(x.dtype, np.floating):
+            raise TypeError(f"log1p takes floats, got {x.dtype.name}")
+        return self._node(self._op_log1p(x))
+
+    def _op_log1p(self, x: Node) -> Any:
+        # log(u) + (x - (u - 1)) / u with u = 1 + x: the second term is the rounding error of u,
+        # so small x keep their digits (u == 1 gives x itself). It is computed on x clamped to
+        # [-0.5, max]: finite, no inf - inf, and below -0.5 it is 0 anyway (1 + x is exact there).
+        # The sum is written -(-log(u) - c) so that log1p(-0.0) keeps its sign.
+        big = float(np.finfo(x.dtype).max)
+        one = self._scalar(1.0, x)
+        xc = self.clamp(x, -0.5, big)
+        uc = self.eltwise_add(xc, one)
+        correction = self.eltwise_div(self.eltwise_sub(xc, self.eltwise_sub(uc, one)), uc)
+        log_u = self.log(self.eltwise_add(x, one))
+        return self.negative(self.eltwise_sub(self.negative(log_u), correction)).handle
+
+    @graph_op
     def clamp(self, x: Node, min: float, max: float) -> Node:
         """Clip to ``[min, max]`` (python scalars)."""
         x = self._own(x)
@@ -662,6 +683,70 @@ class GraphBuilder(SpatialOps):
             raise TypeError(f"indices must be integers, got {indices.dtype.name}")
         axis = norm_axis(axis, data.rank)
         return self._node(self._op_gather(data, indices, axis, int(batch_dims)))
+
+    @graph_op
+    def gather_elements(self, data: Node, indices: Node, axis: int) -> Node:
+        """``torch.gather(data, axis, indices)`` (ONNX GatherElements): the result has the indices'
+        shape; off ``axis`` each indices dim is at most data's; negative indices count from the end."""
+        data, indices = self._own(data), self._own(indices)
+        if not np.issubdtype(indices.dtype, np.integer):
+            raise TypeError(f"indices must be integers, got {indices.dtype.name}")
+        if indices.rank != data.rank:
+            raise ValueError(f"indices rank {indices.rank} differs from data rank {data.rank}")
+        if data.rank == 0:
+            flat = self.gather_elements(self.reshape(data, (1,)), self.reshape(indices, (1,)), 0)
+            return self.reshape(flat, ())
+        axis = norm_axis(axis, data.rank)
+        extents = [d if i == axis else j for i, (d, j) in enumerate(zip(data.shape, indices.shape, strict=True))]
+        if any(e > d for e, d in zip(extents, data.shape, strict=True)):
+            raise ValueError(f"indices {list(indices.shape)} exceed data {list(data.shape)} off axis {axis}")
+        data = self.slice(data, [0] * data.rank, extents)
+        return self._node(self._op_gather_elements(data, indices, axis))
+
+    def _op_gather_elements(self, data: Node, indices: Node, axis: int) -> Any:
+        # A batched Gather: every axis but `axis` is moved first and flattened into one batch axis.
+        order = [i for i in range(data.rank) if i != axis] + [axis]
+        d, j = self.transpose(data, order), self.transpose(indices, order)
+        batch = j.shape[:-1]
+        rows = math.prod(batch)
+        picked = self.gather(
+            self.reshape(d, (rows, d.shape[-1])), self.reshape(j, (rows, j.shape[-1])), axis=1, batch_dims=1
+        )
+        picked = self.reshape(picked, j.shape)
+        return self.transpose(picked, [order.index(i) for i in range(data.rank)]).handle
+
+    @graph_op
+    def topk(self, x: Node, k: int, axis: int = -1, largest: bool = True) -> Node:
+        """The int64 indices of the ``k`` largest (or smallest) elements of float ``x`` along
+        ``axis``, from the first pick. Ties go to the lower index and NaN counts as larger than
+        every number (torch's order); the values are ``gather_elements(x, indices, axis)``."""
+        x = self._own(x)
+        if not np.issubdtype(x.dtype, np.floating):
+            raise TypeError(f"topk takes floats, got {x.dtype.name}")
+        axis = norm_axis(axis, x.rank)
+        if not 1 <= int(k) <= x.shape[axis]:
+            raise ValueError(f"k {k} is not in [1, {x.shape[axis]}]")
+        return self._node(self._op_topk(x, int(k), axis, bool(largest)))
+
+    def _op_topk(self, x: Node, k: int, axis: int, largest: bool) -> Any:
+        # k rounds: the best value still available, the first position holding it (a min over an
+        # iota), then that position is taken (-inf). In f32, clamped to the finite range first:
+        # the composed comparisons subtract, which is exact for finite values only (an infinite
+        # input ties with the largest finite value; NaN is not ordered as torch orders it).
+        n = x.shape[axis]
+        big = float(np.finfo(np.float32).max)
+        key = self.convert(x, np.float32)
+        key = self.clamp(key if largest else self.negative(key), -big, big)
+        iota = self.constant(np.arange(n, dtype=np.float32).reshape([n if i == axis else 1 for i in range(x.rank)]))
+        taken = self.constant(np.asarray(-np.inf, np.float32))
+        picks = []
+        for round_ in range(k):
+            best = self.reduce_max(key, [axis], keep_dims=True)
+            first = self.reduce_min(self.select(self.equal(key, best), iota, float(n)), [axis], keep_dims=True)
+            picks.append(first)
+            if round_ + 1 < k:
+                key = self.select(self.equal(iota, first), taken, key)
+        return self.convert(self.concat(picks, axis), np.int64).handle
 
     @graph_op
     def convert(self, x: Node, dtype: Any) -> Node:

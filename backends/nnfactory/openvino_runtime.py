@@ -280,6 +280,29 @@ class OpenVINOGraphBuilder(GraphBuilder):
     def _op_gather(self, data, indices, axis, batch_dims):
         return _make("opset8", "Gather", [data.handle, indices.handle, _i64(axis)], {"batch_dims": batch_dims})
 
+    def _op_gather_elements(self, data, indices, axis):
+        return _make("opset6", "GatherElements", [data.handle, indices.handle], {"axis": axis})
+
+    def _op_topk(self, x, k, axis, largest):
+        # TopK-11 (stable: ties go to the lower index) ignores NaN, which torch counts as the largest
+        # number: sort the row with NaN set aside (-inf, or +inf for the smallest), then a stable
+        # TopK of the NaN flags in that order puts the NaNs first (last for the smallest).
+        mode = "max" if largest else "min"
+        nan = _make("opset10", "IsNaN", [x.handle])
+        aside = ov.op.Constant(np.asarray(-np.inf if largest else np.inf, dtype=x.dtype)).output(0)
+        key = _make("opset1", "Select", [nan, aside, x.handle], _NUMPY)
+        order = self._topk_node(key, x.shape[axis], axis, mode)
+        flags = _make("opset1", "Convert", [nan], {"destination_type": ov.Type.f32})
+        flags = _make("opset6", "GatherElements", [flags, order], {"axis": axis})
+        picks = self._topk_node(flags, k, axis, mode)
+        return _make("opset6", "GatherElements", [order, picks], {"axis": axis})
+
+    @staticmethod
+    def _topk_node(x: ov.Output, k: int, axis: int, mode: str) -> ov.Output:
+        attrs = {"axis": axis, "mode": mode, "sort": "value", "index_element_type": ov.Type.i64, "stable": True}
+        k_node = ov.op.Constant(np.asarray(k, dtype=np.int64)).output(0)
+        return _NodeFactory("opset11").create("TopK", [x, k_node], attrs).output(1)
+
     # The spatial ops (rare in the transformer graphs, several defaults each) go through OpenVINO's opset functions.
 
     def _op_convolution(self, x, w, strides, pads_begin, pads_end, dilations, groups):

@@ -2,8 +2,8 @@
 
 An npuir op class (`dialects/npuir.py`) says what an op of a kind looks like: operands, properties,
 verifier, syntax. Everything else about the kind lives in its `KindSpec` here, one class per kind,
-grouped by family (`linear_algebra`, `normalization`, `elementwise`, `movement`, `convolution`,
-`pooling`, `fallback`):
+grouped by family (`linear_algebra`, `normalization`, `elementwise`, `movement`, `sorting`,
+`convolution`, `pooling`, `fallback`):
 
 - `reference(p, ins, out_type)`: its semantics on torch tensors (`evaluate` adds the cast to the
   result's element type); the interpreter runs npuir and `buffer.exec` with it;
@@ -16,8 +16,9 @@ grouped by family (`linear_algebra`, `normalization`, `elementwise`, `movement`,
   GraphBuilder (`em.g`, duck-typed) and the segment emitter's helpers (`SegmentHelpers`); raise
   `NotOnNpu` with the reason when the runtime cannot express this instance; `npu = False` for
   kinds with no NPU lowering;
-- `npu_reason(in_types, out_type)`: why the NPU cannot run it on these types (None when it can),
-  what the affinity policy asks;
+- `npu_reason(in_types, out_type, small_ints=False)`: why the NPU cannot run it on these types
+  (None when it can), what the affinity policy asks; `small_ints` says the integer operands hold
+  values that fit in 32 bits, which a `small_int_exact` kind (data movement) then moves exactly;
 - `flops(p, in_types, out_type)`, `moves_data`, `view`: what the cost model charges;
 - `fused`: a fused kernel (several aten ops in one npuir op);
 - `example`: operand types and parameters of one op of the kind (`tests/test_kinds.py` runs it
@@ -51,6 +52,10 @@ if TYPE_CHECKING:
 _I1 = IntegerType(1)  # built once: is_i1 runs per emitted op, and an IntegerType costs ~30 us to build
 NPU_ELEMENTS = frozenset({Float32Type(), Float16Type(), BFloat16Type(), _I1})
 """Element types the NPU computes with (i1 for masks and comparison results)."""
+SMALL_INT_BITS = 32
+"""Integers the runtimes hold exactly inside a graph: OpenVINO's CPU plugin (and NNFactory's build
+of it) computes i64 tensors as i32, so an i64 value of 2**31 or more comes back wrapped. An
+integer proven to fit (`small_ints`) may be moved by a `small_int_exact` kind on the NPU."""
 
 
 class UnknownKindError(LookupError):
@@ -119,6 +124,10 @@ def torch_function(name: str) -> Callable[..., Any]:
     return getattr(torch, name)
 
 
+SMALL_INTS = frozenset(IntegerType(w) for w in (8, 16, 32, 64))
+"""The integer element types a `small_int_exact` kind moves on the NPU when the values are small."""
+
+
 def is_i1(t: Any) -> bool:
     """Whether `t` is a tensor of booleans."""
     return isinstance(t, TensorType) and t.element_type == _I1
@@ -158,6 +167,11 @@ class KindSpec:
     """Moves or reinterprets data without arithmetic: no FLOPs."""
     view: ClassVar[bool] = False
     """Only reinterprets a buffer's shape: no bytes move either."""
+    makes_small_ints: ClassVar[bool] = False
+    """Its integer result indexes an axis of an operand (a topk): it fits in `SMALL_INT_BITS`."""
+    small_int_exact: ClassVar[bool] = False
+    """On integer operands whose values fit in `SMALL_INT_BITS`, the NPU computes exactly what the
+    CPU does (data movement: it never makes a value its operands do not hold)."""
     flops_per_element: ClassVar[float] = 1.0
     """The default FLOPs rule: this many per result element."""
 
@@ -210,22 +224,27 @@ class KindSpec:
         """The graph node computing the op from the nodes `ins`."""
         raise NotOnNpu(f"the npu has no '{self.name}' op")
 
-    def npu_reason(self, in_types: Sequence[Attribute], out_type: Attribute) -> str | None:
-        """Why the NPU cannot run an op of this kind on these types (None when it can)."""
+    def npu_reason(self, in_types: Sequence[Attribute], out_type: Attribute, small_ints: bool = False) -> str | None:
+        """Why the NPU cannot run an op of this kind on these types (None when it can).
+        `small_ints`: every integer operand holds values that fit in `SMALL_INT_BITS` bits."""
         if not self.npu:
             return f"NNFactory has no '{self.name}' op"
         if any(isinstance(t, TensorType) and 0 in t.get_shape() for t in (*in_types, out_type)):
             return "a zero-size tensor has no static NNFactory shape"
+        accepted = self._npu_elements(small_ints)
         for i, t in enumerate(in_types):
             if i in self.index_operands:
                 continue
             elt = _element_type(t)
-            if elt not in NPU_ELEMENTS:
+            if elt not in accepted:
                 return f"operand {i} has element type {elt}"
         elt = _element_type(out_type)
-        if elt not in NPU_ELEMENTS:
+        if elt not in accepted:
             return f"result has element type {elt}"
         return None
+
+    def _npu_elements(self, small_ints: bool) -> frozenset[Attribute]:
+        return NPU_ELEMENTS | SMALL_INTS if small_ints and self.small_int_exact else NPU_ELEMENTS
 
     def index_bound(self, p: N.Params, in_types: Sequence[TensorType], operand: int) -> int:
         """The size an index operand indexes (random inputs of a generated program stay below it)."""
@@ -241,11 +260,20 @@ class KindSpec:
 
 
 # The families subclass KindSpec above, so they are imported after it.
-from forge.kinds import convolution, elementwise, fallback, linear_algebra, movement, normalization, pooling  # noqa: E402
+from forge.kinds import (  # noqa: E402
+    convolution,
+    elementwise,
+    fallback,
+    linear_algebra,
+    movement,
+    normalization,
+    pooling,
+    sorting,
+)
 
 KINDS: dict[str, KindSpec] = {
     spec.name: spec
-    for family in (linear_algebra, normalization, elementwise, movement, convolution, fallback, pooling)
+    for family in (linear_algebra, normalization, elementwise, movement, sorting, convolution, fallback, pooling)
     for spec in family.SPECS
 }
 """Every npuir compute kind's spec, by kind name."""

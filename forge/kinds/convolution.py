@@ -139,7 +139,7 @@ class Conv(KindSpec):
         method = ACTIVATIONS[p.get_str("activation")].builder
         return y if method is None else getattr(em.g, method)(y)
 
-    def npu_reason(self, in_types: Sequence[Attribute], out_type: Attribute) -> str | None:
+    def npu_reason(self, in_types: Sequence[Attribute], out_type: Attribute, small_ints: bool = False) -> str | None:
         if any(is_i1(t) for t in in_types):
             return "a convolution of booleans"
         return super().npu_reason(in_types, out_type)
@@ -202,7 +202,7 @@ class Pad(KindSpec):
         value = p.get_float("value") or 0.0
         return em.g.pad(ins[0], list(p.get_ints("pads_begin")), list(p.get_ints("pads_end")), value)
 
-    def npu_reason(self, in_types: Sequence[Attribute], out_type: Attribute) -> str | None:
+    def npu_reason(self, in_types: Sequence[Attribute], out_type: Attribute, small_ints: bool = False) -> str | None:
         if is_i1(out_type):
             return "NNFactory has no boolean constants to pad with"
         if 0 in static_shape(out_type) or 0 in static_shape(in_types[0]):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Attribute
 
 from dialects import npuir as N
@@ -64,6 +64,7 @@ UNARY: dict[str, UnaryFunction] = {
     "cos": UnaryFunction("torch.cos({})", "cos", True),
     "abs": UnaryFunction("torch.abs({})", "abs", False),
     "erf": UnaryFunction("torch.erf({})", "erf", True),
+    "log1p": UnaryFunction("torch.log1p({})", "log1p", True),
     "reciprocal": UnaryFunction("torch.reciprocal({})", None, False),
     "not": UnaryFunction("torch.logical_not({})", None, False),
 }
@@ -84,7 +85,8 @@ def unary_functions() -> dict[str, tuple[Callable[[torch.Tensor], torch.Tensor],
         return lambda x, out: torch.ops.aten.gelu.out(x, approximate=approximate, out=out)
 
     plain = {k: getattr(torch, UNARY[k].source.removeprefix("torch.").removesuffix("({})")) for k in (
-        "neg", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "cos", "abs", "erf", "reciprocal", "not"
+        "neg", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "cos", "abs", "erf", "reciprocal", "not",
+        "log1p",
     )}  # fmt: skip
     table = {k: (f, _out(f)) for k, f in plain.items()}
     return {
@@ -433,7 +435,18 @@ class Convert(KindSpec):
 
     name = "convert"
     moves_data = True
+    small_int_exact = True
     example = Example(("2x3xf32",), "2x3xi1", {}, ("ints",))
+
+    def npu_reason(self, in_types: Sequence[Attribute], out_type: Attribute, small_ints: bool = False) -> str | None:
+        """Small integers convert on the npu to floats and to integers of 32 bits or more; a float
+        does not become an integer there (its value may not fit), nor a wider integer a narrower one."""
+        src, dst = in_types[0], out_type
+        if isinstance(src, TensorType) and isinstance(dst, TensorType) and not is_i1(dst):
+            to_int = isinstance(dst.element_type, IntegerType)
+            if to_int and (dst.element_type.width.data < 32 or not isinstance(src.element_type, IntegerType)):
+                small_ints = False
+        return super().npu_reason(in_types, out_type, small_ints)
 
     def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
         return ins[0].to(dtype_of(out_type))

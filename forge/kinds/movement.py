@@ -1,7 +1,11 @@
-"""Data movement kinds: reshape, transpose, broadcast, slice, concat, gather (no arithmetic).
+"""Data movement kinds: reshape, transpose, broadcast, slice, concat, gather, gather_elements (no arithmetic).
 
-`gather` wraps negative indices (ONNX Gather), which torch leaves open. The torch source of a
-gather calls `gather(data, indices, axis)`, a helper every generated program defines.
+`gather` and `gather_elements` wrap negative indices (ONNX Gather / GatherElements), which torch
+leaves open (`torch.gather` refuses them). The torch source of a gather calls `gather(data,
+indices, axis)`, a helper every generated program defines.
+
+Moving data is exact on integers too, as long as the values fit in 32 bits (the runtimes hold i64
+as i32 inside a graph): every kind here is `small_int_exact`.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ def _copy_into(out: torch.Tensor, src: torch.Tensor) -> None:
 
 class _Movement(KindSpec):
     moves_data = True
+    small_int_exact = True
 
 
 class Reshape(_Movement):
@@ -214,4 +219,67 @@ class Gather(_Movement):
         return shape_of(in_types[0])[p.get_int("axis")]
 
 
-SPECS: tuple[KindSpec, ...] = (Reshape(), Transpose(), Broadcast(), Slice(), Concat(), Gather())
+def _wrapped(indices: torch.Tensor, size: int) -> torch.Tensor:
+    import torch
+
+    return torch.remainder(indices.to(torch.int64), size)
+
+
+def _extents(data_shape: Sequence[int], idx_shape: Sequence[int], axis: int) -> list[int]:
+    """How much of each data dim a gather_elements reads: all of `axis`, the indices' extent elsewhere."""
+    return [d if i == axis else j for i, (d, j) in enumerate(zip(data_shape, idx_shape, strict=True))]
+
+
+class GatherElements(_Movement):
+    """`torch.gather(data, axis, indices)`: the result has the indices' shape (operand 1, integers
+    of any width; off `axis` at most data's extents)."""
+
+    name = "gather_elements"
+    index_operands = (1,)
+    example = Example(("3x5x2xf32", "2x3x2xi64"), "2x3x2xf32", {"axis": 1}, ("normal", "index5"))
+
+    def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        import torch
+
+        data, indices = ins
+        axis = p.get_int("axis")
+        extents = tuple(slice(0, e) for e in _extents(data.shape, indices.shape, axis))
+        return torch.gather(data[extents], axis, _wrapped(indices, data.shape[axis]))
+
+    def cpu_kernel(self, p: N.Params, in_types: Sequence[TensorType], out_type: TensorType) -> CpuKernel:
+        """Indices are wrapped into a scratch tensor allocated here, once."""
+        import torch
+
+        axis = p.get_int("axis")
+        data_shape, idx_shape = shape_of(in_types[0]), shape_of(in_types[1])
+        size = data_shape[axis]
+        extents = tuple(slice(0, e) for e in _extents(data_shape, idx_shape, axis))
+        wrapped = torch.empty(idx_shape, dtype=torch.int64)
+
+        def gather(data: torch.Tensor, indices: torch.Tensor, out: torch.Tensor) -> None:
+            wrapped.copy_(indices)  # torch.gather takes int64 indices
+            torch.remainder(wrapped, size, out=wrapped)  # negative -> from the end
+            torch.gather(data[extents], axis, wrapped, out=out)
+
+        return CpuKernel(gather, True, (wrapped,))
+
+    def torch_source(
+        self, p: N.Params, args: Sequence[str], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> str:
+        axis = p.get_int("axis")
+        data_shape, idx_shape = shape_of(in_types[0]), shape_of(in_types[1])
+        extents = ", ".join(f":{e}" for e in _extents(data_shape, idx_shape, axis))
+        index = f"torch.remainder({args[1]}.to(torch.int64), {data_shape[axis]})"
+        return f"torch.gather({args[0]}[{extents}], {axis}, {index})"
+
+    def build_npu(
+        self, em: SegmentHelpers, p: N.Params, ins: Sequence[Any], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> Any:
+        data, indices = ins
+        return em.g.gather_elements(data, indices, p.get_int("axis"))
+
+    def index_bound(self, p: N.Params, in_types: Sequence[TensorType], operand: int) -> int:
+        return shape_of(in_types[0])[p.get_int("axis")]
+
+
+SPECS: tuple[KindSpec, ...] = (Reshape(), Transpose(), Broadcast(), Slice(), Concat(), Gather(), GatherElements())

@@ -150,11 +150,11 @@ def test_the_main_cpu_kinds_are_allocation_free():
     free = {c[0]: _cpu_program(c[0])[1].executor().instructions[0].allocation_free for c in CPU_CASES}
     allocating = {c for c, f in free.items() if not f}
     # the reference path (a temporary, copied into the view): norms, attention, mean, integer
-    # sums (torch widens them), the aten fallback, convolutions
+    # sums (torch widens them), the aten fallback, convolutions, topk (a stable sort)
     assert allocating == {
         "layer_norm", "layer_norm-2-axes", "layer_norm-plain", "rms_norm", "rms_norm-plain",
         "sdpa-gqa-causal", "sdpa-float-mask-scale", "sdpa-bool-mask", "reduce-mean",
-        "reduce-sum-i64", "aten-gather",
+        "reduce-sum-i64", "aten-gather", "topk-largest", "topk-smallest-axis0-i32",
         "conv-depthwise", "conv-transposed-1d",
         "pool-max-dilated-1d-unbatched", "pool-avg-ceil-exclude-pad", "pool-avg-asymmetric",
         "resize-nearest", "resize-linear-1d",
