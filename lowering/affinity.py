@@ -6,9 +6,10 @@ NPU when NNFactory can express it, which the kind table says (`forge.kinds`,
 attention, softmax, norms (the backend composes them from reductions), the elementwise families,
 reductions, data movement, gather) and it computes in floating point: every operand and the
 result have an element type in `forge.kinds.NPU_ELEMENTS` (f32/f16/bf16, plus i1 for masks and
-comparisons), except integer index operands (a gather's indices). Everything else runs on the
-CPU (integer index arithmetic, cumsum, the `npuir.aten` fallback). This module keeps the policy:
-modes, pins, the final norm.
+comparisons), except integer index operands (a gather's indices), and integers that data movement
+moves when they are proven to fit in 32 bits (`small_ints`: indices made by a topk, small constants,
+booleans; the lowering tracks them). Everything else runs on the CPU (integer index arithmetic,
+integer cumsum, the `npuir.aten` fallback). This module keeps the policy: modes, pins, the final norm.
 
 Modes (`policy=`):
 - `npu-first` (default): the rule above;
@@ -61,13 +62,15 @@ class AffinityPolicy:
     def of(mode: str = "npu-first", cpu_ops: Iterable[str] = (), pin_final_norm: bool = False) -> AffinityPolicy:
         return AffinityPolicy(mode, frozenset(cpu_ops), pin_final_norm)
 
-    def npu_reason(self, kind: str, in_types: Sequence[Attribute], out_type: Attribute) -> str | None:
+    def npu_reason(
+        self, kind: str, in_types: Sequence[Attribute], out_type: Attribute, small_ints: bool = False
+    ) -> str | None:
         """Why the NPU cannot run an op of `kind` on these types (None when it can): the kind
-        table's answer (`KindSpec.npu_reason`)."""
+        table's answer (`KindSpec.npu_reason`; `small_ints`: the integer operands fit in 32 bits)."""
         spec = KINDS.get(kind)
         if spec is None:
             return f"NNFactory has no '{kind}' op"
-        return spec.npu_reason(in_types, out_type)
+        return spec.npu_reason(in_types, out_type, small_ints)
 
     def is_pinned(self, kind: str, aten_name: str) -> bool:
         return kind in self.cpu_ops or aten_name.removeprefix("aten.") in self.cpu_ops
@@ -80,8 +83,10 @@ class AffinityPolicy:
         *,
         aten_name: str = "",
         pinned: bool = False,
+        small_ints: bool = False,
     ) -> Device:
-        """The device of a new op of `kind`; `pinned` forces the CPU (e.g. the final norm).
+        """The device of a new op of `kind`; `pinned` forces the CPU (e.g. the final norm);
+        `small_ints`: its integer operands are proven to fit in 32 bits (`KindSpec.npu_reason`).
         NoDeviceError under `npu-only` when the NPU cannot run it."""
         if self.mode == "cpu-only":
             return Device.CPU
@@ -89,7 +94,7 @@ class AffinityPolicy:
             if self.mode == "npu-only":
                 raise NoDeviceError(f"'{kind}' is pinned to the cpu, which policy npu-only excludes")
             return Device.CPU
-        reason = self.npu_reason(kind, in_types, out_type)
+        reason = self.npu_reason(kind, in_types, out_type, small_ints)
         if reason is None:
             return Device.NPU
         if self.mode == "npu-only":

@@ -13,6 +13,7 @@ form: what it emitted is rolled back and the op becomes `npuir.aten` (the host f
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -40,6 +41,7 @@ from dialects.aten_shapes import result_dtype
 from dialects.npuir import Device
 from dialects.torch_types import DTYPE_NAMES, ELEMENT_TYPES, element_type
 from forge.diagnostics import pass_failure
+from forge.kinds import KINDS, SMALL_INT_BITS
 from forge.patterns import describe_op
 from lowering.affinity import AffinityPolicy, NoDeviceError, final_norm
 from lowering.stats import PassStats
@@ -189,16 +191,25 @@ class FunctionLowering:
         self.stats = LoweringStats()
         self.live: set[Operation] = set()
         self.loc: Any = None
+        self.small_ints: set[SSAValue] = set()
+        self.emitted: set[Operation] = set()
+        """The compute ops `emit` made (whose device `assume_small` may revisit)."""
+        """Integer values proven to fit in 32 bits (`forge.kinds.SMALL_INT_BITS`): booleans are
+        not listed (they always fit)."""
 
     # ------------------------------------------------------------------------ emission
 
     def emit(
         self, cls: type[N.NpuirOp], operands: Sequence[SSAValue], rtype: TensorType, props: dict | None = None
     ) -> SSAValue:
+        if 0 in rtype.get_shape():  # no values to compute: an empty constant (sources cost nothing)
+            return self.const_values([], rtype.element_type, tuple(rtype.get_shape()))
         kind = _KIND_OF[cls]
+        small = self.small_operands(kind, operands)
         try:
             device = self.policy.device(
-                kind, [o.type for o in operands], rtype, aten_name=self.current_name, pinned=self.pinned
+                kind, [o.type for o in operands], rtype, aten_name=self.current_name, pinned=self.pinned,
+                small_ints=small,
             )
         except NoDeviceError as err:
             raise self.no_device(str(err)) from None
@@ -208,9 +219,53 @@ class FunctionLowering:
         self.vreg += 1
         op = cls.create(operands=operands, result_types=(rtype,), properties=p, location=self.loc)
         self.ops.append(op)
+        self.emitted.add(op)
+        result = op.results[0]
+        if _is_int(rtype) and self.makes_small_ints(kind, operands, small):
+            self.small_ints.add(result)
         if self.on_emit is not None and self.current is not None:
             self.on_emit(self.current, op)
-        return op.results[0]
+        return result
+
+    # ------------------------------------------------------------- small integers
+
+    def small_operands(self, kind: str, operands: Sequence[SSAValue]) -> bool:
+        """Whether every integer operand (other than an index operand) is known to fit in 32 bits."""
+        spec = KINDS.get(kind)
+        skip = spec.index_operands if spec is not None else ()
+        return all(i in skip or self.is_small_int(v) for i, v in enumerate(operands))
+
+    def assume_small(self, value: SSAValue) -> None:
+        """`value` holds integers that fit in 32 bits (a valid index does: it lies in [-d, d)); so
+        does what a view (reshape) of it was made from, and such a view may then run on the npu."""
+        while True:
+            self.small_ints.add(value)
+            op = value.owner
+            kind = _KIND_OF.get(type(op))
+            spec = KINDS.get(kind) if kind is not None else None
+            if spec is None or not spec.view or op not in self.emitted:
+                return
+            (source,) = op.operands
+            if op.properties["device"] == _DEVICE[Device.CPU] and not self.policy.cpu_ops:
+                device = self.policy.device(kind, [source.type], value.type, small_ints=True)
+                op.properties["device"] = _DEVICE[device]
+            value = source
+
+    def is_small_int(self, v: SSAValue) -> bool:
+        """Not an integer wider than 32 bits, or one proven to hold values that fit in 32 bits."""
+        t = v.type
+        return not _is_int(t) or t.element_type.width.data <= SMALL_INT_BITS or v in self.small_ints
+
+    def makes_small_ints(self, kind: str, operands: Sequence[SSAValue], small: bool) -> bool:
+        """Whether an integer result of `kind` on these operands fits in 32 bits: an index made by a
+        `makes_small_ints` kind, or data a `small_int_exact` kind moves from small integers/booleans."""
+        spec = KINDS.get(kind)
+        if spec is None:
+            return False
+        if spec.makes_small_ints:
+            return True
+        data = [v for i, v in enumerate(operands) if i not in spec.index_operands]
+        return spec.small_int_exact and small and all(isinstance(type_of(v).element_type, IntegerType) for v in data)
 
     def no_device(self, why: str) -> Exception:
         op = self.current
@@ -223,6 +278,8 @@ class FunctionLowering:
         self.vreg += 1
         op = cls.create(result_types=(rtype,), properties=props)
         self.ops.append(op)
+        if cls is N.ConstantOp and _is_int(rtype) and _small_constant(props["value"]):
+            self.small_ints.add(op.results[0])
         return op.results[0]
 
     def used(self, value: SSAValue) -> bool:
@@ -335,6 +392,7 @@ class FunctionLowering:
         )
 
     def concat(self, values: list[SSAValue], axis: int, out: TensorType) -> SSAValue:
+        values = [v for v in values if 0 not in type_of(v).get_shape()] or values[:1]  # empty parts add nothing
         values = [self.convert(v, out.element_type) for v in values]
         if len(values) == 1:
             return values[0]
@@ -412,6 +470,28 @@ class FunctionLowering:
         fn.body.detach_block(block)
         self.stats.vregs = self.vreg
         return self.stats
+
+
+def _is_int(t: Attribute) -> bool:
+    """A tensor of integers other than booleans."""
+    return isinstance(t, TensorType) and isinstance(t.element_type, IntegerType) and t.element_type.width.data > 1
+
+
+_SMALL = 2 ** (SMALL_INT_BITS - 1)
+_CHECKED_CONSTANT = 1 << 16
+"""Larger integer constants are not inspected (they are not proven small)."""
+
+
+def _small_constant(value: Attribute) -> bool:
+    if not isinstance(value, DenseIntOrFPElementsAttr):
+        return False
+    if value.is_splat():
+        values = value.get_values()[:1]
+    elif math.prod(value.get_shape()) <= _CHECKED_CONSTANT:
+        values = value.get_values()
+    else:
+        return False
+    return all(-_SMALL <= int(v) < _SMALL for v in values)
 
 
 def _live_ops(body: list[Operation]) -> set[Operation]:

@@ -14,6 +14,7 @@ from xdsl.ir import SSAValue
 
 from dialects import aten
 from dialects import npuir as N
+from dialects.shapes import broadcast_shapes
 from lowering.function_lowering import (
     BINARY,
     UNARY,
@@ -134,6 +135,27 @@ def _clamp(L: FunctionLowering, op: aten.AtenOp) -> None:
     L.bind(op.results[0], x)
 
 
+@rule("aten.clamp_min", "aten.clamp_max")
+def _clamp_one_side(L: FunctionLowering, op: aten.AtenOp) -> None:
+    """clamp with only a lower (clamp_min) or an upper (clamp_max) bound: a max / a min."""
+    out = out_type(op)
+    x = L.convert(L.vmap[op.operands[0]], out.element_type)
+    lower_bound = op.name == "aten.clamp_min"
+    bound = L.const(op.arg("min" if lower_bound else "max"), out.element_type)
+    L.bind(op.results[0], L.binary(N.BinaryKind.MAX if lower_bound else N.BinaryKind.MIN, x, bound, out))
+
+
+@rule("aten.clamp.Tensor")
+def _clamp_tensor(L: FunctionLowering, op: aten.AtenOp) -> None:
+    out = out_type(op)
+    x = L.convert(L.arg(op, "self"), out.element_type)
+    for bound, kind in ((L.arg(op, "min"), N.BinaryKind.MAX), (L.arg(op, "max"), N.BinaryKind.MIN)):
+        if bound is not None:
+            shape = broadcast_shapes(type_of(x).get_shape(), type_of(bound).get_shape())
+            x = L.binary(kind, x, bound, tensor_type(out.element_type, shape))
+    L.bind(op.results[0], x)
+
+
 # --- unary functions and logic --------------------------------------------------------------------
 
 
@@ -160,6 +182,7 @@ register_family(
         "aten.sin": (N.UnaryKind.SIN,),
         "aten.cos": (N.UnaryKind.COS,),
         "aten.erf": (N.UnaryKind.ERF,),
+        "aten.log1p": (N.UnaryKind.LOG1P,),
         "aten.tanh": (N.UnaryKind.TANH,),
         "aten.sigmoid": (N.UnaryKind.SIGMOID,),
         "aten.relu": (N.UnaryKind.RELU,),

@@ -2,8 +2,13 @@
 
 Weights and constants become `npuir.weight` / `npuir.constant`; factories (`arange`, `full`,
 `zeros_like`, ...) become constants; clone/contiguous/alias/detach, eval-mode dropout, same-type
-views and `_assert_tensor_metadata` disappear; views, permutations, expand/repeat, slices,
-splits, cat/stack and gathers become npuir data-movement ops with dims and bounds normalized.
+views and `_assert_tensor_metadata` disappear; views (view, unflatten, unbind, expand_as, ...),
+permutations, expand/repeat, slices, splits, cat/stack and gathers become npuir data-movement ops
+with dims and bounds normalized. Writes into a copy (`copy`, `slice_scatter`, `select_scatter`,
+what functionalization makes of in-place updates) are slices and a concat, or, strided, one gather
+from the concatenation of the base and the source. `gather` is `gather_elements`; advanced
+indexing with several index tensors gathers from the indexed dims flattened into one, at an index
+computed at lowering time when the indices are constants.
 """
 
 from __future__ import annotations
@@ -11,12 +16,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType, i1
+from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType, i1, i64
 from xdsl.ir import Operation, SSAValue
 
 from dialects import aten
 from dialects import npuir as N
-from dialects.shapes import slice_bounds
+from dialects.shapes import broadcast_shapes, slice_bounds
 from dialects.torch_types import DTYPE_NAMES, torch_dtype
 from lowering.function_lowering import (
     Fallback,
@@ -165,6 +170,7 @@ def _dropout(L: FunctionLowering, op: aten.AtenOp) -> None:
     "aten.squeeze",
     "aten.squeeze.dim",
     "aten.squeeze.dims",
+    "aten.unflatten.int",
 )
 def _reshape(L: FunctionLowering, op: aten.AtenOp) -> None:
     L.bind(op.results[0], L.reshape(L.vmap[op.operands[0]], out_type(op).get_shape()))
@@ -216,7 +222,7 @@ def _broadcast_to(L: FunctionLowering, x: SSAValue, shape: tuple[int, ...]) -> S
     return L.emit(N.BroadcastOp, [x], tensor_type(t.element_type, shape))
 
 
-@rule("aten.expand")
+@rule("aten.expand", "aten.expand_as")
 def _expand(L: FunctionLowering, op: aten.AtenOp) -> None:
     L.bind(op.results[0], _broadcast_to(L, L.vmap[op.operands[0]], out_type(op).get_shape()))
 
@@ -288,6 +294,16 @@ def _chunk(L: FunctionLowering, op: aten.AtenOp) -> None:
     _split(L, op, [r.type.get_shape()[axis] for r in op.results])
 
 
+@rule("aten.unbind.int")
+def _unbind(L: FunctionLowering, op: aten.AtenOp) -> None:
+    x = L.vmap[op.operands[0]]
+    shape = type_of(x).get_shape()
+    axis = normalize_dim(op.arg("dim"), len(shape))
+    for i, r in enumerate(op.results):
+        if L.used(r):
+            L.bind(r, L.reshape(L.slice(x, axis, i, i + 1), r.type.get_shape()))
+
+
 @rule("aten.cat")
 def _cat(L: FunctionLowering, op: aten.AtenOp) -> None:
     out = out_type(op)
@@ -334,11 +350,138 @@ def _index_select(L: FunctionLowering, op: aten.AtenOp) -> None:
     _gather(L, op, x, idx, normalize_dim(op.arg("dim"), len(type_of(x).get_shape())))
 
 
-@rule("aten.index.Tensor")
+@rule("aten.gather")
+def _gather_elements(L: FunctionLowering, op: aten.AtenOp) -> None:
+    x, idx = L.arg(op, "self"), L.arg(op, "index")
+    assert x is not None and idx is not None
+    out = out_type(op)
+    shape = type_of(x).get_shape()
+    if not shape and not type_of(idx).get_shape():  # 0-d: a gather of one element
+        one = (1,)
+        picked = L.emit(
+            N.GatherElementsOp, [L.reshape(x, one), L.reshape(idx, one)], tensor_type(out.element_type, one),
+            {"axis": i64_attr(0)},
+        )
+        L.bind(op.results[0], L.reshape(picked, ()))
+        return
+    if len(type_of(idx).get_shape()) != len(shape):
+        raise Fallback  # torch's 0-d special cases
+    axis = normalize_dim(op.arg("dim"), len(shape))
+    L.bind(op.results[0], L.emit(N.GatherElementsOp, [x, idx], out, {"axis": i64_attr(axis)}))
+
+
+@rule("aten.index.Tensor", "aten._unsafe_index.Tensor")
 def _index(L: FunctionLowering, op: aten.AtenOp) -> None:
-    """x[idx] or x[:, ..., idx] with one index tensor: a gather; other forms use the fallback."""
+    """x[idx] or x[:, ..., idx] with one index tensor: a gather; several index tensors: a gather from
+    the indexed dims flattened into one (boolean masks select by value: the fallback)."""
     mask = op.present_mask()
-    if sum(mask) != 1 or mask[-1] != 1:
+    x, *indices = (L.vmap[v] for v in op.operands)
+    if any(type_of(i).element_type == i1 for i in indices):
         raise Fallback
-    x, idx = L.vmap[op.operands[0]], L.vmap[op.operands[1]]
-    _gather(L, op, x, idx, len(mask) - 1)
+    dims = [d for d, present in enumerate(mask) if present]
+    if len(indices) == 1:
+        _gather(L, op, x, indices[0], dims[0])
+        return
+    _gather_multi(L, op, x, indices, dims)
+
+
+def _gather_multi(L: FunctionLowering, op: Operation, x: SSAValue, indices: list[SSAValue], dims: list[int]) -> None:
+    """x[..., i0, ..., i1, ...]: the indexed dims moved first, then a gather along the first at i0
+    and, for each further index, a gather_elements along the next (no index arithmetic: the
+    indices only move, and their values are small: a valid index lies in [-d, d)). torch puts the
+    broadcast index dims where the indexed dims were when those are adjacent, first otherwise."""
+    shape = type_of(x).get_shape()
+    elt = type_of(x).element_type
+    rest = [d for d in range(len(shape)) if d not in dims]
+    sizes = [shape[d] for d in dims]
+    tail = tuple(shape[d] for d in rest)
+    batch = tuple(broadcast_shapes(*(type_of(i).get_shape() for i in indices)))
+    for index in indices:
+        L.assume_small(index)
+    spread = [_broadcast_to(L, index, batch) for index in indices]
+    moved = _permuted(L, x, dims + rest)
+    picked_shape = (*batch, *sizes[1:], *tail)
+    picked = L.emit(N.GatherOp, [moved, spread[0]], tensor_type(elt, picked_shape), {"axis": i64_attr(0)})
+    b = len(batch)
+    for j, index in enumerate(spread[1:], start=1):
+        after = (*sizes[j + 1 :], *tail)
+        column = L.reshape(index, (*batch, *(1 for _ in range(1 + len(after)))))
+        column = _broadcast_to(L, column, (*batch, 1, *after))
+        taken_type = tensor_type(elt, (*batch, 1, *after))
+        taken = L.emit(N.GatherElementsOp, [picked, column], taken_type, {"axis": i64_attr(b)})
+        picked = L.reshape(taken, (*batch, *after))
+    adjacent = dims == list(range(dims[0], dims[-1] + 1))
+    lead = dims[0] if adjacent else 0
+    # picked is [*batch, *rest]; torch's result is [*rest[:lead], *batch, *rest[lead:]]
+    r = len(rest)
+    perm = [b + i for i in range(lead)] + list(range(b)) + [b + i for i in range(lead, r)]
+    L.bind(op.results[0], _permuted(L, picked, perm))
+
+
+def _permuted(L: FunctionLowering, x: SSAValue, perm: list[int]) -> SSAValue:
+    if perm == sorted(perm):
+        return x
+    t = type_of(x)
+    shape = t.get_shape()
+    out = tensor_type(t.element_type, tuple(shape[p] for p in perm))
+    return L.emit(N.TransposeOp, [x], out, {"perm": ints_attr(tuple(perm))})
+
+
+# --- writes into a copy --------------------------------------------------------------------------
+
+
+@rule("aten.copy")
+def _copy(L: FunctionLowering, op: aten.AtenOp) -> None:
+    """self's type, src's values (converted, broadcast)."""
+    out = out_type(op)
+    src = L.convert(L.vmap[op.operands[1]], out.element_type)
+    L.bind(op.results[0], _broadcast_to(L, src, out.get_shape()))
+
+
+@rule("aten.slice_scatter")
+def _slice_scatter(L: FunctionLowering, op: aten.AtenOp) -> None:
+    x, src = L.vmap[op.operands[0]], L.vmap[op.operands[1]]
+    shape = type_of(x).get_shape()
+    axis = normalize_dim(op.arg("dim"), len(shape))
+    start, end = slice_bounds(op.arg("start"), op.arg("end"), shape[axis])
+    step = op.arg("step")
+    if step < 1:
+        raise Fallback
+    L.bind(op.results[0], scatter_slice(L, x, src, axis, start, end, step))
+
+
+@rule("aten.select_scatter")
+def _select_scatter(L: FunctionLowering, op: aten.AtenOp) -> None:
+    x, src = L.vmap[op.operands[0]], L.vmap[op.operands[1]]
+    shape = type_of(x).get_shape()
+    axis = normalize_dim(op.arg("dim"), len(shape))
+    index = op.arg("index")
+    index = index + shape[axis] if index < 0 else index
+    if not 0 <= index < shape[axis]:
+        raise Fallback  # torch raises: keep its error
+    row = list(type_of(src).get_shape())
+    row.insert(axis, 1)
+    L.bind(op.results[0], scatter_slice(L, x, L.reshape(src, tuple(row)), axis, index, index + 1, 1))
+
+
+def scatter_slice(
+    L: FunctionLowering, x: SSAValue, src: SSAValue, axis: int, start: int, end: int, step: int
+) -> SSAValue:
+    """x with x[start:end:step] along `axis` replaced by src (of that slice's shape)."""
+    out = type_of(x)
+    shape = out.get_shape()
+    src = L.convert(src, out.element_type)
+    if not len(range(start, end, step)):
+        return x
+    if step == 1:
+        parts = [L.slice(x, axis, 0, start), src, L.slice(x, axis, end, shape[axis])]
+        return L.concat(parts, axis, out)
+    # Strided: gather every position from concat(x, src) along axis (src rows follow x's n rows).
+    n = shape[axis]
+    table_shape = list(shape)
+    table_shape[axis] = n + type_of(src).get_shape()[axis]
+    table = L.concat([x, src], axis, tensor_type(out.element_type, tuple(table_shape)))
+    written = range(start, end, step)
+    picks = [n + written.index(p) if p in written else p for p in range(n)]
+    index = L.const_values(picks, i64, (n,))
+    return L.emit(N.GatherOp, [table, index], out, {"axis": i64_attr(axis)})

@@ -1,17 +1,22 @@
-"""Rules for reductions, cumsum/diff, softmax and log_softmax, the norms and attention.
+"""Rules for reductions, cumsum/diff, softmax and log_softmax, the norms, attention and selection.
 
 Reductions take sorted, normalized axes (none: every axis); log_softmax is composed in its stable
 form, diff (n == 1) from a concat and two slices; layer_norm, add_layer_norm (the norm of
 input + residual), rms_norm and sdpa map to their npuir kernels with the affine operands
-converted to the result type. Integer means, boolean sums, norms of non-float tensors,
-`native_layer_norm` whose mean/rstd are used and sdpa with dropout use the fallback.
+converted to the result type. `linalg_vector_norm` is composed from abs/mul/pow and a reduction
+(in f32 for half-precision inputs, as torch accumulates), variance from two means' worth of
+reductions. `topk` is an npuir topk (the indices) and a gather_elements (the values); argmax/argmin
+and the indices of max.dim/min.dim are a topk of one, their values a reduction. Integer means,
+boolean sums, norms of non-float tensors, `native_layer_norm` whose mean/rstd are used and sdpa
+with dropout use the fallback.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import TensorType, i1
+from xdsl.dialects.builtin import TensorType, f32, i1
 from xdsl.ir import Attribute, SSAValue
 
 from dialects import aten
@@ -214,3 +219,173 @@ def _sdpa(L: FunctionLowering, op: aten.AtenOp) -> None:
             mask = L.convert(mask, out.element_type)
         operands.append(mask)
     L.bind(op.results[0], L.emit(N.SdpaOp, operands, out, props))
+
+
+# --- vector norms and variance ------------------------------------------------------------------------
+
+_REDUCED_PRECISION = ("float16", "bfloat16")
+
+
+def _accumulation_type(out: TensorType) -> Attribute:
+    """f32 for a half-precision result (torch accumulates these in f32), else the result's type."""
+    return f32 if DTYPE_NAMES[out.element_type] in _REDUCED_PRECISION else out.element_type
+
+
+def _reduced_type(x: SSAValue, axes: tuple[int, ...], keepdim: bool, elt: Attribute) -> TensorType:
+    shape = type_of(x).get_shape()
+    kept = tuple(1 if i in axes else d for i, d in enumerate(shape)) if keepdim else tuple(
+        d for i, d in enumerate(shape) if i not in axes
+    )
+    return tensor_type(elt, kept)
+
+
+def _axes(x: SSAValue, dims: Sequence[int] | None) -> tuple[int, ...]:
+    rank = len(type_of(x).get_shape())
+    return tuple(range(rank)) if not dims else tuple(sorted({normalize_dim(d, rank) for d in dims}))
+
+
+@rule("aten.linalg_vector_norm")
+def _vector_norm(L: FunctionLowering, op: aten.AtenOp) -> None:
+    """ord 2: sqrt(sum(x * x)); 1: sum(|x|); inf / -inf: max / min of |x|; 0: the count of nonzeros;
+    any other p: sum(|x| ** p) ** (1 / p)."""
+    out = out_type(op)
+    x = L.arg(op, "self")
+    assert x is not None
+    if not is_float(out.element_type) or not is_float(type_of(x).element_type):
+        raise Fallback
+    acc = _accumulation_type(out)
+    x = L.convert(x, acc)
+    xt = type_of(x)
+    axes = _axes(x, op.arg("dim"))
+    keep = bool(op.arg("keepdim"))
+    reduced = _reduced_type(x, axes, keep, acc)
+    p = float(op.arg("ord"))
+
+    def reduce(kind: N.ReduceKind, v: SSAValue) -> SSAValue:
+        return _reduce(L, kind, v, axes, keep, reduced) if axes else v
+
+    if p == 2:
+        norm = L.unary(N.UnaryKind.SQRT, reduce(N.ReduceKind.SUM, L.binary(N.BinaryKind.MUL, x, x, xt)), reduced)
+    elif p == 0:
+        nonzero = L.compare(N.CompareKind.NE, x, L.const(0, acc), tensor_type(i1, xt.get_shape()))
+        norm = reduce(N.ReduceKind.SUM, L.convert(nonzero, acc))
+    else:
+        magnitude = L.unary(N.UnaryKind.ABS, x, xt)
+        if math.isinf(p):
+            norm = reduce(N.ReduceKind.MAX if p > 0 else N.ReduceKind.MIN, magnitude)
+        elif p == 1:
+            norm = reduce(N.ReduceKind.SUM, magnitude)
+        else:
+            powered = L.binary(N.BinaryKind.POW, magnitude, L.const(p, acc), xt)
+            norm = L.binary(N.BinaryKind.POW, reduce(N.ReduceKind.SUM, powered), L.const(1.0 / p, acc), reduced)
+    L.bind(op.results[0], L.convert(norm, out.element_type))
+
+
+def _variance(L: FunctionLowering, x: SSAValue, dims: Sequence[int] | None, correction: float, keepdim: bool,
+              out: TensorType) -> tuple[SSAValue, SSAValue]:
+    """(var, mean): sum((x - mean)^2) / max(0, n - correction) over `dims`, in the accumulation type."""
+    acc = _accumulation_type(out)
+    x = L.convert(x, acc)
+    axes = _axes(x, dims)
+    shape = type_of(x).get_shape()
+    n = math.prod(shape[a] for a in axes)
+    kept = _reduced_type(x, axes, True, acc)
+    mean = _reduce(L, N.ReduceKind.MEAN, x, axes, True, kept) if axes else x
+    centred = L.binary(N.BinaryKind.SUB, x, mean, type_of(x))
+    squares = L.binary(N.BinaryKind.MUL, centred, centred, type_of(x))
+    reduced = _reduced_type(x, axes, keepdim, acc)
+    total = _reduce(L, N.ReduceKind.SUM, squares, axes, keepdim, reduced) if axes else squares
+    var = L.binary(N.BinaryKind.DIV, total, L.const(max(0.0, n - correction), acc), reduced)
+    if not keepdim:
+        mean = L.reshape(mean, reduced.get_shape())
+    return L.convert(var, out.element_type), L.convert(mean, out.element_type)
+
+
+def _correction(op: aten.AtenOp) -> float:
+    if "unbiased" in {a.name for a in op.SIGNATURE.args}:
+        return 1.0 if op.arg("unbiased") else 0.0
+    c = op.arg("correction")
+    return 1.0 if c is None else float(c)
+
+
+@rule("aten.var.dim", "aten.var.correction", "aten.var_mean.correction")
+def _var(L: FunctionLowering, op: aten.AtenOp) -> None:
+    out = out_type(op)
+    x = L.arg(op, "self")
+    assert x is not None
+    if not is_float(out.element_type) or not is_float(type_of(x).element_type):
+        raise Fallback
+    var, mean = _variance(L, x, op.arg("dim"), _correction(op), bool(op.arg("keepdim")), out)
+    L.bind(op.results[0], var)
+    if len(op.results) > 1 and L.used(op.results[1]):
+        L.bind(op.results[1], mean)
+
+
+# --- selection: topk, argmax, max.dim -------------------------------------------------------------------
+
+
+def _topk(L: FunctionLowering, x: SSAValue, k: int, axis: int, largest: bool, index_type: TensorType) -> SSAValue:
+    if type_of(x).element_type == i1:
+        raise Fallback  # torch has no boolean topk (max.dim of booleans: the host)
+    props = {"k": i64_attr(k), "axis": i64_attr(axis), "largest": N.TRUE if largest else N.FALSE}
+    return L.emit(N.TopkOp, [x], index_type, props)
+
+
+@rule("aten.topk")
+def _topk_rule(L: FunctionLowering, op: aten.AtenOp) -> None:
+    """The indices from an npuir topk, the values gathered at them (torch's sorted order; an
+    unsorted topk may return any order, this one too)."""
+    x = L.vmap[op.operands[0]]
+    shape = type_of(x).get_shape()
+    if not shape:
+        raise Fallback
+    axis = normalize_dim(op.arg("dim"), len(shape))
+    values, indices = op.results
+    picked = _topk(L, x, op.arg("k"), axis, bool(op.arg("largest")), indices.type)
+    if L.used(indices):
+        L.bind(indices, picked)
+    if L.used(values):
+        L.bind(values, L.emit(N.GatherElementsOp, [x, picked], values.type, {"axis": i64_attr(axis)}))
+
+
+def _extreme_dim(largest: bool) -> Rule:
+    """max.dim / min.dim: the values a reduction, the indices a topk of one (the first extreme)."""
+
+    def lower(L: FunctionLowering, op: aten.AtenOp) -> None:
+        x = L.vmap[op.operands[0]]
+        shape = type_of(x).get_shape()
+        if not shape:
+            raise Fallback
+        axis = normalize_dim(op.arg("dim"), len(shape))
+        keep = bool(op.arg("keepdim"))
+        values, indices = op.results
+        if L.used(values):
+            kind = N.ReduceKind.MAX if largest else N.ReduceKind.MIN
+            L.bind(values, _reduce(L, kind, x, (axis,), keep, values.type))
+        if L.used(indices):
+            kept = tensor_type(indices.type.element_type, tuple(1 if i == axis else d for i, d in enumerate(shape)))
+            L.bind(indices, L.reshape(_topk(L, x, 1, axis, largest, kept), indices.type.get_shape()))
+
+    return lower
+
+
+def _arg_extreme(largest: bool) -> Rule:
+    """argmax / argmin: a topk of one (dim None: over the flattened tensor)."""
+
+    def lower(L: FunctionLowering, op: aten.AtenOp) -> None:
+        out = out_type(op)
+        x = L.vmap[op.operands[0]]
+        dim = op.arg("dim")
+        if dim is None or not type_of(x).get_shape():
+            x = L.reshape(x, (math.prod(type_of(x).get_shape()),))
+            dim = 0
+        shape = type_of(x).get_shape()
+        axis = normalize_dim(dim, len(shape))
+        kept = tensor_type(out.element_type, tuple(1 if i == axis else d for i, d in enumerate(shape)))
+        L.bind(op.results[0], L.reshape(_topk(L, x, 1, axis, largest, kept), out.get_shape()))
+
+    return lower
+
+
+register_family(_extreme_dim, {"aten.max.dim": (True,), "aten.min.dim": (False,)})
+register_family(_arg_extreme, {"aten.argmax": (True,), "aten.argmin": (False,)})

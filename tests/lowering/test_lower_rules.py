@@ -313,9 +313,51 @@ CASES: dict[str, tuple[Callable[[GraphBuilder], object], set[str]]] = {
         {"pool"},
     ),
     "adaptive_avg_pool2d_private": (lambda b: b.op(A._AdaptiveAvgPool2dOp, x(b, 1, 3, 4, 6), [1, 1]), {"pool"}),
-}
-
-FALLBACK_CASES: dict[str, tuple[Callable[[GraphBuilder], object], str]] = {
+    # issue 31: what used to fall back to the host
+    "unbind": (lambda b: b.op(A.UnbindIntOp, x(b, 2, 3, 4), -2), {"slice", "reshape"}),
+    "unflatten": (lambda b: b.op(A.UnflattenIntOp, x(b, 2, 12), -1, [3, 4]), {"reshape"}),
+    "expand_as": (lambda b: b.op(A.ExpandAsOp, x(b, 3, 1), x(b, 2, 3, 4)), {"broadcast"}),
+    "clamp_min_max": (
+        lambda b: b.op(A.ClampMaxOp, b.op(A.ClampMinOp, x(b, 2, 3), -0.5), 0.25), {"binary"}
+    ),
+    "clamp_tensor": (lambda b: b.op(A.ClampTensorOp, x(b, 2, 3), x(b, 3), None), {"binary"}),
+    "copy_broadcast_convert": (lambda b: b.op(A.CopyOp, x(b, 2, 3), b.input((3,), torch.int64)), {"convert"}),
+    "slice_scatter": (lambda b: b.op(A.SliceScatterOp, x(b, 4, 6), x(b, 4, 3), -1, 1, 4), {"slice", "concat"}),
+    "slice_scatter_step": (
+        lambda b: b.op(A.SliceScatterOp, x(b, 7, 2), x(b, 3, 2), 0, 1, None, 2), {"concat", "gather"}
+    ),
+    "select_scatter": (lambda b: b.op(A.SelectScatterOp, x(b, 3, 5), x(b, 3), 1, -1), {"slice", "concat"}),
+    "vector_norm_2": (lambda b: b.op(A.LinalgVectorNormOp, x(b, 2, 3, 4), 2, [-1], True), {"reduce", "unary"}),
+    "vector_norm_orders": (
+        lambda b: tuple(b.op(A.LinalgVectorNormOp, v, o, [0, 2]) for v in [x(b, 2, 3, 4)] for o in (1, 0, 3.0, -1.5)),
+        {"reduce", "binary", "compare"},
+    ),
+    "vector_norm_inf_all": (
+        lambda b: (lambda v: (b.op(A.LinalgVectorNormOp, v, float("inf")), b.op(A.LinalgVectorNormOp, v, float("-inf"))))(
+            x(b, 3, 4)
+        ),
+        {"reduce", "unary"},
+    ),
+    "vector_norm_half": (
+        lambda b: b.op(A.LinalgVectorNormOp, b.input((2, 8), torch.float16), 2, [1]), {"reduce", "convert"}
+    ),
+    "var_correction": (lambda b: b.op(A.VarCorrectionOp, x(b, 3, 5), [1], correction=0, keepdim=True), {"reduce"}),
+    "var_dim": (lambda b: b.op(A.VarDimOp, x(b, 3, 5, 2), [0, -1]), {"reduce", "binary"}),
+    "var_mean": (lambda b: b.op(A.VarMeanCorrectionOp, x(b, 4, 3), [0]), {"reduce", "binary", "reshape"}),
+    "log1p": (lambda b: b.op(A.Log1pOp, x(b, 2, 3)), {"unary"}),
+    "topk": (lambda b: b.op(A.TopkOp, x(b, 3, 7), 3), {"topk", "gather_elements"}),
+    "topk_smallest_dim0": (lambda b: b.op(A.TopkOp, x(b, 5, 4), 2, 0, False)[1], {"topk"}),
+    "max_dim": (lambda b: b.op(A.MaxDimOp, x(b, 3, 4), -1, True), {"reduce", "topk"}),
+    "min_dim_indices": (lambda b: b.op(A.MinDimOp, x(b, 3, 4), 0)[1], {"topk", "reshape"}),
+    "argmax_flat": (lambda b: b.op(A.ArgmaxOp, x(b, 3, 4)), {"topk", "reshape"}),
+    "argmin_keepdim": (lambda b: b.op(A.ArgminOp, x(b, 3, 4), 1, True), {"topk"}),
+    "gather_elements": (
+        lambda b: b.op(A.GatherOp, x(b, 3, 4), 1, b.input((2, 3), torch.int64, value=torch.tensor([[0, 3, 2], [1, 1, 0]]))),
+        {"gather_elements"},
+    ),
+    "gather_elements_0d": (
+        lambda b: b.op(A.GatherOp, x(b), 0, b.input((), torch.int64, value=torch.tensor(0))), {"gather_elements"}
+    ),
     "index_two_tensors": (
         lambda b: b.op(
             A.IndexTensorOp,
@@ -325,9 +367,35 @@ FALLBACK_CASES: dict[str, tuple[Callable[[GraphBuilder], object], str]] = {
                 b.input((2,), torch.int64, value=torch.tensor([4, 0])),
             ],
         ),
-        "aten.index.Tensor",
+        {"gather", "gather_elements"},
     ),
-    "gather": (lambda b: b.op(A.GatherOp, x(b, 3, 4), 1, b.input((3, 2), torch.int64)), "aten.gather"),
+    "index_apart_broadcast": (
+        lambda b: b.op(
+            A.IndexTensorOp,
+            x(b, 3, 2, 5),
+            [
+                b.input((2, 1), torch.int64, value=torch.tensor([[2], [-3]])),
+                None,
+                b.input((4,), torch.int64, value=torch.tensor([4, 0, -1, 1])),
+            ],
+        ),
+        {"gather", "gather_elements", "transpose"},
+    ),
+    "index_adjacent_constant": (
+        lambda b: b.op(
+            A._UnsafeIndexTensorOp,
+            x(b, 2, 3, 4, 2),
+            [None, b.const(torch.tensor([[0], [2]])), b.const(torch.tensor([3, 1, -4]))],
+        ),
+        {"gather", "gather_elements"},
+    ),
+}
+
+FALLBACK_CASES: dict[str, tuple[Callable[[GraphBuilder], object], str]] = {
+    "max_dim_bool_indices": (
+        lambda b: b.op(A.MaxDimOp, b.input((3, 4), torch.bool), 1)[1],
+        "aten.max.dim",
+    ),
     "floor_div": (
         lambda b: b.op(A.DivTensorModeOp, x(b, 2, 3), x(b, 2, 3), rounding_mode="floor"),
         "aten.div.Tensor_mode",
