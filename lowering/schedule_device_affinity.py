@@ -1,10 +1,17 @@
-"""Device-affinity scheduling: reorder npuir ops so that ops of one device run back to back.
+"""Device-affinity scheduling: place and order npuir ops so that ops of one device run back to back.
 
 Pass `schedule-device-affinity`. Every device change along the schedule is a transition (a
 segment boundary: the NPU subgraph ends, data moves, the CPU runs, data moves back), so fewer
 transitions mean fewer, larger compiled NPU subgraphs.
 
-List scheduling over the data-dependence DAG of each function body, O(n log n):
+First, islands go home: a connected group of NPU ops that only move data (`KindSpec.moves_data`:
+a convert, a reshape, a gather, ...) whose every producer and consumer outside the group runs on
+the CPU (graph inputs and the function's results count as CPU) moves to the CPU. The CPU moves
+the same bytes the two transfers around the island would, and the island's transitions vanish
+whatever the order (e.g. a boolean mask converted to integers between two host integer ops).
+Weights and constants then sit on the device of their users (the npu if any reads them).
+
+Then list scheduling over the data-dependence DAG of each function body, O(n log n):
 - a ready queue per device (a heap keyed by original position, so independent work keeps its
   program order and its locality);
 - keep taking ready ops of the current device; switch device only when its queue is empty;
@@ -13,8 +20,9 @@ List scheduling over the data-dependence DAG of each function body, O(n log n):
 
 Sources (`npuir.input`, `npuir.weight`, `npuir.constant`) have no device cost: they move to the
 top of the block, in their original order. Transitions are counted over the other ops only
-(`count_transitions`). The pass records `npuir.schedule = {transitions_before, transitions_after}`
-on the module, which the model compiler's report reads (`forge.analysis.metrics`).
+(`count_transitions`), before the pass changes anything and after. The pass records
+`npuir.schedule = {transitions_before, transitions_after, moved_to_cpu}` on the module, which the
+model compiler's report reads (`forge.analysis.metrics`).
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from xdsl.passes import ModulePass
 
 from dialects import npuir as N
 from forge.diagnostics import pass_failure
+from forge.kinds import KINDS
 from lowering.stats import PassStats, functions
 
 
@@ -82,6 +91,71 @@ def _list_schedule(
 class ScheduleStats(PassStats):
     transitions_before: int = 0
     transitions_after: int = 0
+    moved_to_cpu: int = 0
+
+
+def _islands(ops: Sequence[Operation], index: dict[Operation, int]) -> list[list[int]]:
+    """Connected groups of NPU ops (data edges between NPU ops), as op indices."""
+    parent = list(range(len(ops)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, op in enumerate(ops):
+        if _device(op) != "npu":
+            continue
+        for operand in op.operands:
+            j = index.get(operand.owner)
+            if j is not None and _device(ops[j]) == "npu":
+                parent[root(i)] = root(j)
+    groups: dict[int, list[int]] = {}
+    for i, op in enumerate(ops):
+        if _device(op) == "npu":
+            groups.setdefault(root(i), []).append(i)
+    return list(groups.values())
+
+
+def _lone_data_movement(group: list[int], ops: Sequence[Operation], index: dict[Operation, int]) -> bool:
+    """A group of data-movement ops whose outside producers and consumers all run on the CPU."""
+    members = {ops[i] for i in group}
+    for op in members:
+        spec = KINDS.get(op.name.removeprefix("npuir."))
+        if spec is None or not spec.moves_data:
+            return False
+        for operand in op.operands:
+            producer = operand.owner
+            # sources are not in `index`: inputs live on the cpu, weights and constants wherever read
+            if producer not in members and producer in index and _device(producer) != "cpu":
+                return False
+        for use in op.results[0].uses:
+            user = use.operation
+            if user not in members and user.name != "func.return" and _device(user) != "cpu":
+                return False
+    return True
+
+
+def move_islands_to_cpu(ops: Sequence[Operation]) -> int:
+    """Move every lone data-movement island to the CPU (see the module docstring); the count moved."""
+    index = {op: i for i, op in enumerate(ops)}
+    moved = 0
+    for group in _islands(ops, index):
+        if _lone_data_movement(group, ops, index):
+            for i in group:
+                ops[i].properties["device"] = N.CPU
+            moved += len(group)
+    return moved
+
+
+def _place_sources(sources: Sequence[Operation]) -> None:
+    """A weight or constant lives on the npu when an npu op reads it, else on the cpu."""
+    for op in sources:
+        if isinstance(op, N.InputOp):
+            continue
+        npu = any(_device(use.operation) == "npu" for use in op.results[0].uses)
+        op.properties["device"] = N.NPU if npu else N.CPU
 
 
 def schedule_block(block: Block) -> ScheduleStats:
@@ -98,8 +172,12 @@ def schedule_block(block: Block) -> ScheduleStats:
             if _device(op) is None:
                 raise pass_failure(op, f"schedule-device-affinity: {op.name} has no device (lower to npuir first)")
             ops.append(op)
+    before = count_transitions(_device(op) for op in ops)
+    moved = move_islands_to_cpu(ops)
+    if moved:
+        _place_sources(sources)
     devices = [_device(op) for op in ops]
-    before = count_transitions(devices)
+    placed = count_transitions(devices)
     index = {op: i for i, op in enumerate(ops)}
     preds = [0] * len(ops)
     succs: list[list[int]] = [[] for _ in ops]
@@ -120,11 +198,11 @@ def schedule_block(block: Block) -> ScheduleStats:
         if best is None or n < best_count:
             best, best_count = order, n
     assert best is not None
-    if best_count >= before:  # no gain: keep the program order (and its memory profile)
-        best, best_count = list(range(len(ops))), before
+    if best_count >= placed:  # no gain: keep the program order (and its memory profile)
+        best, best_count = list(range(len(ops))), placed
     tail = [terminator] if terminator is not None else []
     _reorder(block, [*sources, *(ops[i] for i in best), *tail])
-    return ScheduleStats(before, best_count)
+    return ScheduleStats(before, best_count, moved)
 
 
 def _reorder(block: Block, order: list[Operation]) -> None:
@@ -145,8 +223,9 @@ def schedule_module(module: ModuleOp) -> ScheduleStats:
 
 @dataclass(frozen=True)
 class ScheduleDeviceAffinityPass(ModulePass):
-    """Group ops of one device together (data dependences respected); records
-    `npuir.schedule = {transitions_before, transitions_after}` on the module."""
+    """Move lone data-movement islands to the CPU, then group ops of one device together (data
+    dependences respected); records `npuir.schedule = {transitions_before, transitions_after,
+    moved_to_cpu}` on the module."""
 
     name: ClassVar[str] = "schedule-device-affinity"
 

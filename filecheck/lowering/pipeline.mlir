@@ -8,7 +8,7 @@
 // segment takes their buffers (%pe gets its own); buffers inside the segment are reused (%b4).
 // The linear scan's buffers lie one after another, 64-byte aligned, in one arena per device.
 
-// CHECK:      builtin.module attributes {npuir.lowering = {vregs = 16 : i64, fallbacks = 0 : i64, dropped = 0 : i64}, npuir.schedule = {transitions_before = 2 : i64, transitions_after = 1 : i64}, buffer.plan = {vregs = 16 : i64, values = 11 : i64, transfers = 2 : i64, buffers = 9 : i64, peak_bytes_naive = 1008 : i64, peak_bytes_planned = 960 : i64, peak_bytes_lower_bound = 432 : i64}}
+// CHECK:      builtin.module attributes {npuir.lowering = {vregs = 16 : i64, fallbacks = 0 : i64, dropped = 0 : i64}, npuir.schedule = {transitions_before = 2 : i64, transitions_after = 1 : i64, moved_to_cpu = 0 : i64}, buffer.plan = {vregs = 16 : i64, values = 11 : i64, transfers = 2 : i64, buffers = 9 : i64, peak_bytes_naive = 1008 : i64, peak_bytes_planned = 960 : i64, peak_bytes_lower_bound = 432 : i64}}
 // CHECK-NEXT:   func.func @tiny_lm(%ids: tensor<1x4xi64>) -> tensor<1x4x16xf32> {
 // CHECK-NEXT:     %arena0 = buffer.arena : !buffer.arena<0, cpu, 128>
 // CHECK-NEXT:     %arena1 = buffer.arena : !buffer.arena<1, npu, 832>
@@ -42,7 +42,7 @@
 // CHECK-NEXT:     func.return %logits : tensor<1x4x16xf32>
 
 // Embedding and final norm pinned to the cpu: cpu, npu, cpu, npu.
-// PIN:      npuir.schedule = {transitions_before = 3 : i64, transitions_after = 3 : i64}
+// PIN:      npuir.schedule = {transitions_before = 3 : i64, transitions_after = 3 : i64, moved_to_cpu = 0 : i64}
 // PIN:        %emb = buffer.exec cpu gather
 // PIN-NEXT:   %c = buffer.exec cpu cumsum
 // PIN-NEXT:   %cf = buffer.exec cpu convert

@@ -6,7 +6,7 @@
 // has none left: the cpu chain first (the npu chain needs its result at the end), then the npu
 // ops back to back: 1 transition. Sources move to the top; data dependences hold.
 
-// CHECK: builtin.module attributes {npuir.schedule = {transitions_before = 6 : i64, transitions_after = 1 : i64}}
+// CHECK: builtin.module attributes {npuir.schedule = {transitions_before = 6 : i64, transitions_after = 1 : i64, moved_to_cpu = 0 : i64}}
 // CHECK-LABEL: func.func @interleaved
 // CHECK-NEXT:   %[[X:.*]] = npuir.input cpu {index = 0, vreg = 0}
 // CHECK-NEXT:   %[[P:.*]] = npuir.input cpu {index = 1, vreg = 1}
@@ -22,7 +22,7 @@
 // CHECK-NEXT:   func.return %out
 
 // A schedule that cannot be improved is kept as it is.
-// AGAIN: builtin.module attributes {npuir.schedule = {transitions_before = 1 : i64, transitions_after = 1 : i64}}
+// AGAIN: builtin.module attributes {npuir.schedule = {transitions_before = 1 : i64, transitions_after = 1 : i64, moved_to_cpu = 0 : i64}}
 func.func @interleaved(%x: tensor<4x8xf32>, %pos: tensor<4xi64>) -> tensor<4x8xf32> {
   %x0 = npuir.input cpu {index = 0, vreg = 0} : tensor<4x8xf32>
   %p0 = npuir.input cpu {index = 1, vreg = 1} : tensor<4xi64>

@@ -39,7 +39,7 @@ def test_metrics_before_and_after_scheduling_and_allocation() -> None:
 
     LowerNpuirToBufferPass().apply(ctx, module)
     report = metrics.report(module)
-    assert report["schedule"] == {"transitions_before": 4, "transitions_after": 1}
+    assert report["schedule"] == {"transitions_before": 4, "transitions_after": 1, "moved_to_cpu": 0}
     assert report["transitions"] == 1 and report["npu_segments"] == 1
     plan = report["plan"]
     assert plan["transfers"] == 2  # the input and %g move to the npu
