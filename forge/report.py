@@ -13,6 +13,7 @@ import torch.utils._pytree as pytree
 from xdsl.dialects.builtin import ModuleOp
 
 from forge.analysis import metrics
+from forge.analysis.cost_model import exec_cost
 
 if TYPE_CHECKING:
     from forge.frontend.export import CallSignature, CastPolicy
@@ -58,6 +59,7 @@ def compile_report(
         "fused_attention": fields["fused_attention"],
         **plan_metrics(module),
         **cpu_steps(module),
+        **device_shares(module),
         "segments": len(program.segments),
         "weights": len(imported.weights),
         "weight_bytes": imported.weights.nbytes,
@@ -112,6 +114,24 @@ def plan_metrics(module: ModuleOp) -> dict[str, int]:
         "peak_bytes_lower_bound": summary["plan"]["peak_bytes_lower_bound"],
         "transitions_before": summary["schedule"]["transitions_before"],
         "transitions_after": summary["schedule"]["transitions_after"],
+    }
+
+
+def device_shares(module: ModuleOp) -> dict[str, Any]:
+    """The NPU's part of the compute steps (`buffer.exec`), by count and by the cost model's estimated
+    time (`forge.analysis.cost_model.exec_cost`; transfers left out: the transitions count those)."""
+    steps = {"npu": 0, "cpu": 0}
+    micros = {"npu": 0.0, "cpu": 0.0}
+    for op in module.walk():
+        if op.name == "buffer.exec":
+            device, cost = exec_cost(op)
+            steps[device] += 1
+            micros[device] += cost.total
+    total_steps, total_us = sum(steps.values()), sum(micros.values())
+    return {
+        "npu_ops": steps["npu"],
+        "npu_op_share": round(steps["npu"] / total_steps, 4) if total_steps else 1.0,
+        "npu_time_share": round(micros["npu"] / total_us, 4) if total_us else 1.0,
     }
 
 

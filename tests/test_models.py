@@ -188,6 +188,10 @@ EXPECTED = {
     "qwen2": ("decoder", "logits", (1, SEQ, 512)),
     "phi3": ("decoder", "logits", (1, SEQ, 512)),
     "gemma": ("decoder", "logits", (1, SEQ, 512)),
+    "mamba": ("decoder", "logits", (1, SEQ, 512)),  # state-space (selective scan)
+    "rwkv": ("decoder", "logits", (1, SEQ, 512)),  # recurrent (time mixing)
+    "funnel": ("encoder", "hidden", (1, SEQ // 2, 64)),  # the second block pools the sequence by 2
+    "convbert": ("encoder", "hidden", (1, SEQ, 64)),
     "distilbert": ("encoder", "hidden", (1, SEQ, 64)),
     "roberta": ("encoder", "hidden", (1, SEQ, 64)),
     "t5": ("encoder-decoder", "logits", (1, SEQ, 512)),
@@ -199,6 +203,9 @@ EXPECTED = {
     "mobilenetv2": ("vision", "hidden", (1, 320, 2, 2)),
     "vit": ("vision", "hidden", (1, 17, 64)),  # CLS + 4x4 patches
     "swin": ("vision", "hidden", (1, 64, 32)),  # 8x8 tokens after one patch merge
+    "convnextv2": ("vision", "hidden", (1, 32, 4, 4)),
+    "swinv2": ("vision", "hidden", (1, 64, 32)),
+    "hiera": ("vision", "hidden", (1, 64, 32)),  # 64x64 pixels, 16x16 tokens pooled once to 8x8
     "wav2vec2": ("audio", "hidden", (1, 79, 64)),  # 1600 samples / 20 (conv strides 5, 2, 2)
     "whisper-encoder": ("audio", "hidden", (1, 32, 64)),
     "whisper-decoder": ("audio", "logits", (1, SEQ, 512)),
@@ -262,6 +269,8 @@ def test_family_specifics() -> None:
     assert not torch.equal(bn.running_var, torch.ones_like(bn.running_var))  # seeded statistics
     assert make_config("vit", small=True, layers=3).num_hidden_layers == 3
     assert make_config("swin", small=True, layers=1).depths == [1, 1]
+    assert make_config("rwkv", small=True).rescale_every == 0  # no in-place weight rescaling at run time
+    assert all(attn_impls(n) == (NO_ATTENTION,) for n in ("mamba", "rwkv", "convnextv2"))
 
 
 @pytest.mark.parametrize("name", NEW)

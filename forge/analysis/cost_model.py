@@ -37,13 +37,13 @@ The constants are order-of-magnitude public figures, not measurements of this ma
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from dialects import npuir as N
 from forge.kinds import kind_spec
@@ -138,9 +138,25 @@ def op_flops(op: Operation) -> float:
 def op_bytes(op: Operation) -> int:
     """Bytes one npuir op reads and writes: every operand (weights included) and its result;
     none for a view (`KindSpec.view`)."""
-    if kind_spec(op.name.removeprefix("npuir.")).view:
+    return kind_bytes(op.name.removeprefix("npuir."), [o.type for o in op.operands], op.results[0].type)
+
+
+def kind_bytes(kind: str, in_types: Sequence[Attribute], out_type: Attribute) -> int:
+    """Bytes an op of `kind` reads and writes (none for a view)."""
+    if kind_spec(kind).view:
         return 0
-    return sum(N.tensor_bytes(o.type) for o in op.operands) + N.tensor_bytes(op.results[0].type)
+    return sum(N.tensor_bytes(t) for t in in_types) + N.tensor_bytes(out_type)
+
+
+def exec_cost(op: Operation) -> tuple[str, OpCost]:
+    """The device of a `buffer.exec` step and its cost there (what the compile report splits by
+    device: the same rules as an npuir op of its kind)."""
+    kind = op.kind.data
+    in_types = [v.type for v in op.ins]
+    out_type = op.result.type
+    flops = kind_spec(kind).flops(op.param_view(), in_types, out_type)
+    device = op.device.data.value
+    return device, cost_on(device, kind_bytes(kind, in_types, out_type), flops)
 
 
 def op_cost(op: Operation, device: str) -> OpCost:

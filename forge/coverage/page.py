@@ -143,21 +143,27 @@ def _zoo_section(zoo: Sequence[ZooResult]) -> list[str]:
         "Each family of `forge.models` (its small variant, seeded random weights, sequence 16),",
         "compiled by `forge.compile(check=True)`: ops after import and after the optimization passes,",
         "the ops that run on the CPU because they have no NPU lowering (`cpu_fallback`) and all CPU",
-        "steps, device transitions before/after affinity scheduling, parity with eager and compile time.",
+        "steps, the NPU's share of the compute steps and of their estimated time (the cost model's,",
+        "`forge/analysis/cost_model.py`; transfers left out), device transitions before/after",
+        "affinity scheduling, parity with eager and compile time.",
         "",
         "| family | attn | result | ops imported | ops optimized | cpu_fallback | cpu ops "
-        "| transitions (before → after) | max abs | KL | compile s |",
-        "| --- | --- | --- | ---: | ---: | --- | ---: | --- | ---: | ---: | ---: |",
+        "| NPU share (ops / est. time) | transitions (before → after) | max abs | KL | compile s |",
+        "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: |",
     ]
     for z in zoo:
         if z.status == "error":
-            out.append(f"| {z.family} | {z.attn} | error: {_cell(z.reason)} | | | | | | | | |")
+            out.append(f"| {z.family} | {z.attn} | error: {_cell(z.reason)} | | | | | | | | | |")
             continue
         fallback = ", ".join(f"{k}: {v}" for k, v in z.cpu_fallback.items()) or "{}"
         result = z.status if not z.reason else f"{z.status}: {_cell(z.reason)}"
         out.append(
             f"| {z.family} | {z.attn} | {result} | {z.ops_imported} | {z.ops_optimized} | {_cell(fallback)} "
-            f"| {z.cpu_ops} | {z.transitions_before} → {z.transitions_after} | {z.max_abs:.2e} | {z.kl:.2e} "
-            f"| {z.compile_s:.2f} |"
+            f"| {z.cpu_ops} | {_share(z.npu_op_share)} / {_share(z.npu_time_share)} "
+            f"| {z.transitions_before} → {z.transitions_after} | {z.max_abs:.2e} | {z.kl:.2e} | {z.compile_s:.2f} |"
         )
     return out
+
+
+def _share(value: float | None) -> str:
+    return "?" if value is None else f"{100 * value:.1f}%"

@@ -2,8 +2,9 @@
 with forge.compile (OpenVINO, CPU) and checked against eager.
 
 `zoo_results()` gives one `ZooResult` per family: the outcome, ops imported / after optimization,
-the CPU-fallback ops ({aten op: count}) and all CPU steps, device transitions before / after
-scheduling, parity (max |diff|, KL) and compile time. A family that fails says at which stage.
+the CPU-fallback ops ({aten op: count}) and all CPU steps, the NPU's share of the compute steps
+and of their estimated time (the cost model's), device transitions before / after scheduling,
+parity (max |diff|, KL) and compile time. A family that fails says at which stage.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class ZooResult:
     max_abs: float | None = None
     kl: float | None = None
     compile_s: float | None = None
+    npu_op_share: float | None = None
+    npu_time_share: float | None = None
 
 
 MAX_ABS = 1e-4
@@ -71,7 +74,7 @@ def zoo_result(name: str, attn: str) -> ZooResult:
         name, attn, "pass" if ok else "fail", "" if ok else f"max |diff| {parity['max_abs']:.3g} > {MAX_ABS:g}",
         report["ops_imported"], report["ops_optimized"], report.get("cpu_fallback", {}), report.get("cpu_ops"),
         report["transitions_before"], report["transitions_after"], parity["max_abs"], parity["kl"],
-        round(seconds, 2),
+        round(seconds, 2), report["npu_op_share"], report["npu_time_share"],
     )
 
 

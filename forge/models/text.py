@@ -1,13 +1,22 @@
-"""Text families: decoders, encoders, encoder-decoders and mixtures of experts.
+"""Text families: decoders (attention, state-space and recurrent), encoders, encoder-decoders and
+mixtures of experts.
 
 The first three (``gpt2``, ``llama``, ``bert``) are the original zoo; their configurations,
 weights and inputs are unchanged (other tests pin their numbers).  Every ``small`` variant is
-2 layers, hidden 64, 4 heads (2 KV heads where the family has grouped-query attention),
-intermediate 128, vocab 512, 128 positions.  The default sizes are benchmark sizes: the published
-base sizes where they are CPU-friendly (GPT-2 124M, BERT-base, DistilBERT, RoBERTa-base, OPT-125m,
-GPT-Neo-125M, T5-small, BART-base), otherwise a scaled-down member of the family (12 layers,
-hidden 768-1024, vocab 32000; MoE: 8 experts, 2 active) so that building, exporting and compiling
-take seconds to a minute on a CPU.
+2 layers (RWKV: 1, its recurrence is unrolled over the tokens), hidden 64, 4 heads (2 KV heads
+where the family has grouped-query attention), intermediate 128, vocab 512, 128 positions.  The
+default sizes are benchmark sizes: the published base sizes where they are CPU-friendly (GPT-2
+124M, BERT-base, DistilBERT, RoBERTa-base, OPT-125m, GPT-Neo-125M, T5-small, BART-base, ConvBERT-base,
+Funnel small-base), otherwise a scaled-down member of the family (12 layers, hidden 768-1024, vocab
+32000; MoE: 8 experts, 2 active; Mamba and RWKV: fewer layers at their 130M/169M widths, as their
+scans are unrolled over the tokens) so that building, exporting and compiling take seconds to a
+minute on a CPU.
+
+``mamba`` (selective state-space scan, softplus/log1p of the step sizes) and ``rwkv`` (time-mixing
+recurrence, its state written back with ``select_scatter``) are the recurrent decoders; ``funnel``
+pools its sequence between blocks (``slice_scatter`` into its relative-position tables) and
+``convbert`` mixes span-based dynamic convolutions into attention (an ``unfold`` by advanced
+indexing).
 
 MoE families use transformers' ``experts_implementation="batched_mm"``: the eager default routes
 tokens with ``nonzero``/``where`` (data-dependent shapes, not exportable to a static graph);
@@ -24,6 +33,7 @@ from typing import Any
 
 from forge.models.base import (
     ATTN_IMPLS,
+    NO_ATTENTION,
     Family,
     Seq2SeqZooModel,
     ZooModel,
@@ -149,6 +159,27 @@ def _qwen2_moe_config(s: Mapping[str, Any], layers: int) -> Any:
                        output_router_logits=False, experts_implementation="batched_mm")
 
 
+# --- recurrent and state-space decoders ---------------------------------------------------------------
+
+
+def _mamba_config(s: Mapping[str, Any], layers: int) -> Any:
+    return hf_class("MambaConfig")(
+        vocab_size=s["vocab"], hidden_size=s["hidden"], state_size=s["state"], num_hidden_layers=layers,
+        expand=2, conv_kernel=4, use_cache=False, tie_word_embeddings=True,
+        pad_token_id=0, bos_token_id=0, eos_token_id=0,
+    )
+
+
+def _rwkv_config(s: Mapping[str, Any], layers: int) -> Any:
+    # rescale_every=0: in eval mode RWKV otherwise divides its weights in place on the first call
+    # (every 6 layers), which an exported graph cannot do.
+    return hf_class("RwkvConfig")(
+        vocab_size=s["vocab"], hidden_size=s["hidden"], num_hidden_layers=layers,
+        attention_hidden_size=s["hidden"], intermediate_size=s["intermediate"], context_length=s["max_positions"],
+        rescale_every=0, use_cache=False, tie_word_embeddings=False, bos_token_id=0, eos_token_id=0,
+    )
+
+
 # --- encoders ---------------------------------------------------------------------------------------
 
 
@@ -166,6 +197,24 @@ def _roberta_config(s: Mapping[str, Any], layers: int) -> Any:
         intermediate_size=s["intermediate"], max_position_embeddings=s["max_positions"] + 2,
         hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, use_cache=False,
         pad_token_id=1, bos_token_id=0, eos_token_id=2,
+    )
+
+
+def _funnel_config(s: Mapping[str, Any], layers: int) -> Any:
+    # `layers` blocks of `block` layers each; every block after the first pools the sequence by 2.
+    return hf_class("FunnelConfig")(
+        vocab_size=s["vocab"], block_sizes=[s["block"]] * layers, d_model=s["hidden"], n_head=s["heads"],
+        d_head=s["hidden"] // s["heads"], d_inner=s["intermediate"], max_position_embeddings=s["max_positions"],
+        hidden_dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+    )
+
+
+def _convbert_config(s: Mapping[str, Any], layers: int) -> Any:
+    return hf_class("ConvBertConfig")(
+        vocab_size=s["vocab"], hidden_size=s["hidden"], num_hidden_layers=layers, num_attention_heads=s["heads"],
+        intermediate_size=s["intermediate"], max_position_embeddings=s["max_positions"],
+        embedding_size=s["hidden"], hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, head_ratio=2,
+        conv_kernel_size=9,
     )
 
 
@@ -268,10 +317,24 @@ FAMILIES: tuple[Family, ...] = (
     _family("gemma", "decoder", "GemmaForCausalLM", _gemma_config, {**SMALL_GQA, "kv_heads": 1},
             _sizes(32000, 1024, 12, 8, 1, 4096, 2048),
             "scaled-down Gemma (12 x 1024, multi-query attention, GeGLU, vocab cut to 32000)"),
+    _family("mamba", "decoder", "MambaForCausalLM", _mamba_config, {**SMALL, "state": 8},
+            _sizes(50280, 768, 8, 1, 1, 1536, 2048, state=16),
+            "Mamba-130M widths (8 of its 24 layers x 768, state 16; small: 2 x 64, state 8)",
+            attn=(NO_ATTENTION,)),
+    # small: one layer, as its time loop is unrolled over the sequence (~600 ops a layer at 16 tokens)
+    _family("rwkv", "decoder", "RwkvForCausalLM", _rwkv_config, {**SMALL, "layers": 1},
+            _sizes(50277, 768, 6, 1, 1, 3072, 1024),
+            "RWKV-4-169M widths (6 of its 12 layers x 768; small: 1 x 64)", attn=(NO_ATTENTION,)),
     _family("distilbert", "encoder", "DistilBertModel", _distilbert_config, SMALL,
             _sizes(30522, 768, 6, 12, 12, 3072, 512), "DistilBERT-base (6 x 768)"),
     _family("roberta", "encoder", "RobertaModel", _roberta_config, SMALL, _sizes(50265, 768, 12, 12, 12, 3072, 512),
             "RoBERTa-base (12 x 768)", hf_kwargs={"add_pooling_layer": False}),
+    _family("funnel", "encoder", "FunnelBaseModel", _funnel_config, {**SMALL, "block": 1},
+            _sizes(30522, 768, 3, 12, 12, 3072, 512, block=4),
+            "Funnel-Transformer small-base (3 blocks of 4 layers x 768, pooled by 2 per block; small: 2 blocks of 1)",
+            attn=("eager",)),
+    _family("convbert", "encoder", "ConvBertModel", _convbert_config, SMALL, _sizes(30522, 768, 12, 12, 12, 3072, 512),
+            "ConvBERT-base (12 x 768, half the heads are span-based dynamic convolutions)", attn=("eager",)),
     _family("t5", "encoder-decoder", "T5ForConditionalGeneration", _t5_config, SMALL,
             _sizes(32128, 512, 6, 8, 8, 2048, 512), "T5-small (6 + 6 layers x 512)"),
     _family("bart", "encoder-decoder", "BartForConditionalGeneration", _bart_config, SMALL,

@@ -1,8 +1,10 @@
 """Vision backbones: ``forward(pixel_values: float32[1, 3, H, W]) -> last_hidden_state``.
 
-``small`` variants take 32x32 images (MobileNetV2: 64x64, so its 32x downsampling leaves a 2x2 map)
-with a few channels and one or two blocks per stage; the defaults are the published ImageNet
-sizes at 224x224: ResNet-50, ConvNeXt-T, MobileNetV2 1.0, ViT-B/16, Swin-T.  The outputs are the
+``small`` variants take 32x32 images (MobileNetV2 and Hiera: 64x64, so their downsampling leaves a
+2x2 map) with a few channels and one or two blocks per stage; the defaults are the published
+ImageNet sizes at 224x224: ResNet-50, ConvNeXt-T, MobileNetV2 1.0, ViT-B/16, Swin-T, ConvNeXt-V2-T,
+Hiera-T, and Swin-V2-T at 256x256. ConvNeXt-V2 and Swin-V2 normalize by L2 norms (global response
+normalization, cosine attention); Hiera pools its queries between stages (a multi-scale ViT).  The outputs are the
 backbone's last hidden state (NCHW feature maps for the convolutional nets, tokens for ViT and
 Swin), without poolers or classifier heads.  ``layers`` sets ViT's depth and, for the staged nets,
 the number of blocks in every stage; MobileNetV2's depth is fixed.
@@ -66,6 +68,28 @@ def _swin_config(s: Mapping[str, Any], layers: int | None) -> Any:
     )
 
 
+def _convnext_v2_config(s: Mapping[str, Any], layers: int | None) -> Any:
+    return hf_class("ConvNextV2Config")(
+        num_channels=3, patch_size=4, num_stages=len(s["widths"]), hidden_sizes=list(s["widths"]),
+        depths=_stage_depths(s, layers), hidden_act="gelu", drop_path_rate=0.0, image_size=s["image"],
+    )
+
+
+def _swinv2_config(s: Mapping[str, Any], layers: int | None) -> Any:
+    return hf_class("Swinv2Config")(
+        image_size=s["image"], patch_size=s["patch"], num_channels=3, embed_dim=s["hidden"],
+        depths=_stage_depths(s, layers), num_heads=list(s["heads"]), window_size=s["window"],
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, drop_path_rate=0.0,
+    )
+
+
+def _hiera_config(s: Mapping[str, Any], layers: int | None) -> Any:
+    return hf_class("HieraConfig")(
+        image_size=[s["image"], s["image"]], num_channels=3, embed_dim=s["hidden"], num_heads=list(s["heads"]),
+        depths=_stage_depths(s, layers), num_query_pool=s["query_pool"], drop_path_rate=0.0,
+    )
+
+
 def _pixels(s: Mapping[str, Any], seq_len: int, gen: torch.Generator) -> tuple[torch.Tensor, ...]:
     del seq_len  # images have a fixed size per variant
     return (torch.randn(1, 3, s["image"], s["image"], generator=gen, dtype=torch.float32),)
@@ -104,4 +128,18 @@ FAMILIES: tuple[Family, ...] = (
             {"image": 224, "patch": 4, "hidden": 96, "depths": (2, 2, 6, 2), "heads": (3, 6, 12, 24), "window": 7},
             "Swin-T at 224x224 (small: 2 stages of 2 blocks, 16/32 channels, window 4, 32x32)",
             attn=("sdpa", "eager"), hf_kwargs={"add_pooling_layer": False}),
+    _family("convnextv2", "ConvNextV2Model", _convnext_v2_config,
+            {"image": 32, "widths": (16, 32), "depths": (1, 1)},
+            {"image": 224, "widths": (96, 192, 384, 768), "depths": (3, 3, 9, 3)},
+            "ConvNeXt-V2-T at 224x224 (global response normalization; small: 2 stages of 16/32 channels, 32x32)"),
+    _family("swinv2", "Swinv2Model", _swinv2_config,
+            {"image": 32, "patch": 2, "hidden": 16, "depths": (2, 2), "heads": (2, 4), "window": 4},
+            {"image": 256, "patch": 4, "hidden": 96, "depths": (2, 2, 6, 2), "heads": (3, 6, 12, 24), "window": 8},
+            "Swin-V2-T at 256x256, window 8 (cosine attention; small: 2 stages of 2 blocks, 16/32 channels, 32x32)",
+            attn=("eager",), hf_kwargs={"add_pooling_layer": False}),
+    _family("hiera", "HieraModel", _hiera_config,
+            {"image": 64, "hidden": 16, "heads": (1, 2), "depths": (1, 1), "query_pool": 1},
+            {"image": 224, "hidden": 96, "heads": (1, 2, 4, 8), "depths": (1, 2, 7, 2), "query_pool": 2},
+            "Hiera-T at 224x224 (a multi-scale ViT with pooled queries; small: 2 stages of 1 block, 16/32 channels, "
+            "64x64)", attn=("eager",), hf_kwargs={"add_pooling_layer": False}),
 )

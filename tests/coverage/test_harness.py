@@ -80,10 +80,10 @@ def test_failure_list_and_page(tmp_path):
     write_failures(tmp_path / "f.txt", _results())
     text = (tmp_path / "f.txt").read_text()
     assert "## fail: unsupported aten op (1)\nsort\tfail\timport" in text
-    zoo = [ZooResult("gpt2", "sdpa", "pass", "", 10, 5, {"aten.gather": 2}, 2, 3, 1, 1e-7, 1e-15, 1.5),
+    zoo = [ZooResult("gpt2", "sdpa", "pass", "", 10, 5, {"aten.gather": 2}, 2, 3, 1, 1e-7, 1e-15, 1.5, 0.8, 0.955),
            ZooResult("bert", "sdpa", "error", "compile: EmitError: no")]
     page = render_page(_results(), zoo, {"when": "now", "seconds": 1.0, "torch": "2"})
     assert "| 4 | 3 | 1 | 2 | **33.3%** | 1 | 0 | 0 |" in page
-    assert "| gpt2 | sdpa | pass | 10 | 5 | aten.gather: 2 | 2 | 3 → 1 |" in page
+    assert "| gpt2 | sdpa | pass | 10 | 5 | aten.gather: 2 | 2 | 80.0% / 95.5% | 3 → 1 |" in page
     assert "| bert | sdpa | error: compile: EmitError: no |" in page
     assert "| `sort` | fail | import | unsupported aten op aten.sort.default |" in page

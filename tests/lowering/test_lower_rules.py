@@ -333,7 +333,7 @@ CASES: dict[str, tuple[Callable[[GraphBuilder], object], set[str]]] = {
         {"reduce", "binary", "compare"},
     ),
     "vector_norm_inf_all": (
-        lambda b: (lambda v: (b.op(A.LinalgVectorNormOp, v, float("inf")), b.op(A.LinalgVectorNormOp, v, float("-inf"))))(
+        lambda b: (lambda v: tuple(b.op(A.LinalgVectorNormOp, v, o) for o in (float("inf"), float("-inf"))))(
             x(b, 3, 4)
         ),
         {"reduce", "unary"},
@@ -352,7 +352,9 @@ CASES: dict[str, tuple[Callable[[GraphBuilder], object], set[str]]] = {
     "argmax_flat": (lambda b: b.op(A.ArgmaxOp, x(b, 3, 4)), {"topk", "reshape"}),
     "argmin_keepdim": (lambda b: b.op(A.ArgminOp, x(b, 3, 4), 1, True), {"topk"}),
     "gather_elements": (
-        lambda b: b.op(A.GatherOp, x(b, 3, 4), 1, b.input((2, 3), torch.int64, value=torch.tensor([[0, 3, 2], [1, 1, 0]]))),
+        lambda b: b.op(
+            A.GatherOp, x(b, 3, 4), 1, b.input((2, 3), torch.int64, value=torch.tensor([[0, 3, 2], [1, 1, 0]]))
+        ),
         {"gather_elements"},
     ),
     "gather_elements_0d": (
