@@ -114,6 +114,7 @@ def plan_metrics(module: ModuleOp) -> dict[str, int]:
         "peak_bytes_lower_bound": summary["plan"]["peak_bytes_lower_bound"],
         "transitions_before": summary["schedule"]["transitions_before"],
         "transitions_after": summary["schedule"]["transitions_after"],
+        "moved_to_cpu": summary["schedule"]["moved_to_cpu"],
     }
 
 

@@ -307,14 +307,14 @@ class GraphBuilder(SpatialOps):
         # log(u) + (x - (u - 1)) / u with u = 1 + x: the second term is the rounding error of u,
         # so small x keep their digits (u == 1 gives x itself). It is computed on x clamped to
         # [-0.5, max]: finite, no inf - inf, and below -0.5 it is 0 anyway (1 + x is exact there).
-        # The sum is written -(-log(u) - c) so that log1p(-0.0) keeps its sign.
+        # log1p(-0.0) comes out +0.0: the runtime's arithmetic does not keep the sign of a zero
+        # (OpenVINO restores it with a select, `OpenVINOGraphBuilder._op_log1p`).
         big = float(np.finfo(x.dtype).max)
         one = self._scalar(1.0, x)
         xc = self.clamp(x, -0.5, big)
         uc = self.eltwise_add(xc, one)
         correction = self.eltwise_div(self.eltwise_sub(xc, self.eltwise_sub(uc, one)), uc)
-        log_u = self.log(self.eltwise_add(x, one))
-        return self.negative(self.eltwise_sub(self.negative(log_u), correction)).handle
+        return self.eltwise_add(self.log(self.eltwise_add(x, one)), correction).handle
 
     @graph_op
     def clamp(self, x: Node, min: float, max: float) -> Node:

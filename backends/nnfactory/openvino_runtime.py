@@ -280,6 +280,14 @@ class OpenVINOGraphBuilder(GraphBuilder):
     def _op_gather(self, data, indices, axis, batch_dims):
         return _make("opset8", "Gather", [data.handle, indices.handle, _i64(axis)], {"batch_dims": batch_dims})
 
+    def _op_log1p(self, x):
+        # The composition, then x itself where x is zero: log1p(±0.0) is ±0.0, whose sign the
+        # arithmetic loses (OpenVINO's CPU plugin does not keep the sign of a zero through Subtract).
+        y = GraphBuilder._op_log1p(self, x)
+        zero = ov.op.Constant(np.asarray(0.0, dtype=x.dtype)).output(0)
+        is_zero = _make("opset1", "Equal", [x.handle, zero], _NUMPY)
+        return _make("opset1", "Select", [is_zero, x.handle, y], _NUMPY)
+
     def _op_gather_elements(self, data, indices, axis):
         return _make("opset6", "GatherElements", [data.handle, indices.handle], {"axis": axis})
 

@@ -4,9 +4,10 @@ Reductions take sorted, normalized axes (none: every axis); log_softmax is compo
 form, diff (n == 1) from a concat and two slices; layer_norm, add_layer_norm (the norm of
 input + residual), rms_norm and sdpa map to their npuir kernels with the affine operands
 converted to the result type. `linalg_vector_norm` is composed from abs/mul/pow and a reduction
-(in f32 for half-precision inputs, as torch accumulates), variance from two means' worth of
-reductions. `topk` is an npuir topk (the indices) and a gather_elements (the values); argmax/argmin
-and the indices of max.dim/min.dim are a topk of one, their values a reduction. Integer means,
+(in f32 for half-precision inputs, as torch accumulates), variance from a mean and a sum of
+squares. `topk` is an npuir topk (the indices) and a gather_elements (the values); argmax/argmin
+and the indices of max.dim/min.dim are a topk of one (of the negation for a float minimum: NaN is
+the extreme there too), their values a reduction. Integer means,
 boolean sums, norms of non-float tensors, `native_layer_norm` whose mean/rstd are used and sdpa
 with dropout use the fallback.
 """
@@ -310,6 +311,8 @@ def _correction(op: aten.AtenOp) -> float:
 
 @rule("aten.var.dim", "aten.var.correction", "aten.var_mean.correction")
 def _var(L: FunctionLowering, op: aten.AtenOp) -> None:
+    """var_mean's mean is the mean: torch's Welford updates make it NaN when an infinity precedes
+    another number (tests/compiler/test_npu_placement.py pins the difference)."""
     out = out_type(op)
     x = L.arg(op, "self")
     assert x is not None
@@ -348,8 +351,17 @@ def _topk_rule(L: FunctionLowering, op: aten.AtenOp) -> None:
         L.bind(values, L.emit(N.GatherElementsOp, [x, picked], values.type, {"axis": i64_attr(axis)}))
 
 
+def _first_extreme(L: FunctionLowering, x: SSAValue, axis: int, largest: bool, index_type: TensorType) -> SSAValue:
+    """The index of the first maximum (minimum) along `axis`, keeping the axis: a topk of one. A NaN
+    is the extreme either way (torch's max and min propagate it): the smallest float is the largest
+    of its negation (NaN stays NaN there); integers have no NaN and no safe negation."""
+    if largest or not is_float(type_of(x).element_type):
+        return _topk(L, x, 1, axis, largest, index_type)
+    return _topk(L, L.unary(N.UnaryKind.NEG, x, type_of(x)), 1, axis, True, index_type)
+
+
 def _extreme_dim(largest: bool) -> Rule:
-    """max.dim / min.dim: the values a reduction, the indices a topk of one (the first extreme)."""
+    """max.dim / min.dim: the values a reduction, the indices the first extreme's."""
 
     def lower(L: FunctionLowering, op: aten.AtenOp) -> None:
         x = L.vmap[op.operands[0]]
@@ -364,13 +376,13 @@ def _extreme_dim(largest: bool) -> Rule:
             L.bind(values, _reduce(L, kind, x, (axis,), keep, values.type))
         if L.used(indices):
             kept = tensor_type(indices.type.element_type, tuple(1 if i == axis else d for i, d in enumerate(shape)))
-            L.bind(indices, L.reshape(_topk(L, x, 1, axis, largest, kept), indices.type.get_shape()))
+            L.bind(indices, L.reshape(_first_extreme(L, x, axis, largest, kept), indices.type.get_shape()))
 
     return lower
 
 
 def _arg_extreme(largest: bool) -> Rule:
-    """argmax / argmin: a topk of one (dim None: over the flattened tensor)."""
+    """argmax / argmin: the first extreme's index (dim None: over the flattened tensor)."""
 
     def lower(L: FunctionLowering, op: aten.AtenOp) -> None:
         out = out_type(op)
@@ -382,7 +394,7 @@ def _arg_extreme(largest: bool) -> Rule:
         shape = type_of(x).get_shape()
         axis = normalize_dim(dim, len(shape))
         kept = tensor_type(out.element_type, tuple(1 if i == axis else d for i, d in enumerate(shape)))
-        L.bind(op.results[0], L.reshape(_topk(L, x, 1, axis, largest, kept), out.get_shape()))
+        L.bind(op.results[0], L.reshape(_first_extreme(L, x, axis, largest, kept), out.get_shape()))
 
     return lower
 
