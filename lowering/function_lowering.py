@@ -459,16 +459,18 @@ class FunctionLowering:
                 self.rollback(mark, vreg)
                 self.fallback(op)
         self.current = None
+        results = [self.vmap[v] for v in ret.operands] if ret is not None else []
+        self.ops = _without_dead_ops(self.ops, results)
         new_block = Block(arg_types=block.arg_types)
         for old, new in zip(block.args, new_block.args, strict=True):
             new.name_hint = old.name_hint
         new_block.add_ops(self.ops)
         if ret is not None:
-            new_block.add_op(func.ReturnOp(*[self.vmap[v] for v in ret.operands]))
+            new_block.add_op(func.ReturnOp(*results))
         _place_sources(self.ops)
         fn.body.insert_block_before(new_block, block)
         fn.body.detach_block(block)
-        self.stats.vregs = self.vreg
+        self.stats.vregs = len(self.ops)
         return self.stats
 
 
@@ -492,6 +494,26 @@ def _small_constant(value: Attribute) -> bool:
     else:
         return False
     return all(-_SMALL <= int(v) < _SMALL for v in values)
+
+
+def _without_dead_ops(ops: list[Operation], results: Sequence[SSAValue]) -> list[Operation]:
+    """`ops` without those whose value nothing reads (a rule may leave one: the slice a copy
+    overwrites, an empty part a concat dropped), inputs kept; vregs renumbered in program order
+    (unchanged when nothing is dropped)."""
+    needed = set(results)
+    live: list[Operation] = []
+    for op in reversed(ops):
+        if isinstance(op, N.InputOp) or op.results[0] in needed:
+            live.append(op)
+            needed.update(op.operands)
+        else:
+            op.drop_all_references()
+    if len(live) == len(ops):
+        return ops
+    live.reverse()
+    for vreg, op in enumerate(live):
+        op.properties["vreg"] = i64_attr(vreg)
+    return live
 
 
 def _live_ops(body: list[Operation]) -> set[Operation]:

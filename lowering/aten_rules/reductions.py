@@ -15,7 +15,7 @@ with dropout use the fallback.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects.builtin import TensorType, f32, i1
 from xdsl.ir import Attribute, SSAValue
@@ -283,8 +283,9 @@ def _vector_norm(L: FunctionLowering, op: aten.AtenOp) -> None:
 
 
 def _variance(L: FunctionLowering, x: SSAValue, dims: Sequence[int] | None, correction: float, keepdim: bool,
-              out: TensorType) -> tuple[SSAValue, SSAValue]:
-    """(var, mean): sum((x - mean)^2) / max(0, n - correction) over `dims`, in the accumulation type."""
+              out: TensorType) -> tuple[SSAValue, Callable[[], SSAValue]]:
+    """(var, mean): sum((x - mean)^2) / max(0, n - correction) over `dims`, in the accumulation type;
+    the mean is made (reshaped and converted) only when asked for."""
     acc = _accumulation_type(out)
     x = L.convert(x, acc)
     axes = _axes(x, dims)
@@ -297,9 +298,7 @@ def _variance(L: FunctionLowering, x: SSAValue, dims: Sequence[int] | None, corr
     reduced = _reduced_type(x, axes, keepdim, acc)
     total = _reduce(L, N.ReduceKind.SUM, squares, axes, keepdim, reduced) if axes else squares
     var = L.binary(N.BinaryKind.DIV, total, L.const(max(0.0, n - correction), acc), reduced)
-    if not keepdim:
-        mean = L.reshape(mean, reduced.get_shape())
-    return L.convert(var, out.element_type), L.convert(mean, out.element_type)
+    return L.convert(var, out.element_type), lambda: L.convert(L.reshape(mean, reduced.get_shape()), out.element_type)
 
 
 def _correction(op: aten.AtenOp) -> float:
@@ -321,7 +320,7 @@ def _var(L: FunctionLowering, op: aten.AtenOp) -> None:
     var, mean = _variance(L, x, op.arg("dim"), _correction(op), bool(op.arg("keepdim")), out)
     L.bind(op.results[0], var)
     if len(op.results) > 1 and L.used(op.results[1]):
-        L.bind(op.results[1], mean)
+        L.bind(op.results[1], mean())
 
 
 # --- selection: topk, argmax, max.dim -------------------------------------------------------------------

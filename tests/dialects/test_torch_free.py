@@ -79,6 +79,9 @@ NEEDS_TORCH = {
     f"{D}/aten/invalid.mlir": "its expected diagnostics are torch's own messages (matmul, embedding, gelu, ...)",
     f"{T}/fold.mlir": "folding runs the ops' torch kernels",
     f"{T}/fuse-attention.mlir": "the matcher evaluates constant masks and scales with torch kernels",
+    f"{L}/aten-to-npuir-placement.mlir": "unbind, unflatten, expand_as, copy, slice/select_scatter, "
+    "linalg_vector_norm, var, min.dim, argmax and _unsafe_index have no native result-type rule: their "
+    "verifier runs torch's meta kernels",
 }
 """Filecheck files with `aten` ops whose runs need torch, and why."""
 
