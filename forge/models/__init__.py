@@ -7,15 +7,18 @@ its transformers class, attention implementations, input names, output kind and 
 
 * text (:mod:`forge.models.text`): ``gpt2``, ``llama``, ``bert`` -- the original three, unchanged
   -- and ``opt``, ``gpt-neo``, ``mistral``, ``qwen2``, ``phi3``, ``gemma`` (decoders),
-  ``distilbert``, ``roberta`` (encoders), ``t5``, ``bart`` (encoder-decoders: the whole seq2seq
-  forward with ``decoder_input_ids``), ``mixtral``, ``qwen2-moe`` (mixtures of experts);
-* vision (:mod:`forge.models.vision`): ``resnet``, ``convnext``, ``mobilenetv2``, ``vit``, ``swin``;
+  ``mamba`` (state space), ``rwkv`` (recurrent), ``distilbert``, ``roberta``, ``funnel``,
+  ``convbert`` (encoders), ``t5``, ``bart`` (encoder-decoders: the whole seq2seq forward with
+  ``decoder_input_ids``), ``mixtral``, ``qwen2-moe`` (mixtures of experts);
+* vision (:mod:`forge.models.vision`): ``resnet``, ``convnext``, ``mobilenetv2``, ``vit``, ``swin``,
+  ``convnextv2``, ``swinv2`` (L2-normalizing), ``hiera`` (a multi-scale ViT);
 * audio (:mod:`forge.models.audio`): ``wav2vec2``, ``whisper-encoder``, ``whisper-decoder``.
 
 Families with attention come in the implementations transformers offers, ``"sdpa"`` (one
 `scaled_dot_product_attention` call, what `fuse-attention` wants to see) and ``"eager"`` (explicit
 matmul/softmax/matmul, what `fuse-attention` has to recognise); :func:`attn_impls` says which (GPT-Neo
-has only ``eager``; the convolutional nets have no attention, ``"none"``).  ``small=True`` gives a
+has only ``eager``, so do the families whose attention transformers writes by hand; the
+convolutional nets, Mamba and RWKV have no attention, ``"none"``).  ``small=True`` gives a
 tiny variant for tests; the default sizes are the benchmark ones (each family's ``sizes_doc``).
 
 The modules returned by :func:`build_model` are thin wrappers (:class:`ZooModel` and its subclasses,
