@@ -31,6 +31,9 @@ meets every producer before its consumers and the motifs compose in one sweep:
   no-op `to.dtype` casts, becomes `aten.rms_norm(x, [N], w, eps)` (without `w`: no weight).
 * `AddLayerNorm` -- `layer_norm(a + b)` of a residual add whose sum has no other user (BERT's
   post-norm blocks) becomes `aten.add_layer_norm(a, b, ...)` ("SkipLayerNorm").
+* `DenseExperts` -- a mixture-of-experts projection `bmm(W[ids], X)` (a copy of an expert's weights
+  per token and pick) becomes every expert on every input column, `matmul(W, columns)`, and a
+  gather_elements of each pick's expert, where that is cheaper (`forge/transforms/dense_experts.py`).
 
 Every legality check that fails records its reason (`forge-opt --explain-pattern NAME`). Reading
 linear-like ops as one linear layer lives in `linear_layers`, IR queries in `ir_queries`; each
@@ -58,6 +61,7 @@ from dialects.shapes import static_shape
 from dialects.torch_types import scalar_value
 from forge.patterns import ForgePattern, PatternTable, apply_patterns
 from forge.transforms.batch_norm_folding import rebuilt
+from forge.transforms.dense_experts import DenseExperts
 from forge.transforms.ir_queries import (
     close,
     element_of,
@@ -722,7 +726,7 @@ def aggressiveness_threshold(module: ModuleOp, roots: Iterable[type[Operation]],
 
 PATTERN_ORDER: tuple[type[ForgePattern], ...] = (
     LinearToFusedLinear, FuseBiasAdd, FuseConvBias, FuseActivation, FuseConvActivation, GatedMlp, RmsNormFusion,
-    GeluPolynomial, AddLayerNorm,
+    GeluPolynomial, AddLayerNorm, DenseExperts,
 )
 """The order the enabled patterns are tried in on an op that roots several of them."""
 
@@ -735,7 +739,8 @@ def _family(*patterns: type[ForgePattern], searched: bool = False) -> Any:
 
 @dataclass(frozen=True)
 class FuseOpsPass(ModulePass):
-    """Fuse linear layers with their bias and activation, SwiGLU MLPs, written-out RMSNorms and add+LayerNorm."""
+    """Fuse linear layers with their bias and activation, SwiGLU MLPs, written-out RMSNorms and add+LayerNorm;
+    compute mixture-of-experts projections densely."""
 
     name: ClassVar[str] = "fuse-ops"
 
@@ -762,6 +767,10 @@ class FuseOpsPass(ModulePass):
 
     residual_norm: bool = _family(AddLayerNorm)
     """Fuse a residual add into the LayerNorm that follows it (`aten.add_layer_norm`)."""
+
+    dense_experts: bool = _family(DenseExperts)
+    """Compute mixture-of-experts projections densely (every expert, then the picked one) where
+    that beats gathering a copy of the weights per token (`DenseExperts`)."""
 
     aggressiveness: float = 1.0
     """alpha in [0, 1]: fuse only the candidate sites (ops that root an enabled pattern) whose
