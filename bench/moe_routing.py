@@ -61,8 +61,9 @@ def _use(model: torch.nn.Module, implementation: str) -> None:
             config._experts_implementation = implementation
 
 
+GATHERED = tuple("fuse-ops{dense-experts=false}" if p == "fuse-ops" else p for p in DEFAULT_PIPELINE)
 VARIANTS: tuple[tuple[str, str, tuple[str, ...] | None], ...] = (
-    ("gathered", "batched_mm", tuple(p if p != "fuse-ops" else "fuse-ops{dense-experts=false}" for p in DEFAULT_PIPELINE)),
+    ("gathered", "batched_mm", GATHERED),
     ("dense (fuse-ops)", "batched_mm", None),
     ("dense masked (model)", DENSE, None),
 )

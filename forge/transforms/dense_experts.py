@@ -16,10 +16,12 @@ multiply-adds and moves each weight once; the gathered one does S x O x I multip
 and reads S copies of an expert's weights. Measured (`python -m bench.moe_routing`, OpenVINO CPU,
 f32, 2 cores): on the zoo's Mixtral and Qwen2-MoE (8 experts, top 2) this rewrite runs 1.6-2.0x
 faster at the small size and 2.4-3.1x at the default widths (128 tokens: 183 -> 59 ms and 202 ->
-84 ms for two layers), within 15-20% of the dense masked formulation written in the model. The pattern rewrites when E x P <= `DENSE_BOUND` x S: the cost
-model's CPU figures (200 GFLOPS, 50 GB/s) put the break-even at E x P = 16 x S (the NPU's, 2 TFLOPS
-over 60 GB/s, at ~130 x S): dense wherever it wins on either device (8 experts of 128 tokens top 2:
-E x P = 1024 <= 16 x 256; 64 experts top 4: per-sample columns give E x P = 64 x S: gathered).
+84 ms for two layers), within 15-20% of the dense masked formulation written in the model.
+
+The pattern rewrites when E x P <= `DENSE_BOUND` x S: the cost model's CPU figures (200 GFLOPS,
+50 GB/s) put the break-even at E x P = 16 x S (the NPU's, 2 TFLOPS over 60 GB/s, at ~130 x S), so
+it goes dense only where dense wins on both devices (8 experts, 128 tokens, top 2: E x P = 1024 <=
+16 x 256; 64 experts with per-sample columns: E x P = 64 x S stays gathered).
 """
 
 from __future__ import annotations
