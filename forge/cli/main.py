@@ -238,6 +238,8 @@ def format_precision(report: dict[str, Any]) -> str:
     settings = cfg.get("effective") or cfg.get("requested") or {}
     line = (f"precision {report.get('precision', 'f32')}, weights {report.get('weights', 'f32')}; runtime settings: "
             + (", ".join(f"{k}={v}" for k, v in settings.items()) or "defaults"))
+    if cfg.get("substitution"):
+        line += f"\nnote: {cfg['substitution']}"
     acc = report.get("accuracy")
     if acc:
         b = acc["bounds"]
