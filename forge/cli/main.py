@@ -20,6 +20,7 @@ from typing import Any
 from forge.cli.generate import add_generate_parser, cmd_generate
 from forge.cli.import_cmd import IR_STAGES, add_import_parser, cmd_emit_stage, cmd_import
 from forge.errors import CompileError
+from forge.torch_support import UnsupportedTorchError, check_torch
 
 EMIT_STAGES = ("aten", "npuir", "buffer", "nnfactory-py")
 
@@ -400,6 +401,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "models":
         print(format_models())
         return 0
+    try:
+        check_torch()
+    except UnsupportedTorchError as err:
+        print(f"forge: error: {err}", file=sys.stderr)
+        return 1
     from forge.frontend.fx_importer import ImportError_  # lazy: start-up cost (torch)
 
     try:
