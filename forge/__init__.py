@@ -17,7 +17,7 @@ _LAZY = {
     "compile_meta": ("forge.meta_compile", "compile_meta"),
     "init_empty_weights": ("forge.frontend.meta_weights", "init_empty_weights"),
     "generate": ("forge.generation", "generate"),
-    "load": ("forge.artifact", "load"),
+    "load": ("forge.driver.load", "load"),
     "CompiledModel": ("forge.artifact", "CompiledModel"),
     "import_module": ("forge.frontend.fx_importer", "import_module"),
     "import_program": ("forge.frontend.fx_importer", "import_program"),

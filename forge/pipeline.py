@@ -32,6 +32,7 @@ from xdsl.passes import ModulePass
 
 from forge.analysis.dominance import verify_module
 from forge.patterns import PatternStats, collect_pattern_stats
+from forge.weights import WeightStore, attach_weights
 
 
 @dataclass
@@ -199,8 +200,11 @@ class PipelineRunner:
     def total_ms(self) -> float:
         return sum(r.wall_ms for r in self.records)
 
-    def run(self, module: ModuleOp) -> list[PassRecord]:
-        """Run every pass on `module` (in place); returns the records of this run."""
+    def run(self, module: ModuleOp, weights: WeightStore | None = None) -> list[PassRecord]:
+        """Run every pass on `module` (in place); returns the records of this run. `weights`: the store the
+        passes read (`weights_of(module)`), when the module does not carry one from its import already."""
+        if weights is not None:
+            attach_weights(module, weights)
         self.records = []
         mode = self.changes
         fingerprint = _fingerprint(module) if mode == "fingerprint" else None
