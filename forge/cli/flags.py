@@ -60,6 +60,11 @@ DEBUG_FLAGS: tuple[Flag, ...] = (
         "print the Python traceback of an exception raised by a plug-in's pass or pattern (reported as one "
         "diagnostic at the op otherwise; the reproducer file keeps the traceback)",
     ),
+    _switch(
+        "--xdsl-verify-diagnostics",
+        "xdsl-opt's --verify-diagnostics: print each chunk's first error to stdout instead of failing, exit 0 "
+        "(for FileCheck); --verify-diagnostics checks them against expected-* annotations, as mlir-opt does",
+    ),
     _value("--help-pass", "NAME", "show pass NAME in full (its description, options with types and defaults) and exit"),
     _switch("--debug-patterns", "print every ForgePattern rewrite: pattern, op and its location"),
     _value(

@@ -33,6 +33,7 @@ This module is the driver itself: arguments, pipeline set-up and running. Exit c
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -44,14 +45,23 @@ from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
-from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.exceptions import DiagnosticException, ParseError, ShrinkException, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from forge.analysis.dominance import verify_dominance, verify_module
 from forge.cli.blame import verifier_crash
 from forge.cli.companion_weights import attach_companion_weights, save_companion_weights
 from forge.cli.debug_output import DebugOutput, write_op_graph
-from forge.cli.errors import EXIT_ERROR, EXIT_INTERNAL, PROG, ForgeOptError, OutputVerifyError, PassRunError, report
+from forge.cli.errors import (
+    EXIT_ERROR,
+    EXIT_INTERNAL,
+    PROG,
+    ForgeOptError,
+    OutputVerifyError,
+    PassRunError,
+    diagnose,
+    report,
+)
 from forge.cli.flags import add_forge_flags
 from forge.cli.passes import (
     check_pattern_name,
@@ -63,9 +73,17 @@ from forge.cli.passes import (
     registered_test_passes,
 )
 from forge.cli.reproducer import Reproducer
+from forge.cli.verify_diagnostics import check, read_expectations
 from forge.cli.verify_semantics import semantic_checker, semantic_failure
 from forge.context import ForgeContext, PassFactory, PassTable, get_all_dialects, get_all_passes
-from forge.diagnostics import Diagnostic, LocatingParser, SourceManager, one_line, parse_error_diagnostic
+from forge.diagnostics import (
+    Diagnostic,
+    LocatingParser,
+    SourceManager,
+    collect_diagnostics,
+    emit_warning,
+    one_line,
+)
 from forge.pipeline import PassFailure, PassRecord, PipelineRunner, format_timing
 from forge.universe import xdsl_passes
 
@@ -142,6 +160,9 @@ class ForgeOptMain(xDSLOptMain):
         self.module = None
         self.pass_list = ()
         self.pass_specs = ()
+        self.exit_code = 0
+        """The worst exit code of the chunks processed so far (--split-input-file goes on after a failure)."""
+        self.chunk_text: str | None = None
         super().__init__(
             description="Forge modular optimizer driver (xdsl-opt with Forge's dialects and passes).",
             args=args,
@@ -213,10 +234,100 @@ class ForgeOptMain(xDSLOptMain):
             check_pattern_name(self.args.explain_pattern)
 
     def run(self) -> None:
+        """Process every chunk of the input (one without --split-input-file); a chunk that fails is
+        reported and the next one still runs; `exit_code` is the worst chunk's."""
         if self.args.help_pass:
             print(format_pass_help(self.args.help_pass, _PassLookup(self)))
             return
-        super().run()
+        chunks, file_extension = self.prepare_input()
+        output = self.prepare_output()
+        try:
+            for i, (chunk, offset) in enumerate(chunks):
+                try:
+                    if i > 0:
+                        output.write("// -----\n")
+                    self.process_chunk(chunk, file_extension, offset, output)
+                finally:
+                    chunk.close()
+        except ShrinkException:  # xDSL's --shrink protocol (shrinkray)
+            print("Success, can shrink")
+            raise SystemExit(0) from None
+        finally:
+            if output is not sys.stdout:
+                output.close()
+        if self.args.shrink:
+            print("Failure, can't shrink")
+            raise SystemExit(1)
+
+    @property
+    def diagnostics_mode(self) -> str | None:
+        """"mlir" (--verify-diagnostics: check the expected-* annotations), "xdsl"
+        (--xdsl-verify-diagnostics: print the diagnostics to stdout, as xdsl-opt does) or None."""
+        if self.args.xdsl_verify_diagnostics:
+            return "xdsl"
+        return "mlir" if self.args.verify_diagnostics else None
+
+    def process_chunk(self, chunk: IO[bytes], file_extension: str, offset: int, output: IO[str]) -> None:
+        """Parse, run the pipeline on and print one chunk; report (or with --verify-diagnostics,
+        check) its diagnostics."""
+        mode = self.diagnostics_mode
+        emitted: list[Diagnostic] = []
+        self.chunk_text = None
+        with collect_diagnostics(emitted.append if mode == "mlir" else self.print_diagnostic):
+            try:
+                module = self.parse_chunk(chunk, file_extension, offset)
+                if module is not None:
+                    self.apply_passes(module)
+                    output.write(self.output_resulting_program(module))
+                output.flush()
+            except ShrinkException:
+                raise
+            except ParseError as e:
+                if self.args.parsing_diagnostics or mode == "xdsl":
+                    e.span = dataclasses.replace(e.span, line_offset=offset)
+                    print(e)  # xdsl-opt's behaviour (which leaves the lines of `refs` chunk-relative)
+                else:
+                    _shift_lines(e, offset)
+                    self.chunk_failed(e, emitted)
+            except DiagnosticException as e:
+                if mode == "xdsl":
+                    print(e)
+                    for note in getattr(e, "__notes__", ()):
+                        print(note)
+                else:
+                    self.chunk_failed(e, emitted)
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except Exception as e:
+                self.chunk_failed(e, emitted)
+        if mode == "mlir" and self.chunk_text is not None:
+            self.verify_chunk_diagnostics(emitted, offset)
+
+    def chunk_failed(self, error: BaseException, emitted: list[Diagnostic]) -> None:
+        """Report the error that stopped a chunk (with --verify-diagnostics: keep it to be checked)."""
+        diagnosis = diagnose(error, module=self.module, input_name=self.get_input_name(),
+                             n_passes=len(self.pass_list), show_traceback=getattr(self.args, "show_traceback", False))
+        if self.diagnostics_mode == "mlir" and diagnosis.code == EXIT_ERROR:
+            emitted.extend(diagnosis.diagnostic.all())
+            return
+        print(diagnosis.traceback, file=self.err, end="")
+        self.print_diagnostic(diagnosis.diagnostic)
+        self.exit_code = max(self.exit_code, diagnosis.code)
+
+    def print_diagnostic(self, diag: Diagnostic) -> None:
+        if diag.loc is None and diag.prefix is None:
+            diag = dataclasses.replace(diag, prefix=PROG)
+        print(diag.format(self.sources), file=self.err)
+
+    def verify_chunk_diagnostics(self, emitted: list[Diagnostic], offset: int) -> None:
+        """--verify-diagnostics: the chunk's diagnostics against its expected-* annotations."""
+        name = self.get_input_name()
+        expected, problems = read_expectations(self.chunk_text or "", name, offset)
+        problems += check(expected, emitted, name)
+        for problem in problems:
+            self.print_diagnostic(problem)
+        if problems:
+            self.exit_code = max(self.exit_code, EXIT_ERROR)
 
     # ------------------------------------------------------------------ input / output
 
@@ -252,15 +363,16 @@ class ForgeOptMain(xDSLOptMain):
                 f"{self.get_input_name()}: input is not valid UTF-8 ({e.reason} at byte {e.start})"
             ) from None
         name = self.get_input_name()
+        self.chunk_text = text
         self.sources.add(name, text, start_offset)
-        # Lines are shifted by xDSL's run() for ParseErrors; locations on ops by us.
+        # Lines are shifted by process_chunk for ParseErrors; locations on ops by us.
         parser = LocatingParser(self.ctx, text, name, start_offset)
         start = time.perf_counter()
         try:
             self.module = parser.parse_module(not self.args.no_implicit_module)
         except ParseError as e:
-            if self.args.verify_diagnostics and isinstance(e.__cause__, VerifyException):
-                raise e.__cause__ from None  # an expected diagnostic: xDSL's run() prints it, as xdsl-opt does
+            if self.diagnostics_mode == "xdsl" and isinstance(e.__cause__, VerifyException):
+                raise e.__cause__ from None  # printed by process_chunk, as xdsl-opt does
             raise
         self.phase_ms.append(("parse", (time.perf_counter() - start) * 1e3))
         return self.module
@@ -312,7 +424,7 @@ class ForgeOptMain(xDSLOptMain):
             names=self.pass_specs,
             # --verify-semantics interprets the IR after each pass: it must be valid first.
             verify_each=(args.verify_each or args.verify_semantics) and not args.disable_verify,
-            snapshot_before=not args.no_reproducer and not args.verify_diagnostics,
+            snapshot_before=not args.no_reproducer and self.diagnostics_mode is None,
             changes="text" if args.print_ir_after_change or args.ir_dump_dir else "cheap",
             debug_patterns=args.debug_patterns,
             explain_pattern=args.explain_pattern,
@@ -329,8 +441,8 @@ class ForgeOptMain(xDSLOptMain):
                 raise PassRunError(failure) from None
             raise self.reproducer().write(failure, self.module) from None
         except PassFailure as failure:
-            if args.verify_diagnostics and isinstance(failure.error, DiagnosticException):
-                raise failure.error from None  # expected output: xDSL's run() prints it
+            if self.diagnostics_mode == "xdsl" and isinstance(failure.error, DiagnosticException):
+                raise failure.error from None  # expected output: process_chunk prints it
             debug.print_events(failure.name, failure.events)
             raise self.reproducer().write(failure, self.module) from failure.error
         debug.explain_summary(self.records)
@@ -352,13 +464,12 @@ class ForgeOptMain(xDSLOptMain):
             try:
                 verify_dominance(prog)
             except VerifyException as e:
-                print(f"{PROG}: warning: xDSL's passes produced IR that breaks SSA dominance: {one_line(str(e))}",
-                      file=self.err)
+                emit_warning(None, f"xDSL's passes produced IR that breaks SSA dominance: {one_line(str(e))}")
             return
         try:
             self.verify(prog)
         except DiagnosticException as e:
-            if self.args.verify_diagnostics:
+            if self.diagnostics_mode == "xdsl":
                 raise
             raise OutputVerifyError(e) from e
 
@@ -376,6 +487,13 @@ class ForgeOptMain(xDSLOptMain):
             n_passes=len(self.pass_list),
             show_traceback=getattr(self.args, "show_traceback", False),
         )
+
+
+def _shift_lines(error: ParseError, offset: int) -> None:
+    """Line numbers of a chunk's parse error (and of the spans it refers to) in the whole file."""
+    error.span = dataclasses.replace(error.span, line_offset=offset)
+    if refs := getattr(error, "refs", None):
+        error.refs = [(dataclasses.replace(span, line_offset=offset), msg) for span, msg in refs]
 
 
 def process_age_ms() -> float | None:
@@ -410,10 +528,6 @@ def main(argv: Sequence[str] | None = None, *, stderr: IO[str] | None = None) ->
         diag = Diagnostic(e.message, prefix=e.prefix, notes=e.notes, context=e.context)
         print(diag.format(), file=err)
         return EXIT_ERROR
-    except ParseError as e:
-        sources = opt.sources if opt is not None else None
-        print(parse_error_diagnostic(e).format(sources), file=err)
-        return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
     except Exception as e:
@@ -423,7 +537,7 @@ def main(argv: Sequence[str] | None = None, *, stderr: IO[str] | None = None) ->
         return opt.report(e, err)
     finally:
         err.flush()
-    return 0
+    return opt.exit_code
 
 
 if __name__ == "__main__":
