@@ -62,7 +62,7 @@ from forge.cli.errors import (
     diagnose,
     report,
 )
-from forge.cli.flags import add_forge_flags
+from forge.cli.flags import add_forge_flags, long_options, normalize_argv, usage_error
 from forge.cli.passes import (
     check_pattern_name,
     format_pass_help,
@@ -189,9 +189,11 @@ class ForgeOptMain(xDSLOptMain):
         self.pass_table = get_all_passes()
         forge_passes = {**self.pass_table.known, **test_passes}
         # xDSL's registry includes Forge's own `xdsl.universe` entry (forge/universe.py), which
-        # offers the clashing passes to xdsl-opt as `forge-dce`/`forge-cse`; here they are `dce`/`cse`.
-        for alias in set(xdsl_passes()) - set(forge_passes):
-            self.available_passes.pop(alias, None)
+        # offers Forge's passes to xdsl-opt (the clashing ones as `forge-dce`/`forge-cse`): they are
+        # not xDSL's, so they get no `xdsl-` alias, and here `dce`/`cse` are Forge's.
+        self.forge_universe_names = set(xdsl_passes())
+        for name in self.forge_universe_names:
+            self.available_passes.pop(name, None)
         self._register_forge_passes(forge_passes)
         self.test_pass_names = set(test_passes)
         self.plugins_loaded = False
@@ -219,10 +221,20 @@ class ForgeOptMain(xDSLOptMain):
             self.load_plugin_passes()  # xDSL's `-p` help names every pass
         super().register_all_arguments(arg_parser)
         add_forge_flags(arg_parser)
+        # mlir-opt's single-dash spellings, and one-line usage errors (xDSLOptMain owns the parser).
+        known = long_options(arg_parser)
+        argv = normalize_argv(self._argv, set(known))
+        parse = arg_parser.parse_args
+        arg_parser.parse_args = lambda args=None, namespace=None: parse(argv, namespace)  # type: ignore[method-assign]
+        arg_parser.error = lambda message: self._usage_error(message, known)  # type: ignore[method-assign]
         if listing:
             # Listing passes loads every pass module: only do it when help is asked for.
             arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
             arg_parser.epilog = format_pass_list(self.available_passes, self.forge_pass_names)
+
+    def _usage_error(self, message: str, known: list[str]) -> None:
+        print(f"{PROG}: error: {usage_error(message, known)}", file=self.err)
+        raise SystemExit(2)
 
     # ------------------------------------------------------------------ pipeline
 
@@ -332,6 +344,8 @@ class ForgeOptMain(xDSLOptMain):
     # ------------------------------------------------------------------ input / output
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:
+        if self.args.input_file == "-":  # mlir-opt's name for stdin
+            self.args.input_file = None
         try:
             return super().get_input_stream()
         except OSError as e:
