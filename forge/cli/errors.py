@@ -10,6 +10,7 @@ traceback, then a diagnostic at the op it was about, and exits 70.
 
 from __future__ import annotations
 
+import sys
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -189,6 +190,8 @@ def _who(fault: UserFault, error: BaseException) -> str:
 
 def _semantics_diagnostic(error: BaseException, n_passes: int, input_name: str) -> Diagnostic | None:
     """--verify-semantics errors: an input it cannot check, or a pass that changed the results."""
+    if "forge.semantics" not in sys.modules:  # then no error can come from it: do not import it to ask
+        return None
     from forge.semantics import SemanticMismatch, SemanticsError  # lazy: xDSL's interpreter
 
     if isinstance(error, SemanticsError):

@@ -50,7 +50,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from forge.analysis.dominance import verify_dominance, verify_module
 from forge.cli.blame import verifier_crash
-from forge.cli.companion_weights import attach_companion_weights, save_companion_weights
+from forge.cli.companion_weights import attach_companion_weights, companion_of, save_companion_weights
 from forge.cli.debug_output import DebugOutput, write_op_graph
 from forge.cli.errors import (
     EXIT_ERROR,
@@ -73,6 +73,7 @@ from forge.cli.passes import (
     registered_test_passes,
 )
 from forge.cli.reproducer import Reproducer
+from forge.cli.timing import RunTiming
 from forge.cli.verify_diagnostics import check, read_expectations
 from forge.cli.verify_semantics import semantic_checker, semantic_failure
 from forge.context import ForgeContext, PassFactory, PassTable, get_all_dialects, get_all_passes
@@ -84,7 +85,7 @@ from forge.diagnostics import (
     emit_warning,
     one_line,
 )
-from forge.pipeline import PassFailure, PassRecord, PipelineRunner, format_timing
+from forge.pipeline import PassFailure, PassRecord, PipelineObserver, PipelineRunner
 from forge.universe import xdsl_passes
 
 
@@ -146,12 +147,19 @@ class ForgeOptMain(xDSLOptMain):
     pass_specs: tuple[str, ...]
     """Each pass as written on the command line."""
 
-    def __init__(self, args: Sequence[str] | None = None, *, stderr: IO[str] | None = None):
+    def __init__(self, args: Sequence[str] | None = None, *, stderr: IO[str] | None = None,
+                 timing: RunTiming | None = None):
+        start = time.perf_counter()
         self._argv = list(sys.argv[1:] if args is None else args)
         self.err = stderr if stderr is not None else sys.stderr
-        self.phase_ms: list[tuple[str, float]] = []
-        """Wall time of the phases that are not passes (parse, verify, output), for --timing."""
+        self.timing = timing if timing is not None else RunTiming(start, None)
+        """Where the wall clock goes, for --timing (forge/cli/timing.py)."""
+        self.timing.add(SETUP_ROW, 0.0)  # first among the rows; its time is known at the end of __init__
+        self.plugin_ms = 0.0
         self.records: list[PassRecord] = []
+        self.current_pass: int | None = None
+        """The index of the pass running now (for --timing's account of weights read during a pass)."""
+        self.loads_in_passes: list[tuple[str, int, float]] = []
         self.chunk_index = -1
         self.forge_pass_names = set()
         self.test_pass_names = set()
@@ -167,6 +175,7 @@ class ForgeOptMain(xDSLOptMain):
             description="Forge modular optimizer driver (xdsl-opt with Forge's dialects and passes).",
             args=args,
         )
+        self.timing.add(SETUP_ROW, (time.perf_counter() - start) * 1e3 - self.plugin_ms)
 
     # ------------------------------------------------------------------ registration
 
@@ -182,7 +191,12 @@ class ForgeOptMain(xDSLOptMain):
         super().register_all_passes()
         # --load-pass-plugin is read from argv: the pass table is built before the command line is parsed.
         self.plugin_files = plugin_files(self._argv)
-        load_pass_plugins(self.plugin_files)
+        for path in self.plugin_files:
+            start = time.perf_counter()
+            load_pass_plugins([path])
+            ms = (time.perf_counter() - start) * 1e3
+            self.plugin_ms += ms
+            self.timing.add(f"plug-in {os.path.basename(path)}", ms)
         test_passes = registered_test_passes()
         # Forge's own, the registered and the test passes now; the plug-ins' entry points (a scan of
         # every installed package) only when a name is not among them or the list is shown.
@@ -267,6 +281,8 @@ class ForgeOptMain(xDSLOptMain):
         finally:
             if output is not sys.stdout:
                 output.close()
+        if self.args.timing:
+            print(self.timing.report(), file=self.err)
         if self.args.shrink:
             print("Failure, can't shrink")
             raise SystemExit(1)
@@ -290,8 +306,9 @@ class ForgeOptMain(xDSLOptMain):
                 module = self.parse_chunk(chunk, file_extension, offset)
                 if module is not None:
                     self.apply_passes(module)
-                    output.write(self.output_resulting_program(module))
-                output.flush()
+                    with self.timing.phase("output", after_passes=True):
+                        output.write(self.output_resulting_program(module))
+                        output.flush()
             except ShrinkException:
                 raise
             except ParseError as e:
@@ -388,26 +405,15 @@ class ForgeOptMain(xDSLOptMain):
             if self.diagnostics_mode == "xdsl" and isinstance(e.__cause__, VerifyException):
                 raise e.__cause__ from None  # printed by process_chunk, as xdsl-opt does
             raise
-        self.phase_ms.append(("parse", (time.perf_counter() - start) * 1e3))
+        self.timing.add("parse", (time.perf_counter() - start) * 1e3)
         return self.module
 
     def output_resulting_program(self, prog: ModuleOp) -> str:
-        start = time.perf_counter()
         text = super().output_resulting_program(prog)
-        self.phase_ms.append(("output", (time.perf_counter() - start) * 1e3))
         if self.args.output_file:
             save_companion_weights(self.args.output_file, prog)
         write_op_graph(prog, self.args, self.get_input_name(), self.chunk_index, self.err)
-        if self.args.timing:
-            print(format_timing(self.records, self.merged_phases()), file=self.err)
-        self.phase_ms = []
         return text
-
-    def merged_phases(self) -> list[tuple[str, float]]:
-        merged: dict[str, float] = {}
-        for name, ms in self.phase_ms:
-            merged[name] = merged.get(name, 0.0) + ms
-        return list(merged.items())
 
     # ------------------------------------------------------------------ running
 
@@ -420,14 +426,16 @@ class ForgeOptMain(xDSLOptMain):
                 raise
             except Exception as e:  # a verifier that crashed on a malformed op: the op's error
                 raise verifier_crash(module, e) from e
-            self.phase_ms.append(("verify", (time.perf_counter() - start) * 1e3))
+            self.timing.add("verify", (time.perf_counter() - start) * 1e3)
 
     def apply_passes(self, prog: ModuleOp) -> None:
         self.module = prog
         self.records = []
         self.chunk_index += 1
         args = self.args
-        attach_companion_weights(args.input_file, prog)
+        if (weights := companion_of(args.input_file)) is not None:
+            with self.timing.phase(f"weights {os.path.basename(weights)} (header)"):
+                attach_companion_weights(args.input_file, prog, self.weights_loaded)
         self.verify(prog)  # the input must be valid before any pass sees it
         debug = DebugOutput(args, self.err, len(self.pass_list), self.chunk_index)
         debug.dump_input(prog)
@@ -442,11 +450,12 @@ class ForgeOptMain(xDSLOptMain):
             changes="text" if args.print_ir_after_change or args.ir_dump_dir else "cheap",
             debug_patterns=args.debug_patterns,
             explain_pattern=args.explain_pattern,
-            observers=[debug, *([checker] if checker else [])],
+            observers=[_PassTracker(self), debug, *([checker] if checker else [])],
         )
         mismatch_error: type[Exception] | tuple[()] = ()  # only a checked run can raise one
         if checker is not None:
             from forge.semantics import SemanticMismatch as mismatch_error
+        start = time.perf_counter()
         try:
             self.records = runner.run(prog)
         except mismatch_error as mismatch:
@@ -459,9 +468,14 @@ class ForgeOptMain(xDSLOptMain):
                 raise failure.error from None  # expected output: process_chunk prints it
             debug.print_events(failure.name, failure.events)
             raise self.reproducer().write(failure, self.module) from failure.error
+        finally:
+            self.current_pass = None
+        self.timing.add_pipeline(self.records, (time.perf_counter() - start) * 1e3,
+                                 checker_ms=checker.elapsed_ms if checker is not None else 0.0,
+                                 loads=self.loads_in_passes)
+        self.loads_in_passes = []
         debug.explain_summary(self.records)
         if checker is not None:
-            self.phase_ms.append(("verify-semantics", checker.elapsed_ms))
             print(checker.summary(), file=self.err)
         if self.pass_list:
             self.verify_output(prog)
@@ -487,6 +501,15 @@ class ForgeOptMain(xDSLOptMain):
                 raise
             raise OutputVerifyError(e) from e
 
+    def weights_loaded(self, path: str, ms: float) -> None:
+        """The tensors of the companion weights were read (torch): a row of --timing of their own, taken
+        out of the pass that asked for them."""
+        row = f"weights {os.path.basename(path)} (tensors, torch)"
+        if self.current_pass is None:
+            self.timing.add(row, ms)
+        else:
+            self.loads_in_passes.append((row, self.current_pass, ms))
+
     def reproducer(self) -> Reproducer:
         return Reproducer.for_run(self.args, self.plugin_files, self.test_pass_names)
 
@@ -501,6 +524,22 @@ class ForgeOptMain(xDSLOptMain):
             n_passes=len(self.pass_list),
             show_traceback=getattr(self.args, "show_traceback", False),
         )
+
+
+SETUP_ROW = "set-up (flags, dialects, pass registry)"
+
+
+class _PassTracker(PipelineObserver):
+    """Keeps `ForgeOptMain.current_pass` up to date."""
+
+    def __init__(self, main: ForgeOptMain):
+        self.main = main
+
+    def before_pass(self, index: int, name: str, module: ModuleOp) -> None:
+        self.main.current_pass = index
+
+    def after_pass(self, record: PassRecord, module: ModuleOp) -> None:
+        self.main.current_pass = None
 
 
 def _shift_lines(error: ParseError, offset: int) -> None:
@@ -525,15 +564,14 @@ def process_age_ms() -> float | None:
 
 def main(argv: Sequence[str] | None = None, *, stderr: IO[str] | None = None) -> int:
     """Run forge-opt on `argv` (default: sys.argv[1:]); return the exit code."""
+    started = time.perf_counter()
     startup_ms = process_age_ms() if argv is None else None  # in-process callers started long ago
     err = stderr if stderr is not None else sys.stderr
     if argv is None:  # the program (not a caller's test): show DeprecationWarnings as xdsl-opt does
         warnings.filterwarnings("default", category=DeprecationWarning)
     opt: ForgeOptMain | None = None
     try:
-        opt = ForgeOptMain(args=argv, stderr=err)
-        if startup_ms is not None:
-            opt.phase_ms.insert(0, ("start-up (process start to main)", startup_ms))
+        opt = ForgeOptMain(args=argv, stderr=err, timing=RunTiming(started, startup_ms))
         opt.run()
     except SystemExit as e:  # argparse (--help, usage errors) and xDSL's --shrink
         code = e.code
