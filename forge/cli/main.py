@@ -5,6 +5,7 @@
     forge compile resnet --small --check      # every zoo family: text, vision, audio
     forge models                              # name, kind, attention implementations, inputs
     forge generate gpt2 --prompt-len 128 --new-tokens 64   # KV-cache generation (forge/cli/generate.py)
+    forge lit-init my-tests/                  # a lit.cfg for tests of your own (forge/cli/lit_init.py)
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from forge.cli.generate import add_generate_parser, cmd_generate
 from forge.cli.import_cmd import IR_STAGES, add_import_parser, cmd_emit_stage, cmd_import
+from forge.cli.lit_init import add_lit_init_parser, cmd_lit_init
 from forge.errors import CompileError
 
 EMIT_STAGES = ("aten", "npuir", "buffer", "nnfactory-py")
@@ -93,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("models", help="list the zoo models")
     add_import_parser(sub)
     add_generate_parser(sub)
+    add_lit_init_parser(sub)
     return parser
 
 
@@ -398,6 +401,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "models":
         print(format_models())
         return 0
+    if args.command == "lit-init":
+        return cmd_lit_init(args)
     from forge.frontend.fx_importer import ImportError_  # lazy: start-up cost (torch)
 
     try:
