@@ -56,6 +56,11 @@ def _parser() -> argparse.ArgumentParser:
             "--pipeline", help=f"comma-separated pass pipeline (default: {','.join(DEFAULT_PIPELINE)})"
         )
         p.add_argument("--disable", action="append", default=[], metavar="PASS", help="skip a pass (repeatable)")
+        p.add_argument(
+            "--load-pass-plugin", action="append", default=[], metavar="FILE",
+            help="import the Python file FILE, whose passes register with forge.context.register_pass, so that "
+            "--pipeline can name them (repeatable; forge-opt's flag)",
+        )
         p.add_argument("--report", type=Path, metavar="FILE", help="write the report as JSON")
         p.add_argument("--check", action="store_true", help="measure parity against eager PyTorch")
         p.add_argument(
@@ -396,6 +401,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_plugins(paths: list[str]) -> int:
+    """--load-pass-plugin: import each file (its passes register); 1 after the error of one that fails."""
+    from forge.plugins import PluginError, load_pass_plugin  # lazy: start-up cost
+
+    for path in paths:
+        try:
+            load_pass_plugin(path)
+        except PluginError as err:
+            print(f"{err.location()}: error: {err.message}", file=sys.stderr)
+            return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "models":
@@ -403,6 +421,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "lit-init":
         return cmd_lit_init(args)
+    if getattr(args, "load_pass_plugin", None) and (code := _load_plugins(args.load_pass_plugin)):
+        return code
     from forge.frontend.fx_importer import ImportError_  # lazy: start-up cost (torch)
 
     try:
