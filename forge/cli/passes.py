@@ -193,6 +193,8 @@ def format_pass_help(name: str, available: Mapping[str, PassFactory]) -> str:
         doc = ""
     lines = [f"{name}  ({pass_cls.__module__}.{pass_cls.__name__})", ""]
     lines += [doc or "(no description)", ""]
+    if _is_function_local(name, available):
+        lines += ["Works function by function: --pass-pipeline accepts it inside 'func.func(...)'.", ""]
     options = pass_options(pass_cls)
     if options:
         lines.append("Options:")
