@@ -1,7 +1,13 @@
 """`forge-opt`: xDSL's `xdsl-opt` driver with Forge's dialects and passes.
 
-Everything `xdsl-opt` accepts still works (`-p`, `--split-input-file`, `--verify-diagnostics`,
-`--print-between-passes`, `--print-op-generic`, `-o`, ...). On top of that:
+Everything `xdsl-opt` accepts still works (`-p`, `--split-input-file`, `--print-between-passes`,
+`--print-op-generic`, `-o`, ...), except that `--verify-diagnostics` is mlir-opt's: the emitted
+diagnostics are checked against the input's `expected-error` annotations
+(forge/cli/verify_diagnostics.py); xdsl-opt's (print them for FileCheck) is
+`--xdsl-verify-diagnostics`. mlir-opt's spellings work too (`--mlir-timing`,
+`--mlir-print-ir-after-all`, `--pass-pipeline='builtin.module(func.func(...))'`, `-` for stdin,
+single-dash long flags: forge/cli/flags.py). Every `--split-input-file` chunk runs, failing or not.
+On top of that:
 
 - user errors (parse errors, IR that does not verify, unknown passes or pass options, a
   missing input file, a pass failing with a diagnostic) are reported as one mlir-opt style
@@ -12,7 +18,8 @@ Everything `xdsl-opt` accepts still works (`-p`, `--split-input-file`, `--verify
 - an exception raised by a plug-in's own pattern or pass is the user's error: one diagnostic at
   the op, naming the pattern and pass, exit 1 (`--show-traceback` prints the traceback;
   forge/cli/blame.py decides whose code raised);
-- mlir-opt's debugging flags (all reports go to stderr): `--timing`, `--print-ir-before=PASS`,
+- mlir-opt's debugging flags (all reports go to stderr): `--timing` (rows adding up to the wall
+  clock: forge/cli/timing.py), `--print-ir-before=PASS`,
   `--print-ir-before-all`, `--print-ir-after=PASS`, `--print-ir-after-all`,
   `--print-ir-after-change`, `--ir-dump-dir DIR`, `--verify-each`, and for patterns
   `--debug-patterns` and `--explain-pattern NAME` (forge/cli/debug_output.py);
@@ -312,7 +319,7 @@ class ForgeOptMain(xDSLOptMain):
             except ShrinkException:
                 raise
             except ParseError as e:
-                if self.args.parsing_diagnostics or mode == "xdsl":
+                if self.args.parsing_diagnostics:
                     e.span = dataclasses.replace(e.span, line_offset=offset)
                     print(e)  # xdsl-opt's behaviour (which leaves the lines of `refs` chunk-relative)
                 else:
