@@ -196,8 +196,9 @@ def _compile_imported(
     if modes["accuracy"]:
         from forge.precision import accuracy_report  # lazy: only when accuracy is measured
 
+        runs_as = result.report["runtime_config"].get("runs_as", modes["precision"])  # bounds of what ran
         result.report["accuracy"] = accuracy_report(
-            model, result, example_args, modes["precision"], modes["weights"], sequences=modes["accuracy"]
+            model, result, example_args, runs_as, modes["weights"], sequences=modes["accuracy"]
         )
     return result
 

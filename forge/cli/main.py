@@ -22,6 +22,7 @@ from forge.cli.generate import add_generate_parser, cmd_generate
 from forge.cli.import_cmd import IR_STAGES, add_import_parser, cmd_emit_stage, cmd_import
 from forge.cli.lit_init import add_lit_init_parser, cmd_lit_init
 from forge.errors import CompileError
+from forge.torch_support import UnsupportedTorchError, check_torch
 
 EMIT_STAGES = ("aten", "npuir", "buffer", "nnfactory-py")
 
@@ -246,6 +247,8 @@ def format_precision(report: dict[str, Any]) -> str:
     settings = cfg.get("effective") or cfg.get("requested") or {}
     line = (f"precision {report.get('precision', 'f32')}, weights {report.get('weights', 'f32')}; runtime settings: "
             + (", ".join(f"{k}={v}" for k, v in settings.items()) or "defaults"))
+    if cfg.get("substitution"):
+        line += f"\nnote: {cfg['substitution']}"
     acc = report.get("accuracy")
     if acc:
         b = acc["bounds"]
@@ -421,6 +424,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "lit-init":
         return cmd_lit_init(args)
+    try:
+        check_torch()
+    except UnsupportedTorchError as err:
+        print(f"forge: error: {err}", file=sys.stderr)
+        return 1
     if getattr(args, "load_pass_plugin", None) and (code := _load_plugins(args.load_pass_plugin)):
         return code
     from forge.frontend.fx_importer import ImportError_  # lazy: start-up cost (torch)
