@@ -438,6 +438,7 @@ class ForgeOptMain(xDSLOptMain):
     def apply_passes(self, prog: ModuleOp) -> None:
         self.module = prog
         self.records = []
+        self.loads_in_passes = []
         self.chunk_index += 1
         args = self.args
         if (weights := companion_of(args.input_file)) is not None:
@@ -480,7 +481,6 @@ class ForgeOptMain(xDSLOptMain):
         self.timing.add_pipeline(self.records, (time.perf_counter() - start) * 1e3,
                                  checker_ms=checker.elapsed_ms if checker is not None else 0.0,
                                  loads=self.loads_in_passes)
-        self.loads_in_passes = []
         debug.explain_summary(self.records)
         if checker is not None:
             print(checker.summary(), file=self.err)
