@@ -295,16 +295,17 @@ def format_timing(
     records: Sequence[PassRecord],
     extra: Sequence[tuple[str, float]] = (),
     *,
+    after: Sequence[tuple[str, float]] = (),
     top: int = 3,
 ) -> str:
     """A timing table like mlir-opt's `-mlir-timing` report.
 
     `extra` adds non-pass phases (e.g. `("parse", ms)`), listed before the passes except for
-    names starting with "output"/"verify", which follow them.
+    names starting with "output"/"verify", which follow them; `after` rows follow the passes.
     """
     before = [(n, ms) for n, ms in extra if not n.startswith(("output", "verify"))]
-    after = [(n, ms) for n, ms in extra if n.startswith(("output", "verify"))]
-    total = sum(ms for _, ms in extra) + sum(r.wall_ms for r in records)
+    after = [*(row for row in extra if row[0].startswith(("output", "verify"))), *after]
+    total = sum(ms for _, ms in before) + sum(ms for _, ms in after) + sum(r.wall_ms for r in records)
     rule = "===" + "-" * 73 + "==="
     lines = [
         rule,
