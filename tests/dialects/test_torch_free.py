@@ -59,6 +59,7 @@ TORCH_FREE_RUNS: list[tuple[str, list[str], int]] = [
     (f"{T}/fuse-ops.mlir", ["-p", "fuse-ops"], 0),
     (f"{T}/fuse-ops-aggressiveness.mlir", ["-p", "fuse-ops{aggressiveness=0.5}"], 0),
     (f"{T}/fuse-ops-conv.mlir", ["-p", "fuse-ops,lower-aten-to-npuir"], 0),
+    (f"{T}/fuse-ops-dense-experts.mlir", ["-p", "fuse-ops"], 0),
     (f"{T}/layout.mlir", ["-p", "layout"], 0),
     (f"{L}/aten-to-npuir.mlir", ["-p", "lower-aten-to-npuir{cpu-ops=gather pin-final-norm=true}"], 0),
     (f"{L}/aten-to-npuir-conv.mlir", ["-p", "lower-aten-to-npuir"], 0),
