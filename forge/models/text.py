@@ -3,7 +3,7 @@ mixtures of experts.
 
 The first three (``gpt2``, ``llama``, ``bert``) are the original zoo; their configurations,
 weights and inputs are unchanged (other tests pin their numbers).  Every ``small`` variant is
-2 layers (RWKV: 1, its recurrence is unrolled over the tokens), hidden 64, 4 heads (2 KV heads
+2 layers, hidden 64, 4 heads (2 KV heads
 where the family has grouped-query attention), intermediate 128, vocab 512, 128 positions.  The
 default sizes are benchmark sizes: the published base sizes where they are CPU-friendly (GPT-2
 124M, BERT-base, DistilBERT, RoBERTa-base, OPT-125m, GPT-Neo-125M, T5-small, BART-base, ConvBERT-base,
@@ -321,10 +321,11 @@ FAMILIES: tuple[Family, ...] = (
             _sizes(50280, 768, 8, 1, 1, 1536, 2048, state=16),
             "Mamba-130M widths (8 of its 24 layers x 768, state 16; small: 2 x 64, state 8)",
             attn=(NO_ATTENTION,)),
-    # small: one layer, as its time loop is unrolled over the sequence (~600 ops a layer at 16 tokens)
-    _family("rwkv", "decoder", "RwkvForCausalLM", _rwkv_config, {**SMALL, "layers": 1},
+    # small: two layers (its time loop is unrolled over the sequence, ~600 ops a layer at 16 tokens), as
+    # RwkvPreTrainedModel._init_weights divides by num_hidden_layers - 1
+    _family("rwkv", "decoder", "RwkvForCausalLM", _rwkv_config, SMALL,
             _sizes(50277, 768, 6, 1, 1, 3072, 1024),
-            "RWKV-4-169M widths (6 of its 12 layers x 768; small: 1 x 64)", attn=(NO_ATTENTION,)),
+            "RWKV-4-169M widths (6 of its 12 layers x 768; small: 2 x 64)", attn=(NO_ATTENTION,)),
     _family("distilbert", "encoder", "DistilBertModel", _distilbert_config, SMALL,
             _sizes(30522, 768, 6, 12, 12, 3072, 512), "DistilBERT-base (6 x 768)"),
     _family("roberta", "encoder", "RobertaModel", _roberta_config, SMALL, _sizes(50265, 768, 12, 12, 12, 3072, 512),
