@@ -17,7 +17,7 @@ from forge.analysis import metrics
 if TYPE_CHECKING:
     from forge.driver.compilation import Compilation
     from forge.frontend.export import CallSignature, CastPolicy
-    from forge.pipeline import PassRecord
+    from forge.pass_runner import PassRecord
 
 
 def count_body_ops(module: ModuleOp) -> int:
