@@ -84,7 +84,7 @@ opt-demo: $(STAMP)
 	$(BIN)/forge-opt examples/demo.mlir -p $(DEMO_PIPELINE) --timing
 
 docs: $(STAMP)
-	$(BIN)/python -m forge.docs_gen
+	$(BIN)/python -m forge.driver.docs_gen
 
 # Benchmarks against OpenVINO, ONNX Runtime and torch.compile (~20 min on 2 cores); writes
 # docs/benchmarks.md, docs/benchmarks/*.png and out/bench/results.json. BENCH_ARGS=--quick for a

@@ -64,10 +64,10 @@ PROFILE_STAGES = (
     ("import (fx_importer)", "forge/frontend/fx_importer.py", "import_program"),
     ("  decompositions", "forge/frontend/decompose.py", "decompose_missing"),
     ("gc.collect (before passes)", "~", "<built-in method gc.collect>"),
-    ("passes + lowering (run_passes)", "forge/pass_stages.py", "run_passes"),
+    ("passes + lowering (run_passes)", "forge/driver/pass_stages.py", "run_passes"),
     ("emit (incl. device compile)", "backends/nnfactory/emitter.py", "emit"),
     ("  OpenVINO compile_model", "~", "<built-in method openvino._pyopenvino.compile_model>"),
-    ("report (plan metrics)", "forge/report.py", "compile_report"),
+    ("report (plan metrics)", "forge/driver/report.py", "compile_report"),
 )
 
 

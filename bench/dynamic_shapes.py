@@ -4,7 +4,7 @@ and against what a truly dynamic-shape runtime costs (OpenVINO's own frontend).
 Per model (the zoo decoders at benchmark size; `--quick`: GPT-2 small over [8, 16]):
 
 * **Forge buckets**: one `forge.compile(model, (ids,), dynamic_shapes={"input_ids": {1: Dim("seq",
-  min, max)}})` (`forge.dynamic`: the export check and padding probe, then every bucket compiled
+  min, max)}})` (`forge.driver.dynamic`: the export check and padding probe, then every bucket compiled
   with `compile_all()`; each bucket's compile ms and planned peak bytes are recorded).
 * **Forge static**: `forge.compile` at exactly each measured length (what a user recompiling per
   prompt length would get; the padding-free latency floor of the buckets).
@@ -82,7 +82,7 @@ def _timed(fn):
 
 
 def build_forge_dynamic(model, ids: torch.Tensor, lo: int, hi: int):
-    """`forge.compile` with a dynamic seq dim (forge.dynamic's buckets; nothing compiled yet)."""
+    """`forge.compile` with a dynamic seq dim (forge.driver.dynamic's buckets; nothing compiled yet)."""
     import forge
 
     return forge.compile(model, (ids,), dynamic_shapes={"input_ids": {1: _seq_dim(lo, hi)}})
@@ -187,7 +187,7 @@ def render(result: dict[str, Any], figures: Path) -> str:
     cfg = result["config"]
     out = ["## Dynamic sequence length\n",
            f"One Forge compile for `Dim(\"seq\", min={cfg['range'][0]}, max={cfg['range'][1]})` (shape buckets, "
-           f"`forge.dynamic`) against a static Forge compile at exactly each length, OpenVINO's dynamic-shape "
+           f"`forge.driver.dynamic`) against a static Forge compile at exactly each length, OpenVINO's dynamic-shape "
            f"model and OpenVINO static; batch 1, CPU, fp32, {cfg['warmup']} warm-up and {cfg['runs']} timed "
            "calls per system and length, interleaved.\n"]
     out.append(_figure(result, figures))

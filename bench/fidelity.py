@@ -2,7 +2,7 @@
 sequences (batch 1, sequence 128, seeds 0..N-1, uniform over the vocabulary).
 
 Per sequence: max |logit difference| and the mean over positions of KL(softmax(eager) ||
-softmax(forge)), in float64 (`forge.parity.parity`). Reported: the max of the max |diff| and
+softmax(forge)), in float64 (`forge.driver.parity.parity`). Reported: the max of the max |diff| and
 the mean of the KL over all sequences, with their spread. OpenVINO direct and ONNX Runtime are
 measured on the same sequences as context: what an fp32 CPU runtime's kernels give on their own.
 """
@@ -32,7 +32,7 @@ def run(quick: bool = False) -> dict[str, Any]:
 
 
 def _measure(spec: common.ModelSpec, quick: bool, n: int) -> dict[str, Any]:
-    from forge.parity import parity
+    from forge.driver.parity import parity
 
     model, inputs = common.model_and_inputs(spec, quick)
     built = {system: peers.build(system, model, inputs) for system in SYSTEMS}

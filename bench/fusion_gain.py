@@ -1,7 +1,7 @@
 """Fusion Gain Ratio, per-pass ablation and the autotuner (issue 7 items 5 and 6).
 
 - **FGR** = cost(fusions off) / cost(default pipeline), both scored by the heuristic cost model
-  (`forge.analysis.cost_model`) on the lowered npuir graph. "Fusions" are the two passes that
+  (`forge.driver.cost_model`) on the lowered npuir graph. "Fusions" are the two passes that
   merge ops into fused kernels: `fuse-attention` and `fuse-ops` (every family). `layout` is not a
   fusion (it removes data movement and folds transposes into weights and matmul flags), `dce`,
   `cse` and `fold` are clean-ups; they run in both pipelines. FGR with layout also off is given
@@ -9,7 +9,7 @@
 - **Ablation**: each of the six passes disabled alone (every occurrence in the pipeline) ->
   optimized op count, cost-model score, and measured Forge latency (median of N runs on the
   OpenVINO runtime, CPU).
-- **Autotuner**: `forge.autotune.tune` on the same model: wall and CPU time, configurations scored,
+- **Autotuner**: `forge.driver.autotune.tune` on the same model: wall and CPU time, configurations scored,
   the chosen configuration and its modelled gain over the default, then its measured latency next
   to the default's.
 
@@ -41,7 +41,7 @@ def run(quick: bool = False) -> dict[str, Any]:
 
 
 def _measure(spec: common.ModelSpec, quick: bool, runs: int) -> dict[str, Any]:
-    from forge import autotune as at
+    from forge.driver import autotune as at
 
     model, inputs = common.model_and_inputs(spec, quick)
     module, weights = _import(model, inputs)
@@ -92,8 +92,8 @@ def _import(model, inputs):
 
 
 def _score_pipeline(module, weights, pipeline):
-    from forge.analysis.cost_model import estimate
     from forge.driver.compilation import Compilation
+    from forge.driver.cost_model import estimate
     from forge.driver.options import CompileOptions
     from forge.driver.stages import LOWER, OPTIMIZE
 
@@ -102,7 +102,7 @@ def _score_pipeline(module, weights, pipeline):
 
 
 def _compile(model, inputs, **options):
-    from forge.compiler import compile as forge_compile
+    from forge.driver.compiler import compile as forge_compile
 
     return forge_compile(model, inputs, runtime="openvino", **options)
 
@@ -128,7 +128,7 @@ def render(result: dict[str, Any], figures: Path) -> str:
     parts = ["## Fusion Gain Ratio, pass ablation and the autotuner\n",
              "FGR = cost(`fuse-attention` and `fuse-ops` off) / cost(default pipeline), by the heuristic "
              "cost model on the lowered npuir graph (estimated µs: kernel dispatches + bytes moved + FLOPs per "
-             "device, plus cross-device transfers; constants in `forge/analysis/cost_model.py`). The model ranks "
+             "device, plus cross-device transfers; constants in `forge/driver/cost_model.py`). The model ranks "
              "graphs; its µs are not a latency prediction, which is why measured latency sits next to it.\n"]
     for label, m in result["models"].items():
         d, n = m["cost_default"], m["cost_no_fusion"]

@@ -3,7 +3,7 @@
 Per model (the zoo decoders at benchmark size, batch 1, a seeded prompt of `PROMPT` tokens,
 `NEW` new tokens, greedy; `--quick`: GPT-2 small, 16 + 8), three systems generate the same tokens:
 
-* **forge**: `forge.generation.compile_generator` (prefill + decode functions over one KV cache kept
+* **forge**: `forge.driver.generation.compile_generator` (prefill + decode functions over one KV cache kept
   in state buffers, updated in place; the index_put writing each step's rows is a CPU step);
 * **eager**: `transformers` `model.generate(do_sample=False, use_cache=True)` (DynamicCache);
 * **openvino**: OpenVINO's stateful model, the way its API offers one: the same static-cache
@@ -103,7 +103,7 @@ class _ExplicitCache:
 
 
 class _ExplicitKV(nn.Module):
-    """`forge.generation.StaticCacheLM`'s forward with the cache as inputs and outputs."""
+    """`forge.driver.generation.StaticCacheLM`'s forward with the cache as inputs and outputs."""
 
     def __init__(self, hf: nn.Module, cache_len: int):
         super().__init__()
@@ -126,7 +126,7 @@ class _OpenVINOStateful:
         import openvino as ov
         from openvino._offline_transformations import apply_make_stateful_transformation
 
-        from forge.generation import _head_shapes
+        from forge.driver.generation import _head_shapes
 
         start = time.perf_counter()
         layers, heads, head_dim = _head_shapes(hf.config)
@@ -175,7 +175,7 @@ class _OpenVINOStateful:
 
 class _Forge:
     def __init__(self, hf: nn.Module, prompt: int, new: int):
-        from forge.generation import compile_generator
+        from forge.driver.generation import compile_generator
 
         start = time.perf_counter()
         self.gen = compile_generator(hf, batch=1, prompt_len=prompt, max_new_tokens=new)

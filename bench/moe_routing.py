@@ -31,7 +31,7 @@ from typing import Any
 import torch
 
 from forge import models
-from forge.compiler import compile as forge_compile
+from forge.driver.compiler import compile as forge_compile
 from forge.pipelines import DEFAULT_PIPELINE
 
 DENSE = "dense_masked"

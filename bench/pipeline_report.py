@@ -21,10 +21,10 @@ import torch
 
 from forge.driver.compilation import Compilation
 from forge.driver.options import CompileOptions
+from forge.driver.report import count_body_ops
 from forge.driver.stages import IMPORT_MODULE, passes_stage
 from forge.models import ATTN_IMPLS, CORE_ZOO, ZOO, build_model, example_inputs
 from forge.pipelines import CLEANUP, LOWER_ATEN, LOWERING_PIPELINE, OPTIMIZATION_PASSES, PLAN_MEMORY, SCHEDULE_DEVICES
-from forge.report import count_body_ops
 
 PINNED_POLICY = LOWER_ATEN + "{cpu-ops=gather pin-final-norm=true}"
 
@@ -78,7 +78,7 @@ def _plan(module) -> dict:
 def _pinned_plan(optimized_text: str, weights) -> dict:
     from xdsl.parser import Parser
 
-    from forge.context import make_context
+    from forge.driver.registry import make_context
 
     module = Parser(make_context(), optimized_text).parse_module()
     pinned = Compilation.of_module(module, weights)

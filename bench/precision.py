@@ -8,12 +8,12 @@ order per round, `bench.latency.call_orders`, before call i + 1), so a busy mome
 lands on every system alike. OpenVINO's models are reshaped to the inputs' static shapes, as the latency
 peer and Forge's graphs are, and each of its calls copies the logits out once (`infer`), as Forge returns
 a new tensor.
-Every system runs with the same explicit thread/stream settings (`forge.precision.peer_properties`:
+Every system runs with the same explicit thread/stream settings (`backends.nnfactory.openvino_settings.peer_properties`:
 `INFERENCE_NUM_THREADS` = this process's cores, `NUM_STREAMS` 1, `PERFORMANCE_HINT` LATENCY, no core pinning).
 
 Accuracy: every mode is compiled again at sequence `ACCURACY_SEQ_LEN` (32, to keep 100 sequences
 affordable) and compared with eager f32 on `SEQUENCES` seeded token sequences (seeds 0..99, uniform
-over the vocabulary; `forge.precision.evaluate_accuracy`): max |logit diff|, mean KL(eager || mode)
+over the vocabulary; `forge.driver.accuracy.evaluate_accuracy`): max |logit diff|, mean KL(eager || mode)
 and top-1 agreement over all positions. The eager logits are computed once per model. Eager PyTorch under
 `torch.autocast` bf16 is measured on the same sequences as a third bf16 reference (accuracy only).
 
@@ -65,7 +65,7 @@ def _modes(quick: bool) -> tuple[tuple[str, str, str | None], ...]:
 
 
 def run(quick: bool = False) -> dict[str, Any]:
-    from forge.precision import peer_properties
+    from backends.nnfactory.openvino_settings import peer_properties
 
     warmup, runs = (QUICK_WARMUP, QUICK_RUNS) if quick else (WARMUP, RUNS)
     n = QUICK_SEQUENCES if quick else SEQUENCES
@@ -100,7 +100,7 @@ def _openvino(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...], precisio
     """OpenVINO's PyTorch path with the same thread settings; `precision` None: its default hint."""
     import openvino as ov
 
-    from forge.precision import peer_properties
+    from backends.nnfactory.openvino_settings import peer_properties
 
     gc.collect()
     core = ov.Core()
@@ -195,8 +195,9 @@ def process_ratios(processes: list[dict[str, float]], forge: str, peer: str) -> 
 def _accuracy(spec: common.ModelSpec, model, quick: bool, n: int, built=None) -> dict[str, dict[str, Any]]:
     """Every mode at the accuracy length (`built` at that length, else built here) against eager
     logits computed once."""
+    from forge.driver.accuracy import evaluate_accuracy, sequence_inputs
     from forge.models import example_inputs
-    from forge.precision import bounds, evaluate_accuracy, sequence_inputs, within_bounds
+    from forge.precision import bounds, within_bounds
 
     inputs = example_inputs(spec.name, seq_len=_acc_len(quick), small=quick, seed=common.INPUT_SEED)
     with torch.no_grad():
@@ -233,7 +234,7 @@ class _Reference:
     """Eager logits of `sequence_inputs(seed)`, looked up by the input tensor (computed once)."""
 
     def __init__(self, model, inputs, eager: dict[int, torch.Tensor]):
-        from forge.precision import sequence_inputs
+        from forge.driver.accuracy import sequence_inputs
 
         self._by_key = {self._key(sequence_inputs(model, inputs, s)[0]): v for s, v in eager.items()}
 

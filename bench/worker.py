@@ -135,7 +135,7 @@ def _handle(state: _State, request: dict[str, Any]) -> dict[str, Any]:
                   "to_runnable_ms": built.to_runnable_ms}
         sample.update({k: v for k, v in built.extra.items() if isinstance(v, (int, float, str))})
         if request.get("sanity") and built.run is not None:  # it computes the model (else its time means nothing)
-            from forge.parity import parity
+            from forge.driver.parity import parity
 
             if state.expected is None:
                 with torch.no_grad():

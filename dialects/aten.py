@@ -3,7 +3,7 @@
 Each op class is generated from its overload's schema (see `aten_schema.py`): tensors are operands,
 everything else is a property stored only when it differs from the schema default. Semantics, shape
 verification and constant folding all come from the overload itself (`op.call(...)` runs it), so
-adding an ATen op is one line in the table at the bottom of this file.
+adding an ATen op is one schema row in dialects/aten_table.py (scripts/gen_aten_ops.py writes it).
 
 Custom syntax (optional tensors print `none`, lists of tensors print in brackets):
 
@@ -17,8 +17,8 @@ generated from the table in `dialects/fused_kernels.py` (`FUSED_OPS`).
 `aten.weight` names a WeightStore entry (no data in the IR); `aten.constant` holds a small dense value.
 """
 
-# Why one module of ~850 lines: one dialect per file (docs/architecture.md). Most of it is the op
-# table at the bottom, one line per ATen overload; the generic machinery above it serves every row.
+# Why one module of ~1,100 lines: one dialect per file (docs/architecture.md). The op table is data in
+# dialects/aten_table.py; this file is the generic machinery that turns each row into an op class.
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ The `aten` dialect has 426 op classes and defining them all takes ~0.1 s, more t
 typical test file: `dialects.aten` builds each class on first use (`op_named`), and this context
 asks it for the one op a name denotes instead of loading the whole dialect when the first `aten`
 op is parsed. It sits with the dialects (the lowest layer) so that every layer can use it;
-`forge.context.make_context` and `forge-opt` build theirs from it.
+`forge.driver.registry.make_context` and `forge-opt` build theirs from it.
 """
 
 from __future__ import annotations

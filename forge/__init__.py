@@ -13,12 +13,12 @@ from importlib import import_module
 from typing import Any
 
 _LAZY = {
-    "compile": ("forge.compiler", "compile"),
-    "compile_meta": ("forge.meta_compile", "compile_meta"),
+    "compile": ("forge.driver.compiler", "compile"),
+    "compile_meta": ("forge.driver.meta_compile", "compile_meta"),
     "init_empty_weights": ("forge.frontend.meta_weights", "init_empty_weights"),
-    "generate": ("forge.generation", "generate"),
+    "generate": ("forge.driver.generation", "generate"),
     "load": ("forge.driver.load", "load"),
-    "CompiledModel": ("forge.artifact", "CompiledModel"),
+    "CompiledModel": ("forge.driver.artifact", "CompiledModel"),
     "import_module": ("forge.frontend.fx_importer", "import_module"),
     "import_program": ("forge.frontend.fx_importer", "import_program"),
     "interpret": ("forge.interpreter", "interpret"),
@@ -27,8 +27,8 @@ _LAZY = {
 
 
 _unreported_ms = 0.0
-"""Wall ms the first `forge.compile` / `forge.compile_meta` access spent importing its module (forge.compiler,
-forge.meta_compile: the same stage modules), before the compile starts its clock; the compile adds it to its
+"""Wall ms the first `forge.compile` / `forge.compile_meta` access spent importing its module (forge.driver.compiler,
+forge.driver.meta_compile: the same stage modules), before the compile starts its clock; the compile adds it to its
 report's `other_ms` (`take_import_ms`)."""
 
 
@@ -58,7 +58,7 @@ def __getattr__(name: str) -> Any:
 
 
 def _import(module_name: str) -> Any:
-    """Import `module_name` without collecting: importing forge.compiler (xDSL, the dialects) allocates
+    """Import `module_name` without collecting: importing forge.driver.compiler (xDSL, the dialects) allocates
     ~0.3 M long-lived objects, and the collections that triggers walked them 50+ times (~20-40 ms of a
     cold `forge.compile`, more when a full collection falls in it). Afterwards everything goes to the
     oldest generation unscanned (freeze, then unfreeze), so resuming does not scan it either."""

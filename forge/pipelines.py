@@ -4,7 +4,7 @@ The model compiler (`forge.compile`) runs `DEFAULT_PIPELINE` on the aten module,
 `LOWER_TO_NPUIR` and `PLAN_MEMORY` (together `LOWERING_PIPELINE`) as two timed stages. Every
 other caller (tests, bench/, the Makefile's demo) names the sequence it runs here instead of
 slicing a longer one by position, so changing a pipeline changes it everywhere at once.
-A name is a pass spelling for `forge-opt -p` / `forge.pass_stages.run_passes`; options may be added
+A name is a pass spelling for `forge-opt -p` / `forge.driver.pass_stages.run_passes`; options may be added
 by a caller (e.g. `lower-aten-to-npuir{cpu-ops=gather}` in place of `LOWER_ATEN`).
 """
 

@@ -365,7 +365,7 @@ def save_module(module: str | ModuleOp, store: WeightStore,
 
 def load_module(ctx: Context, mlir_path: str | os.PathLike[str]) -> tuple[ModuleOp, WeightStore]:
     """Read ``mlir_path`` and its companion weights, parsing in ``ctx`` (the caller's: drivers pass
-    `forge.context.make_context()`, which knows every Forge dialect).
+    `forge.driver.registry.make_context()`, which knows every Forge dialect).
 
     A missing or corrupt weights file raises `WeightsError`; IR parse errors are xDSL's.
     """

@@ -1,7 +1,7 @@
 """Fixes for xDSL 0.75 bugs that users of Forge would otherwise hit.
 
 Each fix is small, keeps xDSL's behaviour on valid input, and is applied once when
-`forge.context` is imported (every Forge parse path goes through it). Remove a fix when the
+`forge.driver.registry` is imported (every Forge parse path goes through it). Remove a fix when the
 pinned xDSL has it.
 """
 

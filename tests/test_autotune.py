@@ -9,17 +9,15 @@ from dataclasses import replace
 
 import pytest
 
-from forge import autotune as at
-from forge.pass_stages import parse_pipeline, run_passes
-from forge.weights import attach_weights
+from forge.driver import autotune as at
+from forge.driver.pass_stages import parse_pipeline, run_passes
+from forge.testing.check import working_copy
 from tests.conftest import imported_small_model, small_model
 
 
 def _imported(name: str):
     imported, _, _ = imported_small_model(name, "eager")
-    module = imported.module.clone()
-    attach_weights(module, imported.weights)
-    return module, imported.weights
+    return working_copy(imported.module, imported.weights)
 
 
 @functools.cache
@@ -34,9 +32,7 @@ def _deep_import(name: str, layers: int):
 
 def _deep(name: str, layers: int = 4):
     imported = _deep_import(name, layers)
-    module = imported.module.clone()
-    attach_weights(module, imported.weights)
-    return module, imported.weights
+    return working_copy(imported.module, imported.weights)
 
 
 def test_search_space_is_about_45_real_pipelines() -> None:
@@ -110,7 +106,7 @@ def test_alpha_zero_fuses_nothing_and_one_everything(name: str) -> None:
 
 
 def test_alpha_outside_the_unit_interval_is_a_pipeline_error() -> None:
-    from forge.errors import CompileError
+    from forge.driver.compile_errors import CompileError
 
     with pytest.raises(CompileError, match="aggressiveness"):
         parse_pipeline("fuse-ops{aggressiveness=1.5}")

@@ -6,7 +6,6 @@ import pytest
 from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from forge.context import make_context
 from forge.diagnostics import (
     SourceManager,
     find_failing_op,
@@ -14,6 +13,7 @@ from forge.diagnostics import (
     op_location,
     parse_with_locations,
 )
+from forge.driver.registry import make_context
 
 IR = """\
 func.func @f(%a: i32, %b: i64) -> i32 {

@@ -1,6 +1,6 @@
-"""The IR reference generator (forge/docs_gen.py): it runs, it documents every op and pass, and the
+"""The IR reference generator (forge/driver/docs_gen.py): it runs, it documents every op and pass, and the
 checked-in docs/ir-reference.md (ops and passes) is what it generates today: a change to an op or a
-pass that does not regenerate the page (`make docs` / `python -m forge.docs_gen`) fails here.
+pass that does not regenerate the page (`make docs` / `python -m forge.driver.docs_gen`) fails here.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from xdsl.irdl import AnyOf, BaseAttr, EqAttrConstraint, irdl_to_attr_constraint
 from xdsl.passes import ModulePass
 
 from dialects import aten
-from forge import context, docs_gen
-from forge.context import get_all_dialects, get_all_passes
+from forge.driver import docs_gen, registry
+from forge.driver.registry import get_all_dialects, get_all_passes
 
 
 @pytest.fixture(scope="module")
@@ -30,11 +30,11 @@ def test_the_checked_in_reference_is_current(reference: str):
         diff = difflib.unified_diff(checked_in.splitlines(), reference.splitlines(), "checked in", "generated",
                                     lineterm="", n=1)
         shown = "\n".join(list(diff)[:40])
-        pytest.fail(f"docs/ir-reference.md is stale: run `make docs` (python -m forge.docs_gen)\n{shown}")
+        pytest.fail(f"docs/ir-reference.md is stale: run `make docs` (python -m forge.driver.docs_gen)\n{shown}")
 
 
 def test_the_reference_leaves_out_passes_registered_at_run_time(monkeypatch):
-    monkeypatch.setitem(context._REGISTERED_PASSES, "some-plugin-pass", ModulePass)
+    monkeypatch.setitem(registry._REGISTERED_PASSES, "some-plugin-pass", ModulePass)
     assert "some-plugin-pass" not in docs_gen.documented_passes()
 
 

@@ -31,7 +31,7 @@ import torch
 from torch import nn
 
 import forge
-from forge.errors import LoadError
+from forge.driver.compile_errors import LoadError
 
 MLIR, WEIGHTS, META = "model.mlir", "model.safetensors", "meta.json"
 FILES = (MLIR, WEIGHTS, META)

@@ -1,4 +1,4 @@
-"""forge.plugins / forge-opt --load-pass-plugin: passes from a Python file, registered by name."""
+"""forge.driver.plugins / forge-opt --load-pass-plugin: passes from a Python file, registered by name."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import re
 import pytest
 from xdsl.passes import ModulePass
 
-from forge import context
 from forge.cli.opt import main as forge_opt
-from forge.plugins import PluginError, load_pass_plugin
+from forge.driver import registry as pass_registry
+from forge.driver.plugins import PluginError, load_pass_plugin
 
 PLUGIN = '''
 from dataclasses import dataclass
 from xdsl.passes import ModulePass
-from forge.context import register_pass
+from forge.driver.registry import register_pass
 
 @register_pass
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class Second(ModulePass):
 @pytest.fixture
 def registry(monkeypatch):
     """A registry that forgets what the test registered."""
-    monkeypatch.setattr(context, "_REGISTERED_PASSES", {})
+    monkeypatch.setattr(pass_registry, "_REGISTERED_PASSES", {})
 
 
 def test_a_plugin_registers_its_passes_and_loading_it_again_is_harmless(tmp_path, registry):
@@ -44,7 +44,7 @@ def test_a_plugin_registers_its_passes_and_loading_it_again_is_harmless(tmp_path
     path.write_text(PLUGIN)
     assert load_pass_plugin(str(path)) == ["plugin-test-first", "plugin-test-second"]
     assert load_pass_plugin(str(path)) == ["plugin-test-first", "plugin-test-second"]
-    assert context.get_all_passes()["plugin-test-first"]().__doc__ == "Plug-in test pass one."
+    assert pass_registry.get_all_passes()["plugin-test-first"]().__doc__ == "Plug-in test pass one."
 
 
 def test_another_file_cannot_take_a_registered_name(tmp_path, registry):
@@ -58,9 +58,9 @@ def test_another_file_cannot_take_a_registered_name(tmp_path, registry):
 
 def test_register_pass_wants_a_named_module_pass(registry):
     with pytest.raises(TypeError, match="ModulePass subclass"):
-        context.register_pass(int)
+        pass_registry.register_pass(int)
     with pytest.raises(ValueError, match="'dce' is already registered"):
-        context.register_pass(type("MyDce", (ModulePass,), {"name": "dce", "apply": lambda s, c, o: None}))
+        pass_registry.register_pass(type("MyDce", (ModulePass,), {"name": "dce", "apply": lambda s, c, o: None}))
 
 
 def test_forge_opt_runs_and_lists_plugin_passes(tmp_path, capsys, registry):

@@ -13,8 +13,8 @@ from xdsl.dialects import arith, func
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from forge.context import make_context
 from forge.diagnostics import parse_with_locations
+from forge.driver.registry import make_context
 from forge.patterns import (
     ForgePattern,
     PatternDefinitionError,

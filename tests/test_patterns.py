@@ -6,10 +6,10 @@ import pytest
 from xdsl.dialects import arith
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, op_type_rewrite_pattern
 
-from forge.context import make_context
 from forge.diagnostics import attached_op, parse_with_locations
+from forge.driver.registry import make_context
 from forge.patterns import ForgePattern, PatternStats, collect_pattern_stats
-from forge.testing.passes import AddZero, MulOne
+from forge.testing.debug_passes import AddZero, MulOne
 
 IR = """\
 func.func @f(%a: i32) -> i32 {

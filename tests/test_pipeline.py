@@ -1,4 +1,4 @@
-"""forge.pipeline: records per pass, change detection, failures that name the pass."""
+"""forge.pass_runner: records per pass, change detection, failures that name the pass."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from xdsl.transforms.common_subexpression_elimination import (
 )
 from xdsl.utils.exceptions import PassFailedException
 
-from forge.context import make_context
 from forge.diagnostics import parse_with_locations
-from forge.pipeline import (
+from forge.driver.registry import make_context
+from forge.pass_runner import (
     PassFailure,
     PassRecord,
     PipelineObserver,
@@ -21,7 +21,7 @@ from forge.pipeline import (
     format_timing,
     run_pipeline,
 )
-from forge.testing.passes import (
+from forge.testing.debug_passes import (
     TestArithIdentitiesPass,
     TestBreakIrPass,
     TestFailOnOpPass,

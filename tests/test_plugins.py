@@ -10,7 +10,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-import forge.context
+import forge.driver.registry
 from forge.cli.opt import main as forge_opt
 
 DOUBLE_NEG = """
@@ -49,8 +49,9 @@ class TagFunctionsPass(ModulePass):
 
 def test_a_forge_passes_entry_point_shows_up_in_forge_opt(tmp_path, capsys, monkeypatch):
     plugin = EntryPoint(name="tag-functions", value=f"{__name__}:TagFunctionsPass", group="forge.passes")
-    monkeypatch.setattr(forge.context, "entry_points", lambda group: [plugin] if group == "forge.passes" else [])
-    assert "tag-functions" in forge.context.get_all_passes()
+    found = lambda group: [plugin] if group == "forge.passes" else []  # noqa: E731
+    monkeypatch.setattr(forge.driver.registry, "entry_points", found)
+    assert "tag-functions" in forge.driver.registry.get_all_passes()
     path = tmp_path / "f.mlir"
     path.write_text(DOUBLE_NEG)
     assert forge_opt([str(path), "-p", "tag-functions,dce"]) == 0

@@ -1,4 +1,4 @@
-"""forge.semantics (forge-opt --verify-semantics): comparisons, weights, and the driver."""
+"""forge.driver.semantics (forge-opt --verify-semantics): comparisons, weights, and the driver."""
 
 from __future__ import annotations
 
@@ -10,12 +10,11 @@ import torch
 from xdsl.parser import Parser
 
 from dialects import aten
-from forge import context
 from forge.cli.opt import main as forge_opt
-from forge.context import make_context
 from forge.diagnostics import parse_with_locations
-from forge.interpreter import interpret
-from forge.semantics import (
+from forge.driver import registry
+from forge.driver.registry import make_context
+from forge.driver.semantics import (
     SemanticChecker,
     SemanticsError,
     compare_output,
@@ -24,6 +23,7 @@ from forge.semantics import (
     rewritten_sites,
     tolerance_for,
 )
+from forge.interpreter import interpret
 from forge.weights import WeightStore
 
 LINEAR = """
@@ -127,13 +127,13 @@ def test_companion_weights_reach_the_check_and_the_passes(tmp_path, capsys):
 
 
 def test_the_reproducer_command_fails_the_same_way(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(context, "_REGISTERED_PASSES", {})  # the plug-in's pass stays in this test
+    monkeypatch.setattr(registry, "_REGISTERED_PASSES", {})  # the plug-in's pass stays in this test
     plugin = tmp_path / "rename.py"
     plugin.write_text(
         "from dataclasses import dataclass\n"
         "from xdsl.passes import ModulePass\n"
         "from dialects import aten\n"
-        "from forge.context import register_pass\n\n"
+        "from forge.driver.registry import register_pass\n\n"
         "@register_pass\n@dataclass(frozen=True)\n"
         "class RenameWeights(ModulePass):\n"
         "    name = 'test-rename-weights'\n"

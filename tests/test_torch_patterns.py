@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from dialects import aten
+from forge.driver.plugins import pass_plugin
 from forge.frontend.torch_patterns import PatternMismatchError, from_torch
 from forge.patterns import PatternStats, apply_patterns, collect_pattern_stats
 from forge.patterns.graph import GraphPattern
-from forge.plugins import pass_plugin
 from forge.testing import check_pattern
 from forge.testing.strategies import GraphBuilder, register_motif
 from tests.dialects.ir_util import parse as parse_module

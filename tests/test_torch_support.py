@@ -45,7 +45,7 @@ def test_the_cli_prints_one_line_and_exits_nonzero_for_a_fake_old_torch():
     assert run.stderr == f"forge: error: {EXPECTED}\n"
 
 
-@pytest.mark.parametrize("code", ["import forge\nforge.compile", "import forge.compiler"])
+@pytest.mark.parametrize("code", ["import forge\nforge.compile", "import forge.driver.compiler"])
 def test_the_library_raises_it_before_touching_torch_internals(code):
     run = _fresh(code)
     assert run.returncode == 1

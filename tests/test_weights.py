@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from safetensors.torch import save_file
 
-from forge.context import make_context
+from forge.driver.registry import make_context
 from forge.models import build_model, example_inputs
 from forge.weights import (
     WeightsError,

@@ -188,9 +188,9 @@ class _SegmentEmitter:
         self.constant_bytes += array.nbytes
 
     def quantized_source(self, value: SSAValue, ref: ValueRef, k_axis: int, mode: str) -> None:
-        """A 2-D f32 matmul weight quantized (`forge.precision.weight_node`, owned by the precision
+        """A 2-D f32 matmul weight quantized (`backends.nnfactory.quantize.weight_node`, owned by the precision
         work): built output-major `[N, K]`, so a weight contracted on its axis 0 is held transposed."""
-        from forge.precision import weight_node
+        from backends.nnfactory.quantize import weight_node
 
         array, _ = self.source_array(ref)
         self.trace.begin(ref.name, f"%{ref.name} as {mode} weights")

@@ -37,7 +37,7 @@ How the library is used safely:
   through its API, so ``precision`` is ``f32`` only here (``bf16``/``f16`` are a
   ``PrecisionError`` pointing at the openvino runtime); on an NPU the library computes in f16.
   Weight-only ``int8`` works (an int8 constant, ``to(f32)`` and a multiply by the scales:
-  ``forge.precision.weight_node``); ``int4`` does not (NNFactory's ``constant`` takes the shape
+  ``backends.nnfactory.quantize.weight_node``); ``int4`` does not (NNFactory's ``constant`` takes the shape
   of the packed bytes, so an i4 constant cannot be expressed): a ``PrecisionError``.
 * ``run()`` reuses the same output arrays every call; results are copied unless the
   caller passes its own output buffers, which are bound with ``set_output``.
@@ -442,6 +442,7 @@ class IntelNNFactoryRuntime(Runtime):
 
     name = "nnfactory"
     builder_class = IntelNNFactoryGraphBuilder
+    pyemit_native = True
 
     def __init__(self, device: str = "CPU", precision: str = "f32", weights: str | None = None,
                  threads: int | None = None):

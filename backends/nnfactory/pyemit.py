@@ -453,10 +453,8 @@ def emit_python(
     path = Path(path)
     if weights is None and isinstance(module, ModuleOp):
         weights = weights_of(module)
-    if runtime not in ("openvino", "nnfactory"):
-        raise ValueError(f"emit_python: unknown runtime {runtime!r} (openvino or nnfactory)")
-    rt = get_runtime(runtime, device)
-    native = runtime == "nnfactory"
+    rt = get_runtime(runtime, device)  # an unknown name is a ValueError listing the registered ones
+    native = rt.pyemit_native
     analysis = analyze(module, func_name=func_name)
     sources = _Sources(weights, analysis.constants)
     carrier = bool_carrier(rt)

@@ -11,6 +11,10 @@ implement it:
   ``intel_npu_acceleration_library.backend.NNFactory`` (install it with
   ``scripts/install_nnfactory.sh``), so emitted programs are proven on the real API.
 
+A new runtime is one module (a :class:`Runtime` subclass with its :class:`GraphBuilder`, and a module-level
+``is_available()``) plus one :func:`register_runtime` call, or an entry point in the ``forge.runtimes`` group;
+everything that names a runtime looks it up here.
+
 Usage::
 
     rt = get_runtime("openvino", device="CPU")
@@ -48,7 +52,8 @@ from __future__ import annotations
 import abc
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -171,6 +176,8 @@ class Runtime(abc.ABC):
 
     name: ClassVar[str]
     builder_class: ClassVar[type[GraphBuilder]]
+    pyemit_native: ClassVar[bool] = False
+    """pyemit writes this runtime's programs as Intel NNFactory calls (True) or as GraphBuilder calls."""
     precision: str = "f32"
     weights: str | None = None
 
@@ -206,16 +213,46 @@ class Runtime(abc.ABC):
         return f"<{type(self).__name__} {self.name} on {self.device}>"
 
 
-_REGISTRY: dict[str, str] = {
-    "openvino": "backends.nnfactory.openvino_runtime:OpenVINORuntime",
-    "nnfactory": "backends.nnfactory.intel_runtime:IntelNNFactoryRuntime",
-}
+@dataclass(frozen=True)
+class RuntimeEntry:
+    """Where a runtime lives: `target` is "module:Class" (a `Runtime` subclass), imported on first use;
+    `prepare` runs before that import (openvino's: import it without its model-conversion tool)."""
+
+    target: str
+    prepare: Callable[[], Any] | None = None
+
+
+_REGISTRY: dict[str, RuntimeEntry] = {}
+ENTRY_POINT_GROUP = "forge.runtimes"
+"""A pip-installed runtime registers itself here: `[project.entry-points."forge.runtimes"] name = "module:Class"`."""
+
+
+def register_runtime(name: str, target: str, *, prepare: Callable[[], Any] | None = None) -> None:
+    """Make a runtime usable by name everywhere a runtime is named (`forge.compile(runtime=...)`, the CLIs'
+    `--runtime`, `forge.load`, pyemit): a new runtime is its module plus this one call (or an entry point)."""
+    if not isinstance(name, str) or not name or ":" not in target:
+        raise ValueError(f"register_runtime: want a name and 'module:Class', got {name!r}, {target!r}")
+    _REGISTRY[name] = RuntimeEntry(target, prepare)
+
+
+def runtime_names() -> tuple[str, ...]:
+    """Every registered runtime's name (built-ins first, then entry points), usable or not on this machine."""
+    _discover_entry_points()
+    return tuple(_REGISTRY)
+
+
+def _discover_entry_points() -> None:
+    from importlib.metadata import entry_points
+
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        _REGISTRY.setdefault(point.name, RuntimeEntry(point.value))
 
 
 def _load(name: str) -> Any:
-    module_name, _, attr = _REGISTRY[name].partition(":")
-    if name == "openvino":
-        import_openvino()
+    entry = _REGISTRY[name]
+    if entry.prepare is not None:
+        entry.prepare()
+    module_name, _, attr = entry.target.partition(":")
     return importlib.import_module(module_name), attr
 
 
@@ -249,15 +286,19 @@ def _openvino_tool(name: str) -> Any:
     raise AttributeError(f"module 'openvino' has no attribute {name!r}")
 
 
+register_runtime("openvino", "backends.nnfactory.openvino_runtime:OpenVINORuntime", prepare=import_openvino)
+register_runtime("nnfactory", "backends.nnfactory.intel_runtime:IntelNNFactoryRuntime")
+
+
 def available_runtimes() -> list[str]:
     """Names of the runtimes usable here (``openvino`` first)."""
     names = []
-    for name in _REGISTRY:
+    for name in runtime_names():
         try:
             module, _ = _load(name)
         except ImportError:
             continue
-        if module.is_available():
+        if getattr(module, "is_available", lambda: True)():
             names.append(name)
     return names
 
@@ -268,7 +309,7 @@ def get_runtime(name: str = "openvino", device: str = "CPU", **options: Any) -> 
     Raises :class:`RuntimeUnavailable` when it is not installed (the message says how to
     install it) or the device does not exist.
     """
-    if name not in _REGISTRY:
+    if name not in _REGISTRY and name not in runtime_names():
         raise ValueError(f"unknown runtime {name!r}; known: {', '.join(_REGISTRY)}")
     try:
         module, attr = _load(name)

@@ -11,7 +11,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from forge.context import register_pass
+from forge.driver.registry import register_pass
 from forge.frontend.torch_patterns import from_torch
 from forge.patterns import apply_patterns
 

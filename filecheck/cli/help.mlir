@@ -1,6 +1,6 @@
 // --help lists every pass once: Forge's with the first sentence of their docstring, then xDSL's by
 // name. An xDSL pass that a Forge pass overrides stays available as `xdsl-<name>` (cse, dce); Forge's
-// own passes, which xDSL's registry also offers (forge/universe.py), are not listed twice.
+// own passes, which xDSL's registry also offers (forge/driver/universe.py), are not listed twice.
 // RUN: forge-opt --help | filecheck %s
 
 // CHECK:      usage: forge-opt

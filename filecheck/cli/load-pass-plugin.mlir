@@ -1,5 +1,5 @@
 // --load-pass-plugin=FILE (mlir-opt's flag): forge-opt imports a Python file whose passes
-// register with forge.context.register_pass; they run, show in --help, and reach reproducers.
+// register with forge.driver.registry.register_pass; they run, show in --help, and reach reproducers.
 // Every way loading can fail is one diagnostic at the file (and line), exit code 1.
 // RUN: forge-opt --load-pass-plugin %S/inputs/plugins/negate_exp.py %s -p negate-exp | filecheck %s
 // RUN: forge-opt --load-pass-plugin=%S/inputs/plugins/negate_exp.py --help | filecheck %s --check-prefix=HELP
@@ -32,6 +32,6 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 // RAISES-NOT: Traceback
 // RAISES:     {{.*}}inputs/plugins/raises.py:6: error: pass plug-in raised KeyError: 'beta'
 // NOTHING-NOT: Traceback
-// NOTHING:    {{.*}}inputs/plugins/registers_nothing.py: error: the pass plug-in registered no pass (decorate a ModulePass subclass with forge.context.register_pass)
+// NOTHING:    {{.*}}inputs/plugins/registers_nothing.py: error: the pass plug-in registered no pass (decorate a ModulePass subclass with forge.driver.registry.register_pass)
 // CLASH-NOT: Traceback
 // CLASH:      {{.*}}inputs/plugins/clash.py:10: error: pass plug-in raised ValueError: a pass named 'fold' is already registered

@@ -1,6 +1,6 @@
 // mlir-opt's spellings work: --mlir-* names of the debugging flags, --pass-pipeline with its nesting
 // (where it means the same as the flat list), `-` for stdin and single-dash long flags; a mistyped
-// flag is one line naming the closest one (forge/cli/flags.py, forge/cli/passes.py).
+// flag is one line naming the closest one (forge/cli/flags.py, forge/cli/opt_passes.py).
 // RUN: forge-opt %S/inputs/identities.mlir --mlir-print-ir-before-all --mlir-print-ir-after-all -p cse -o /dev/null 2>&1 | filecheck %s --check-prefix=DUMPS
 // RUN: forge-opt %S/inputs/identities.mlir --mlir-print-op-generic | filecheck %s --check-prefix=GENERIC
 // RUN: forge-opt %S/inputs/identities.mlir --mlir-timing --mlir-disable-threading -o /dev/null 2>&1 | filecheck %s --check-prefix=TIMING

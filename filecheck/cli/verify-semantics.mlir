@@ -20,7 +20,7 @@
 // CHECK-NEXT: note: tolerance: atol=0.0001, rtol=0.0001 (float32)
 // CHECK-NEXT: note: the pass rewrote 1 place (in @f first):
 // CHECK-NEXT: note:   {{.*}}verify-semantics.mlir:[[# @LINE + 6]]:8: aten.neg inserted
-// CHECK-NEXT: note: inputs: forge.semantics.random_inputs with seed 0{{$}}
+// CHECK-NEXT: note: inputs: forge.driver.semantics.random_inputs with seed 0{{$}}
 // CHECK-NEXT: note: reproducer (the IR before this pass) written to {{.*}}forge-opt-reproducer.mlir
 // CHECK-NEXT: note: reproduce with: forge-opt {{.*}}forge-opt-reproducer.mlir --load-pass-plugin {{.*}}inputs/plugins/negate_exp.py --verify-semantics -p negate-exp{{$}}
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
@@ -30,7 +30,7 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 // OPTIONS:      note: tolerance: atol=0.5, rtol=0 (float32)
-// OPTIONS:      note: inputs: forge.semantics.random_inputs with seed 7
+// OPTIONS:      note: inputs: forge.driver.semantics.random_inputs with seed 7
 // OPTIONS:      note: reproduce with: forge-opt {{.*}} --verify-semantics --verify-semantics-seed=7 --verify-semantics-atol=0.5 --verify-semantics-rtol=0.0 -p negate-exp{{$}}
 
 // UNRUNNABLE-NOT: Traceback
@@ -39,7 +39,7 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 // UNRUNNABLE-NEXT: note: the pass rewrote 2 places:
 // UNRUNNABLE-NEXT: note:   {{.*}}verify-semantics.mlir:{{[0-9]+}}:8: aten.exp erased
 // UNRUNNABLE-NEXT: note:   {{.*}}verify-semantics.mlir:{{[0-9]+}}:3: arith.negf inserted
-// UNRUNNABLE-NEXT: note: inputs: forge.semantics.random_inputs with seed 0
+// UNRUNNABLE-NEXT: note: inputs: forge.driver.semantics.random_inputs with seed 0
 // UNRUNNABLE-NEXT: note: reproducer (the IR before this pass) written to
 // UNRUNNABLE-NEXT: note: reproduce with: forge-opt {{.*}} --verify-semantics -p exp-to-arith{{$}}
 

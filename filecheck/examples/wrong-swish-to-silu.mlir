@@ -22,7 +22,7 @@
 // CHECK-NEXT: note:   {{.*}}wrong-swish-to-silu.mlir:{{[0-9]+}}:10: aten.mul.Tensor -> aten.silu
 // CHECK-NEXT: note:   {{.*}}wrong-swish-to-silu.mlir:{{[0-9]+}}:10: aten.sigmoid erased
 // CHECK-NEXT: note:   {{.*}}wrong-swish-to-silu.mlir:{{[0-9]+}}:12: aten.mul.Tensor -> aten.silu
-// CHECK-NEXT: note: inputs: forge.semantics.random_inputs with seed 0; weights: generated from their types (seed 0)
+// CHECK-NEXT: note: inputs: forge.driver.semantics.random_inputs with seed 0; weights: generated from their types (seed 0)
 // CHECK-NEXT: note: reproducer (the IR before this pass) written to {{.*}}forge-opt-reproducer.mlir
 // CHECK-NEXT: note: reproduce with: forge-opt {{.*}}forge-opt-reproducer.mlir --load-pass-plugin {{.*}}docs/examples/wrong_swish_to_silu.py --verify-semantics -p wrong-swish-to-silu{{$}}
 

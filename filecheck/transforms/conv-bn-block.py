@@ -6,10 +6,9 @@
 import torch
 from torch import nn
 
+from forge.driver.pass_stages import run_passes
 from forge.frontend.fx_importer import import_module
-from forge.pass_stages import run_passes
 from forge.pipelines import DEFAULT_PIPELINE
-from forge.weights import attach_weights
 
 torch.manual_seed(0)
 
@@ -31,8 +30,7 @@ class Block(nn.Module):
 
 
 imported = import_module(Block().eval(), (torch.randn(1, 4, 6, 6),))
-attach_weights(imported.module, imported.weights)
-run_passes(imported.module, DEFAULT_PIPELINE)
+run_passes(imported.module, DEFAULT_PIPELINE)  # the import attached its weights
 print(imported.module)
 
 # CHECK:      func.func @forward(%x: tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> {

@@ -4,7 +4,7 @@ forge-opt reports an exception raised by Forge's own code (or by xDSL on Forge's
 internal error (traceback, exit 70). An exception whose raising frame is in the user's code (a file
 loaded with `--load-pass-plugin`, or any module outside Forge's packages and the installed
 libraries) is the user's: one diagnostic at the op being rewritten, naming the pass and the pattern,
-exit 1 (forge/cli/errors.py). The raising frame is the innermost frame of the traceback that is not
+exit 1 (forge/cli/opt_errors.py). The raising frame is the innermost frame of the traceback that is not
 library code (the standard library, site-packages: xDSL, torch): `1 / 0` in a plug-in's pattern is
 the plug-in's, a `KeyError` inside xDSL called by a Forge pass is Forge's.
 

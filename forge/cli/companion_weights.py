@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from xdsl.dialects.builtin import ModuleOp
 
-from forge.cli.errors import ForgeOptError
+from forge.cli.opt_errors import ForgeOptError
 from forge.diagnostics import one_line
 from forge.weights import (
     WEIGHTS_SUFFIX,

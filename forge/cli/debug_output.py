@@ -17,8 +17,8 @@ from typing import IO
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
-from forge.cli.errors import ForgeOptError
-from forge.pipeline import PassRecord, PipelineObserver
+from forge.cli.opt_errors import ForgeOptError
+from forge.pass_runner import PassRecord, PipelineObserver
 
 
 def format_ir(module: ModuleOp, args: argparse.Namespace) -> str:
@@ -123,11 +123,11 @@ class DebugOutput(PipelineObserver):
 def write_op_graph(
     module: ModuleOp, args: argparse.Namespace, input_name: str, chunk_index: int, err: IO[str]
 ) -> None:
-    """--view-op-graph: the module as DOT (forge.analysis.op_graph), to stderr or a file."""
+    """--view-op-graph: the module as DOT (forge.driver.op_graph), to stderr or a file."""
     path = args.view_op_graph_output
     if not (args.view_op_graph or path):
         return
-    from forge.analysis.op_graph import op_graph  # lazy: start-up cost, only this flag needs it
+    from forge.driver.op_graph import op_graph  # lazy: start-up cost, only this flag needs it
 
     dot = op_graph(module, name=os.path.basename(input_name))
     if not path:

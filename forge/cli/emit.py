@@ -23,7 +23,7 @@ from backends.nnfactory.emitter import emit
 from backends.nnfactory.program import EmitError, Program
 from dialects import buffer as B
 from dialects.torch_types import dtype_of, shape_of
-from forge.context import make_context
+from forge.driver.registry import make_context
 from forge.weights import WeightStore, companion_weights_path
 
 

@@ -115,7 +115,7 @@ SEMANTICS_FLAGS: tuple[Flag, ...] = (
     _repeated(
         "--load-pass-plugin",
         "FILE",
-        "import the Python file FILE, whose passes register with forge.context.register_pass (repeatable; "
+        "import the Python file FILE, whose passes register with forge.driver.registry.register_pass (repeatable; "
         "mlir-opt's --load-pass-plugin)",
     ),
 )

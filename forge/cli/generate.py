@@ -1,7 +1,7 @@
 """`forge generate MODEL --prompt-len N --new-tokens K`: greedy generation with a KV cache.
 
 Builds the zoo decoder's `transformers` causal LM (random seeded weights), compiles its prefill
-and decode functions over one KV cache (`forge.generation.compile_generator`), generates from a
+and decode functions over one KV cache (`forge.driver.generation.compile_generator`), generates from a
 seeded prompt and prints the prefill latency, decode tokens/s and per-token latency;
 `--check` compares the tokens with `transformers` `generate(do_sample=False)`.
 """
@@ -28,7 +28,7 @@ def add_generate_parser(sub: Any) -> None:
     p.add_argument("--small", action="store_true", help="the small test-size variant")
     p.add_argument("--seed", type=int, default=0, help="seed for weights and the prompt")
     p.add_argument("--device", default="CPU", help="OpenVINO device string (CPU, NPU, ...)")
-    p.add_argument("--runtime", default="openvino", help="openvino (default) or nnfactory")
+    p.add_argument("--runtime", default="openvino", help="a registered runtime: openvino (default), nnfactory")
     p.add_argument("--check", action="store_true", help="compare the tokens with transformers generate")
     p.add_argument("--quiet", action="store_true", help="no progress display")
 
@@ -53,7 +53,7 @@ def _check_args(args: argparse.Namespace) -> None:
 def cmd_generate(args: argparse.Namespace) -> int:
     import torch  # lazy: start-up cost
 
-    from forge.generation import compile_generator  # lazy: start-up cost (torch)
+    from forge.driver.generation import compile_generator  # lazy: start-up cost (torch)
 
     _check_args(args)
     hf = _model(args)

@@ -10,7 +10,7 @@ Contract:
   weights it names in the companion file (`out.mlir` -> `out.safetensors`, `forge.weights`).
 - `forge compile --emit aten|npuir|buffer` runs the compiler's stages up to STAGE and stops: no
   emission, no device compile. The passes are the compiler's (`forge.pipelines`: DEFAULT_PIPELINE,
-  or `--pipeline`/`--disable`; then LOWER_TO_NPUIR, PLAN_MEMORY), run by `forge.pass_stages.run_passes`,
+  or `--pipeline`/`--disable`; then LOWER_TO_NPUIR, PLAN_MEMORY), run by `forge.driver.pass_stages.run_passes`,
   so `forge-opt raw.mlir -p <stage_pipeline(...)>` on `forge import`'s output prints the same IR.
   The command that reproduces the stage is printed on stderr.
 - MODEL is a zoo name (`forge.models.ZOO`) or `module:callable`; the callable takes no argument
@@ -94,7 +94,7 @@ def load_factory(spec: str):
 
 def stage_pipeline(stage: str, pipeline: str | None = None, disable: Sequence[str] = ()) -> list[str]:
     """The pass specs the compiler runs from the imported module up to the end of `stage`."""
-    from forge.pass_stages import parse_pipeline  # lazy: start-up cost (xDSL)
+    from forge.driver.pass_stages import parse_pipeline  # lazy: start-up cost (xDSL)
     from forge.pipelines import DEFAULT_PIPELINE, LOWER_TO_NPUIR, PLAN_MEMORY
 
     _, names = parse_pipeline(pipeline if pipeline is not None else DEFAULT_PIPELINE, disable)

@@ -21,7 +21,7 @@ from typing import Any
 from forge.cli.generate import add_generate_parser, cmd_generate
 from forge.cli.import_cmd import IR_STAGES, add_import_parser, cmd_emit_stage, cmd_import
 from forge.cli.lit_init import add_lit_init_parser, cmd_lit_init
-from forge.errors import CompileError
+from forge.driver.compile_errors import CompileError
 from forge.torch_support import UnsupportedTorchError, check_torch
 
 EMIT_STAGES = ("aten", "npuir", "buffer", "nnfactory-py")
@@ -52,14 +52,14 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--small", action="store_true", help="the small test-size variant")
         p.add_argument("--seed", type=int, default=0, help="seed for weights and inputs")
         p.add_argument("--device", default="CPU", help="OpenVINO device string (CPU, NPU, ...)")
-        p.add_argument("--runtime", default="openvino", help="openvino (default) or nnfactory")
+        p.add_argument("--runtime", default="openvino", help="a registered runtime: openvino (default), nnfactory")
         p.add_argument(
             "--pipeline", help=f"comma-separated pass pipeline (default: {','.join(DEFAULT_PIPELINE)})"
         )
         p.add_argument("--disable", action="append", default=[], metavar="PASS", help="skip a pass (repeatable)")
         p.add_argument(
             "--load-pass-plugin", action="append", default=[], metavar="FILE",
-            help="import the Python file FILE, whose passes register with forge.context.register_pass, so that "
+            help="import the Python file FILE, whose passes register with forge.driver.registry.register_pass, so that "
             "--pipeline can name them (repeatable; forge-opt's flag)",
         )
         p.add_argument("--report", type=Path, metavar="FILE", help="write the report as JSON")
@@ -90,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument("--save", type=Path, metavar="DIR", help="save the compiled model (forge.load reads it)")
             p.add_argument(
                 "--autotune", action="store_true",
-                help="choose the pass configuration by the cost model (forge.autotune), then verify parity",
+                help="choose the pass configuration by the cost model (forge.driver.autotune), then verify parity",
             )
             p.add_argument(
                 "--plot-memory", type=Path, metavar="FILE",
@@ -130,7 +130,7 @@ def _build(args: argparse.Namespace):
 
 
 def _compile(args: argparse.Namespace, *, keep_stages: bool = False):
-    import forge.compiler as compiler  # lazy: start-up cost (torch)
+    import forge.driver.compiler as compiler  # lazy: start-up cost (torch)
 
     model, inputs = _build(args)
     label = (
@@ -170,7 +170,7 @@ def _accuracy_sequences(args: argparse.Namespace) -> int | None:
 
 def _compile_tuned(args: argparse.Namespace, model, inputs, label: str):
     """--autotune: the tuner picks pipeline and lowering options; parity is always checked."""
-    from forge.autotune import compile_tuned  # lazy: start-up cost
+    from forge.driver.autotune import compile_tuned  # lazy: start-up cost
 
     if args.pipeline or args.disable:
         raise CompileError("--autotune chooses the pipeline itself; drop --pipeline/--disable")
@@ -346,8 +346,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
 
 def _plot_memory(path: Path, compiled) -> int:
-    """--plot-memory: draw the buffer IR's plan (forge.analysis.memory_plot)."""
-    from forge.analysis.memory_plot import PlotError, format_bytes, plot_memory  # lazy: start-up cost (matplotlib)
+    """--plot-memory: draw the buffer IR's plan (forge.driver.memory_plot)."""
+    from forge.driver.memory_plot import PlotError, format_bytes, plot_memory  # lazy: start-up cost (matplotlib)
 
     try:
         plan = plot_memory(compiled.buffer_module, path, title=compiled.report["model"])
@@ -406,7 +406,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _load_plugins(paths: list[str]) -> int:
     """--load-pass-plugin: import each file (its passes register); 1 after the error of one that fails."""
-    from forge.plugins import PluginError, load_pass_plugin  # lazy: start-up cost
+    from forge.driver.plugins import PluginError, load_pass_plugin  # lazy: start-up cost
 
     for path in paths:
         try:
@@ -431,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if getattr(args, "load_pass_plugin", None) and (code := _load_plugins(args.load_pass_plugin)):
         return code
-    from forge.frontend.fx_importer import ImportError_  # lazy: start-up cost (torch)
+    from forge.frontend.fx_importer import FrontendError  # lazy: start-up cost (torch)
 
     try:
         if args.command == "import":
@@ -441,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "compile" and args.emit in IR_STAGES:
             return cmd_emit_stage(args)  # stops after that stage (forge/cli/import_cmd.py)
         return _cmd_compile(args) if args.command == "compile" else _cmd_run(args)
-    except (CompileError, ImportError_, ValueError) as err:
+    except (CompileError, FrontendError, ValueError) as err:
         print(f"forge: error: {err}", file=sys.stderr)
         return 1
 

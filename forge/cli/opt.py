@@ -12,9 +12,9 @@ On top of that:
 - user errors (parse errors, IR that does not verify, unknown passes or pass options, a
   missing input file, a pass failing with a diagnostic) are reported as one mlir-opt style
   diagnostic (`file.mlir:3:5: error: ...` plus the source line) with exit code 1, never with
-  a traceback; an internal error prints the traceback and exits 70 (forge/cli/errors.py);
+  a traceback; an internal error prints the traceback and exits 70 (forge/cli/opt_errors.py);
 - `--help` lists every available pass once, with its first sentence and its options (type,
-  default, one line); `--help-pass NAME` shows one pass in full (forge/cli/passes.py);
+  default, one line); `--help-pass NAME` shows one pass in full (forge/cli/opt_passes.py);
 - an exception raised by a plug-in's own pattern or pass is the user's error: one diagnostic at
   the op, naming the pattern and pass, exit 1 (`--show-traceback` prints the traceback;
   forge/cli/blame.py decides whose code raised);
@@ -27,10 +27,10 @@ On top of that:
   exact `forge-opt FILE -p PASS` command that reproduces the failure is printed
   (forge/cli/reproducer.py);
 - `--verify-semantics`: interpret the IR on seeded random inputs before and after each pass
-  and stop at the first pass that changes the results (forge/semantics.py, wired in by
+  and stop at the first pass that changes the results (forge/driver/semantics.py, wired in by
   forge/cli/verify_semantics.py), with the same reproducer;
 - `--load-pass-plugin=FILE` (repeatable): import a Python file whose passes register with
-  `forge.context.register_pass` (forge/plugins.py);
+  `forge.driver.registry.register_pass` (forge/driver/plugins.py);
 - `model.mlir` comes with its weights, `model.safetensors` (forge/cli/companion_weights.py).
 
 This module is the driver itself: arguments, pipeline set-up and running. Exit codes: 0 success,
@@ -59,7 +59,8 @@ from forge.analysis.dominance import verify_dominance, verify_module
 from forge.cli.blame import verifier_crash
 from forge.cli.companion_weights import attach_companion_weights, companion_of, save_companion_weights
 from forge.cli.debug_output import DebugOutput, write_op_graph
-from forge.cli.errors import (
+from forge.cli.flags import add_forge_flags, long_options, normalize_argv, usage_error
+from forge.cli.opt_errors import (
     EXIT_ERROR,
     EXIT_INTERNAL,
     PROG,
@@ -69,8 +70,7 @@ from forge.cli.errors import (
     diagnose,
     report,
 )
-from forge.cli.flags import add_forge_flags, long_options, normalize_argv, usage_error
-from forge.cli.passes import (
+from forge.cli.opt_passes import (
     check_pattern_name,
     format_pass_help,
     format_pass_list,
@@ -83,7 +83,6 @@ from forge.cli.reproducer import Reproducer
 from forge.cli.timing import RunTiming
 from forge.cli.verify_diagnostics import check, read_expectations
 from forge.cli.verify_semantics import semantic_checker, semantic_failure
-from forge.context import ForgeContext, PassFactory, PassTable, get_all_dialects, get_all_passes
 from forge.diagnostics import (
     Diagnostic,
     LocatingParser,
@@ -92,8 +91,9 @@ from forge.diagnostics import (
     emit_warning,
     one_line,
 )
-from forge.pipeline import PassFailure, PassRecord, PipelineObserver, PipelineRunner
-from forge.universe import xdsl_passes
+from forge.driver.registry import ForgeContext, PassFactory, PassTable, get_all_dialects, get_all_passes
+from forge.driver.universe import xdsl_passes
+from forge.pass_runner import PassFailure, PassRecord, PipelineObserver, PipelineRunner
 
 
 def _forge_version() -> str:
@@ -209,7 +209,7 @@ class ForgeOptMain(xDSLOptMain):
         # every installed package) only when a name is not among them or the list is shown.
         self.pass_table = get_all_passes()
         forge_passes = {**self.pass_table.known, **test_passes}
-        # xDSL's registry includes Forge's own `xdsl.universe` entry (forge/universe.py), which
+        # xDSL's registry includes Forge's own `xdsl.universe` entry (forge/driver/universe.py), which
         # offers Forge's passes to xdsl-opt (the clashing ones as `forge-dce`/`forge-cse`): they are
         # not xDSL's, so they get no `xdsl-` alias, and here `dce`/`cse` are Forge's.
         self.forge_universe_names = set(xdsl_passes())
@@ -462,7 +462,7 @@ class ForgeOptMain(xDSLOptMain):
         )
         mismatch_error: type[Exception] | tuple[()] = ()  # only a checked run can raise one
         if checker is not None:
-            from forge.semantics import SemanticMismatch as mismatch_error
+            from forge.driver.semantics import SemanticMismatch as mismatch_error
         start = time.perf_counter()
         try:
             self.records = runner.run(prog)

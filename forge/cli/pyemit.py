@@ -22,7 +22,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m forge.cli.pyemit", description=main.__doc__)
     parser.add_argument("input", help="buffer IR (weights from the companion .safetensors)")
     parser.add_argument("-o", "--output", required=True, help="the .py file to write (weights beside it)")
-    parser.add_argument("--runtime", default="openvino", choices=["openvino", "nnfactory"])
+    parser.add_argument("--runtime", default="openvino", help="a registered runtime: openvino (default), nnfactory")
     parser.add_argument("--device", default="CPU")
     parser.add_argument(
         "--random-weights", type=int, metavar="SEED", help="random weights when there is no weights file"
@@ -31,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         module, weights = load_ir(args.input, args.random_weights)
         path = emit_python(module, weights, args.output, runtime=args.runtime, device=args.device)
-    except EmitError as e:
+    except (EmitError, ValueError) as e:  # ValueError: a runtime name nobody registered
         print(f"error: {e}", file=sys.stderr)
         return 1
     print(f"wrote {path} and {path.with_suffix('.safetensors')}")

@@ -16,7 +16,7 @@ Contract:
   each change unused side-effect-free ops are erased. Weights: a candidate's companion
   `.safetensors` holds only the weights its `aten.weight` ops still name.
 - a test command that is plain `forge-opt ARGS` runs in forks of one process that has imported
-  forge-opt (`forge.cli.forked_test`: the same program, without its start-up per candidate); any
+  forge-opt (`forge.cli.forked_runs`: the same program, without its start-up per candidate); any
   other command runs through the shell.
 - the result is printed in custom syntax to `-o` (with its weights beside it) or stdout; a summary
   on stderr gives the steps tried and kept and the op count before and after.
@@ -44,7 +44,7 @@ from xdsl.printer import Printer
 from xdsl.rewriter import Rewriter
 from xdsl.traits import IsTerminator
 
-from forge.cli.forked_test import ForkedForgeOpt, run_test
+from forge.cli.forked_runs import ForkedForgeOpt, run_test
 
 PROG = "forge-reduce"
 _EXPECT = {
@@ -357,8 +357,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _load(path: str):
-    from forge.context import make_context
     from forge.diagnostics import parse_with_locations
+    from forge.driver.registry import make_context
 
     text = Path(path).read_text()
     ctx = make_context()

@@ -25,11 +25,11 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from forge.cli.blame import format_traceback
 from forge.cli.companion_weights import save_companion_weights
-from forge.cli.errors import PROG, PassRunError
-from forge.cli.passes import TEST_PASSES_ENV
+from forge.cli.opt_errors import PROG, PassRunError
+from forge.cli.opt_passes import TEST_PASSES_ENV
 from forge.cli.verify_semantics import semantics_flags
 from forge.diagnostics import one_line
-from forge.pipeline import PassFailure
+from forge.pass_runner import PassFailure
 
 REPRODUCER_NAME = "forge-opt-reproducer.mlir"
 

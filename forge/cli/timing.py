@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from forge.pipeline import PassRecord, format_timing
+from forge.pass_runner import PassRecord, format_timing
 
 
 class RunTiming:

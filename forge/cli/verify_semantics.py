@@ -1,4 +1,4 @@
-"""forge-opt's `--verify-semantics`: the glue between its flags and `forge.semantics.SemanticChecker`.
+"""forge-opt's `--verify-semantics`: the glue between its flags and `forge.driver.semantics.SemanticChecker`.
 
 The checker is an observer of the pipeline; when a pass changes the results it raises a
 `SemanticMismatch`, which forge-opt turns into a pipeline failure (`semantic_failure`) so that the
@@ -13,17 +13,17 @@ from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import ModuleOp
 
-from forge.pipeline import PassFailure, PipelineRunner
+from forge.pass_runner import PassFailure, PipelineRunner
 
-if TYPE_CHECKING:  # forge.semantics imports xDSL's interpreter: only a checked run needs it
-    from forge.semantics import SemanticChecker, SemanticMismatch
+if TYPE_CHECKING:  # forge.driver.semantics imports xDSL's interpreter: only a checked run needs it
+    from forge.driver.semantics import SemanticChecker, SemanticMismatch
 
 
 def semantic_checker(args: argparse.Namespace, module: ModuleOp, n_passes: int) -> SemanticChecker | None:
     """The observer comparing results before and after each pass, when --verify-semantics asks for it."""
     if not args.verify_semantics or not n_passes:
         return None
-    from forge.semantics import SemanticChecker
+    from forge.driver.semantics import SemanticChecker
     from forge.weights import weights_of  # lazy: start-up cost (torch), needed by the check anyway
 
     return SemanticChecker(

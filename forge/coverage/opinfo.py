@@ -347,7 +347,7 @@ def _check_static(program: torch.export.ExportedProgram) -> None:
 
 def _compile(model: torch.nn.Module, inputs: Sequence[torch.Tensor], imported: ImportedProgram):
     """forge.compile of the imported program, OpenVINO on the CPU (consumes `imported.module`)."""
-    from forge.compiler import compile_imported  # start-up: the compiler pulls in lowering and backends
+    from forge.driver.compiler import compile_imported  # start-up: the compiler pulls in lowering and backends
 
     return compile_imported(model, tuple(inputs), imported, runtime="openvino", device="CPU")
 

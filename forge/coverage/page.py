@@ -144,7 +144,7 @@ def _zoo_section(zoo: Sequence[ZooResult]) -> list[str]:
         "compiled by `forge.compile(check=True)`: ops after import and after the optimization passes,",
         "the ops that run on the CPU because they have no NPU lowering (`cpu_fallback`) and all CPU",
         "steps, the NPU's share of the compute steps and of their estimated time (the cost model's,",
-        "`forge/analysis/cost_model.py`; transfers left out), device transitions before/after",
+        "`forge/driver/cost_model.py`; transfers left out), device transitions before/after",
         "affinity scheduling, parity with eager and compile time.",
         "",
         "| family | attn | result | ops imported | ops optimized | cpu_fallback | cpu ops "

@@ -55,7 +55,7 @@ def zoo_results(progress: Callable[[ZooResult], None] | None = None) -> list[Zoo
 
 def zoo_result(name: str, attn: str) -> ZooResult:
     from forge import models
-    from forge.compiler import compile as forge_compile  # the driver this row measures
+    from forge.driver.compiler import compile as forge_compile  # the driver this row measures
 
     stage = "build"
     try:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from forge.driver.options import CompileOptions
     from forge.frontend.export import CallSignature, CastPolicy
     from forge.frontend.fx_importer import ImportedProgram
-    from forge.pipeline import PassRecord
+    from forge.pass_runner import PassRecord
     from forge.weights import WeightStore
 
 
@@ -94,7 +94,7 @@ class Compilation:
     @functools.cached_property
     def available(self) -> Any:
         """The pass registry, read once per compile (the plug-in entry points cost ~30 ms to read)."""
-        from forge.context import get_all_passes
+        from forge.driver.registry import get_all_passes
 
         return get_all_passes()
 
@@ -108,7 +108,7 @@ class Compilation:
 
     def run(self, stages: Sequence[Stage]) -> Compilation:
         """Run `stages` in order, each timed on the clock and told to the progress callback."""
-        from forge.stage_times import gc_frozen, gc_paused  # the GC policy of the timed stages
+        from forge.driver.stage_times import gc_frozen, gc_paused  # the GC policy of the timed stages
 
         progress = self.options.progress
         for stage in stages:

@@ -1,18 +1,18 @@
 """`load(dir)`: a model saved by `CompiledModel.save`, re-emitted for a device without compiling it again
-(the EMIT stage alone; forge/artifact_files.py reads the directory back)."""
+(the EMIT stage alone; forge/driver/artifact_files.py reads the directory back)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from forge.artifact import CompiledModel
-from forge.artifact_files import SAVED_IR, SAVED_META, SAVED_WEIGHTS, meta_call, read_saved, saved_weights
 from forge.diagnostics import one_line
+from forge.driver.artifact import CompiledModel
+from forge.driver.artifact_files import SAVED_IR, SAVED_META, SAVED_WEIGHTS, meta_call, read_saved, saved_weights
 from forge.driver.compilation import Compilation
+from forge.driver.compile_errors import LoadError
 from forge.driver.options import CompileOptions
 from forge.driver.stages import EMIT
-from forge.errors import LoadError
 
 
 def load(

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from forge.errors import CompileError
+from forge.driver.compile_errors import CompileError
 
 Progress = Callable[[str], None]
 

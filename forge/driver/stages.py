@@ -17,21 +17,21 @@ from __future__ import annotations
 from typing import Any
 
 from forge.driver.compilation import Compilation, Stage
-from forge.errors import CompileError
-from forge.pass_stages import run_passes
+from forge.driver.compile_errors import CompileError
+from forge.driver.pass_stages import run_passes
+from forge.driver.report import count_body_ops, count_ops_named
 from forge.pipelines import PLAN_MEMORY
-from forge.report import count_body_ops, count_ops_named
 
 # --- the front half ------------------------------------------------------------------------------------
 
 
 def _inputs(c: Compilation) -> None:
     """The example inputs in torch.export's forms, and the cast policy (a bf16/f16 model compiles in f32)."""
-    from forge.export_import import example_inputs
+    from forge.driver.export_import import example_inputs
     from forge.frontend.export import cast_policy
 
     c.args, c.kwargs = example_inputs(c.args, c.kwargs)
-    if c.options.accuracy and c.kwargs:  # forge.precision.evaluate_accuracy draws positional inputs only
+    if c.options.accuracy and c.kwargs:  # forge.driver.accuracy.evaluate_accuracy draws positional inputs only
         raise CompileError("accuracy= measures models called with positional inputs; drop kwargs= or accuracy=")
     c.exported_model, c.cast = cast_policy(c.model, c.args, c.kwargs, c.options.dtype)
     if c.cast is not None:
@@ -43,7 +43,7 @@ def _inputs(c: Compilation) -> None:
 def _export_import(c: Compilation) -> None:
     """torch.export and the import into `aten` (each repeated block once with `reuse_blocks`); export,
     decomposition and import charge their own clocks, the rest (block planning) counts as export."""
-    from forge.export_import import export_and_import
+    from forge.driver.export_import import export_and_import
 
     signature, c.imported, note = export_and_import(
         c.exported_model, c.export_args, c.export_kwargs, reuse_blocks=c.options.reuse_blocks
@@ -113,15 +113,15 @@ PLAN = Stage("memory planning", _plan, clock="lower_ms")
 def _emit(c: Compilation) -> None:
     """The program and its executor (the device compile inside charges `device_compile_ms` itself);
     `extras["states"]`: the StateStore a generator's graphs share."""
-    from forge.emit import emit_executor
+    from forge.driver.emit import emit_executor
 
     c.executor = emit_executor(c.module, c.weights, c.options, states=c.extras.get("states"))
 
 
 def _result(c: Compilation) -> None:
     """The CompiledModel and its report (the stage times are filled in when the list has run)."""
-    from forge.artifact import CompiledModel
-    from forge.report import call_report, compile_report
+    from forge.driver.artifact import CompiledModel
+    from forge.driver.report import call_report, compile_report
 
     c.result = CompiledModel(
         c.executor, c.module, c.weights, c.imported.inputs, runtime=c.options.runtime, device=c.options.device,
@@ -134,7 +134,7 @@ def _result(c: Compilation) -> None:
 
 
 def _accuracy(c: Compilation) -> None:
-    from forge.precision import accuracy_report
+    from forge.driver.accuracy import accuracy_report
 
     runs_as = c.report["runtime_config"].get("runs_as", c.options.precision)  # the bounds of what ran
     c.report["accuracy"] = accuracy_report(
@@ -143,7 +143,7 @@ def _accuracy(c: Compilation) -> None:
 
 
 def _check(c: Compilation) -> None:
-    from forge.parity import measure_parity
+    from forge.driver.parity import measure_parity
 
     c.report["parity"] = measure_parity(c.exported_model, c.result, c.args, c.kwargs)
 

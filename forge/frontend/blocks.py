@@ -755,7 +755,7 @@ def _module_tensor(module: nn.Module, name: str) -> torch.Tensor | None:
 
 def export_and_import(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
     """Export with block reuse and import stitched: (CallSignature, ImportedProgram with `export_ms` and
-    `blocks` = the plan's report). Raises BlockReuseUnavailable, ExportError or ImportError_: the caller
+    `blocks` = the plan's report). Raises BlockReuseUnavailable, ExportError or FrontendError: the caller
     exports the whole model instead."""
     from forge.frontend.export import export_model_around
 

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from torch.export import ExportedProgram
 
-from forge.frontend.errors import ImportError_
+from forge.frontend.import_errors import FrontendError
 
 MAX_ROUNDS = 8
 
@@ -36,14 +36,14 @@ def quiet_treespec_deprecation() -> Iterator[None]:
 
 
 def run_torch_decompositions(program: ExportedProgram, table: dict[Any, Callable], failure: str) -> ExportedProgram:
-    """`program.run_decompositions(table)`; a graph torch cannot re-trace is an ImportError_
+    """`program.run_decompositions(table)`; a graph torch cannot re-trace is an FrontendError
     `"{failure}: {torch's first line}"`, never a crash."""
     with quiet_treespec_deprecation():
         try:
             return program.run_decompositions(table)
         except Exception as err:  # torch's re-trace rejects some graphs with assorted errors
             first_line = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
-            raise ImportError_(f"{failure}: {first_line}") from None
+            raise FrontendError(f"{failure}: {first_line}") from None
 
 
 @cache

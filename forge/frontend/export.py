@@ -45,7 +45,7 @@ import torch
 import torch.utils._pytree as pytree
 from torch.export.graph_signature import ConstantArgument, InputKind, OutputKind
 
-from forge.frontend.errors import ImportError_
+from forge.frontend.import_errors import FrontendError
 from forge.frontend.node_locations import recorded_model_frames
 from forge.stage_clock import charged
 
@@ -59,7 +59,7 @@ _CACHE_REGISTERED: set[type] = set()  # model classes whose module's caches are 
 _CACHE_PARAMETER = re.compile(r"(^|_)(past|cache|past_key_values?|layer_past|caches?)($|_)")
 
 
-class ExportError(ImportError_):
+class ExportError(FrontendError):
     """torch.export could not trace the model on these inputs (the message names the argument if it can)."""
 
 

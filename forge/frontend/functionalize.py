@@ -28,7 +28,7 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 
 from forge.frontend.decompose import run_torch_decompositions
-from forge.frontend.errors import InputMutationError
+from forge.frontend.import_errors import InputMutationError
 
 METADATA_ONLY = frozenset({torch.ops.aten.detach_.default})
 """In-place ops that change no values (`detach_` only drops autograd history): always imported as

@@ -41,11 +41,11 @@ from dialects import aten
 from dialects.aten_schema import ArgKind, equals_default, to_attribute
 from dialects.torch_types import UnsupportedTypeError, tensor_type
 from forge.frontend import symbolic
-from forge.frontend.errors import DataDependentShapeError, ImportError_, InputMutationError, UnsupportedOpsError
 from forge.frontend.functionalize import (
     buffer_writes,
     mutated_chain,
 )
+from forge.frontend.import_errors import DataDependentShapeError, FrontendError, InputMutationError, UnsupportedOpsError
 from forge.frontend.node_locations import location_text, model_frame, recorded_model_frames
 from forge.frontend.normalize import StepRecord, flatten, normalize, op_class
 from forge.stage_clock import charged
@@ -53,7 +53,7 @@ from forge.weights import WeightStore, attach_weights
 
 __all__ = [
     "DataDependentShapeError",
-    "ImportError_",
+    "FrontendError",
     "ImportedProgram",
     "InputMutationError",
     "InputSpec",
@@ -218,7 +218,7 @@ class _GraphBuilder:
                 self._call(node)
             elif node.op == "output":
                 return self._finish(node)
-        raise ImportError_("exported graph has no output node")
+        raise FrontendError("exported graph has no output node")
 
     def _placeholder(self, node: torch.fx.Node, spec) -> None:
         if spec.kind == InputKind.USER_INPUT:
@@ -247,14 +247,14 @@ class _GraphBuilder:
         return self.weight_values[name]
 
     def state_weight(self, target: str, hint: str) -> SSAValue:
-        """The weight value of a parameter or buffer of the program by its FQN (ImportError_ if it has none)."""
+        """The weight value of a parameter or buffer of the program by its FQN (FrontendError if it has none)."""
         if target in self.target_names:
             return self.weight_values[self.target_names[target]]
         tensor = self.program.state_dict.get(target)
         if tensor is None:
             tensor = self.program.constants.get(target)
         if not isinstance(tensor, torch.Tensor):
-            raise ImportError_(f"the program has no parameter or buffer '{target}'")
+            raise FrontendError(f"the program has no parameter or buffer '{target}'")
         return self.weight_value(target, tensor.detach(), hint)
 
     def _is_state(self, spec) -> bool:
@@ -275,7 +275,7 @@ class _GraphBuilder:
             value = self.program.constants[spec.target]
             if isinstance(value, torch.Tensor):
                 return value.detach()
-        raise ImportError_(f"input '{spec.arg.name}' ({spec.kind.name}) has no tensor value in the program")
+        raise FrontendError(f"input '{spec.arg.name}' ({spec.kind.name}) has no tensor value in the program")
 
     def _call(self, node: torch.fx.Node) -> None:
         if node.target in self.leaves:
@@ -296,7 +296,7 @@ class _GraphBuilder:
         try:
             result_types = _result_types(node)
         except UnsupportedTypeError as err:
-            raise ImportError_(f"{location_text(node)}: {node.name}: {err}") from None
+            raise FrontendError(f"{location_text(node)}: {node.name}: {err}") from None
         op = cls.build_op(groups, properties, result_types, location=_location(node))
         self.block.add_op(op)
         if cls.SIGNATURE.variadic_result:
@@ -334,11 +334,11 @@ class _GraphBuilder:
                 groups.append(self._tensor_group(spec, value, properties))
             elif spec.kind is ArgKind.GENERATOR:
                 if value is not None:
-                    raise ImportError_(f"{location_text(node)}: {node.name}: random generators are not supported")
+                    raise FrontendError(f"{location_text(node)}: {node.name}: random generators are not supported")
             elif given and not equals_default(spec, value) and value is not None:
                 properties[spec.name] = to_attribute(spec.kind, value)
             elif given and value is None and not spec.has_default:
-                raise ImportError_(f"{location_text(node)}: {node.name}: required argument '{spec.name}' is None")
+                raise FrontendError(f"{location_text(node)}: {node.name}: required argument '{spec.name}' is None")
         return groups, properties
 
     def _tensor_group(self, spec, value: Any, properties: dict[str, Attribute]) -> list[SSAValue]:

@@ -38,8 +38,8 @@ from dialects import aten
 from dialects.torch_types import UnsupportedTypeError, tensor_type
 from forge.frontend import symbolic
 from forge.frontend.decompose import decompose_missing
-from forge.frontend.errors import ImportError_, UnsupportedOpsError
 from forge.frontend.functionalize import functional_overload, inplace_rewrites, is_inplace, torch_functionalize
+from forge.frontend.import_errors import FrontendError, UnsupportedOpsError
 from forge.frontend.node_locations import location_text
 from forge.stage_clock import charged
 
@@ -141,7 +141,7 @@ def _decompose(n: Normalizing) -> str:
     n.exported = n.program
     try:
         n.program, rounds = decompose_missing(n.program, n.missing)
-    except ImportError_:
+    except FrontendError:
         check_dtypes(n.program)  # a complex intermediate is the likelier, clearer cause
         raise
     n.rounds += rounds
@@ -205,7 +205,7 @@ def check_dtypes(program: ExportedProgram) -> None:
                 try:
                     tensor_type((), val.dtype)
                 except UnsupportedTypeError as err:
-                    raise ImportError_(f"{location_text(node)}: {node.name}: {err}") from None
+                    raise FrontendError(f"{location_text(node)}: {node.name}: {err}") from None
 
 
 def flatten(value: Any) -> list[Any]:

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from forge.frontend.errors import DataDependentShapeError
+from forge.frontend.import_errors import DataDependentShapeError
 
 _aten = torch.ops.aten
 

@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker, RewritePattern
 
-from forge.context import make_context
+from forge.driver.registry import make_context
 from forge.interpreter import interpret
 from forge.weights import WeightStore, attach_weights, weights_of
 
@@ -72,6 +72,14 @@ def copy_weights(store: WeightStore) -> WeightStore:
     for alias, canonical in store.aliases.items():
         copy.add(alias, copy[canonical])
     return copy
+
+
+def working_copy(module: ModuleOp, weights: WeightStore) -> tuple[ModuleOp, WeightStore]:
+    """A clone of `module` carrying a copy of `weights` (attached, so passes find them with `weights_of`):
+    a rewrite of the copy disturbs neither the original IR nor the store a reference run reads."""
+    clone, store = module.clone(), copy_weights(weights)
+    attach_weights(clone, store)
+    return clone, store
 
 
 def apply_rewrite(rewrite: Rewrite, module: ModuleOp) -> None:
@@ -163,9 +171,7 @@ def check_case(rewrite: Rewrite, case: GraphCase, *, atol: float = 1e-5, rtol: f
     name = rewrite_name(rewrite)
     before_ir = case.module  # untouched: the rewrite runs on a clone
     expected = interpret(case.module, case.weights, *case.inputs)
-    module = case.module.clone()
-    weights = copy_weights(case.weights)
-    attach_weights(module, weights)
+    module, weights = working_copy(case.module, case.weights)
     try:
         apply_rewrite(rewrite, module)
     except Exception as err:

@@ -253,7 +253,7 @@ def fused_count(stats: PatternStats | Any) -> int:
     """How many attention blocks `fuse-attention` fused, from the statistics of a pass run.
 
     Accepts anything with a `fired` counter: `forge.patterns.PatternStats` or a
-    `forge.pipeline.PassRecord`.
+    `forge.pass_runner.PassRecord`.
     """
     return stats.fired[FuseAttentionPattern.__name__]
 

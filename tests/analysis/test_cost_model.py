@@ -8,10 +8,9 @@ import pytest
 from xdsl.parser import Parser
 
 from forge.analysis import cost_model as cm
-from forge.context import make_context
-from forge.pass_stages import run_passes
+from forge.driver.pass_stages import run_passes
+from forge.driver.registry import make_context
 from forge.pipelines import LOWER_TO_NPUIR
-from forge.weights import attach_weights
 from tests.conftest import imported_small_model
 
 PROGRAM = """
@@ -85,8 +84,7 @@ def test_moving_an_op_to_the_cpu_costs_transfers_not_dispatches() -> None:
 def _lowered(name: str, spec: str):
     imported, _, _ = imported_small_model(name, "eager")
     module = imported.module.clone()
-    attach_weights(module, imported.weights)
-    run_passes(module, spec)
+    run_passes(module, spec, weights=imported.weights)
     run_passes(module, LOWER_TO_NPUIR)
     return module
 

@@ -12,8 +12,8 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 from forge.analysis.dominance import verify_dominance, verify_module
-from forge.context import make_context
 from forge.diagnostics import attached_op
+from forge.driver.registry import make_context
 from forge.testing.strategies import aten_graphs
 from forge.xdsl_fixes import _LINEAR_STRING_LITERAL, _XDSL_STRING_LITERAL
 

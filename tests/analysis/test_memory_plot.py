@@ -1,4 +1,4 @@
-"""forge.analysis.memory_plot: the plan read off buffer IR is the plan, and it can be drawn."""
+"""forge.driver.memory_plot: the plan read off buffer IR is the plan, and it can be drawn."""
 
 from __future__ import annotations
 
@@ -11,11 +11,10 @@ from xdsl.parser import Parser
 
 from dialects import buffer as B
 from forge.analysis import metrics
-from forge.analysis.memory_plot import MemoryPlan, PlotError, draw_memory_plan, memory_plan, plot_memory
-from forge.context import make_context
-from forge.pass_stages import run_passes
+from forge.driver.memory_plot import MemoryPlan, PlotError, draw_memory_plan, memory_plan, plot_memory
+from forge.driver.pass_stages import run_passes
+from forge.driver.registry import make_context
 from forge.pipelines import DEFAULT_PIPELINE, LOWERING_PIPELINE
-from forge.weights import attach_weights
 from tests.conftest import imported_small_model
 
 # An npu linear, a cpu cumsum (NNFactory has none), back to the npu: three device segments.
@@ -33,8 +32,7 @@ func.func @mixed(%x: tensor<4x8xf32>) -> tensor<4x16xf32> {
 def _buffer_module(name: str, attn: str):
     imported, _, _ = imported_small_model(name, attn)
     module = imported.module.clone()
-    attach_weights(module, imported.weights)
-    run_passes(module, DEFAULT_PIPELINE)
+    run_passes(module, DEFAULT_PIPELINE, weights=imported.weights)
     run_passes(module, LOWERING_PIPELINE)
     return module
 

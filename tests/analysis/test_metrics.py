@@ -5,7 +5,7 @@ from __future__ import annotations
 from xdsl.parser import Parser
 
 from forge.analysis import metrics
-from forge.context import make_context
+from forge.driver.registry import make_context
 from lowering.npuir_to_buffer import LowerNpuirToBufferPass
 from lowering.schedule_device_affinity import ScheduleDeviceAffinityPass
 

@@ -1,4 +1,4 @@
-"""forge.analysis.op_graph: the DOT graph is well formed and says what the IR says.
+"""forge.driver.op_graph: the DOT graph is well formed and says what the IR says.
 
 The DOT text is parsed back with a small parser of the subset DOT grammar the module writes
 (graph, subgraphs, node and edge statements, attribute lists, quoted strings), so a broken
@@ -21,10 +21,9 @@ from xdsl.dialects.builtin import ModuleOp, TensorType, f32
 from xdsl.ir import Operation
 
 from dialects import aten
-from forge.analysis.op_graph import FUSED_ATEN_OPS, FUSED_KINDS, op_device, op_graph, op_kind, quote
-from forge.pass_stages import run_passes
+from forge.driver.op_graph import FUSED_ATEN_OPS, FUSED_KINDS, op_device, op_graph, op_kind, quote
+from forge.driver.pass_stages import run_passes
 from forge.pipelines import DEFAULT_PIPELINE, LOWERING_PIPELINE
-from forge.weights import attach_weights
 from tests.conftest import imported_small_model
 
 # ============================================================================ a DOT reader
@@ -162,8 +161,7 @@ def gpt2_stages() -> dict[str, ModuleOp]:
     """GPT-2 small after the optimization passes (aten) and after lowering (buffer)."""
     imported, _, _ = imported_small_model("gpt2", "eager")
     module = imported.module.clone()
-    attach_weights(module, imported.weights)
-    run_passes(module, DEFAULT_PIPELINE)
+    run_passes(module, DEFAULT_PIPELINE, weights=imported.weights)
     stages = {"aten": module.clone()}
     run_passes(module, LOWERING_PIPELINE)
     stages["buffer"] = module
@@ -267,7 +265,7 @@ def test_unregistered_ops_nested_regions_and_odd_names() -> None:
     quotes/backslashes/newlines in names: still one node per op, one edge per use, valid DOT."""
     from xdsl.parser import Parser
 
-    from forge.context import make_context
+    from forge.driver.registry import make_context
 
     text = r'''
     func.func @f(%x: i32) -> i32 {

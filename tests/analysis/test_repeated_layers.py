@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from forge.analysis.repeated_layers import find_layers, truncate
+from forge.driver.pass_stages import run_passes
 from forge.frontend.fx_importer import import_module
 from forge.models import build_model, example_inputs
-from forge.pass_stages import run_passes
 
 
 @pytest.fixture(scope="module", params=["gpt2", "llama"])

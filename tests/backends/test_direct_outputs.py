@@ -170,7 +170,7 @@ def test_out_tensors_are_written_in_place(runtime):
 def test_a_staged_output_is_written_directly_without_its_staging_copy(runtime):
     from xdsl.parser import Parser
 
-    from forge.context import make_context
+    from forge.driver.registry import make_context
 
     rt = runtime_or_skip(runtime)
     module = Parser(make_context(), ARENA_OVERLAP).parse_module()

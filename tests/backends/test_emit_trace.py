@@ -102,7 +102,7 @@ def test_a_value_larger_than_its_buffer_is_refused(ty, size, fits):
     from xdsl.parser import Parser
 
     from backends.nnfactory.program import EmitError
-    from forge.context import make_context
+    from forge.driver.registry import make_context
 
     ir = BufferIR(ty)
     x = ir.transfer(ir.input(0), "npu", into=ir.alloc("npu", size))

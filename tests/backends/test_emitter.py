@@ -22,7 +22,7 @@ from backends.nnfactory.analysis import analyze
 from backends.nnfactory.emitter import bool_carrier, emit, npu_kinds
 from backends.nnfactory.program import CpuStep, EmitError, SegmentStep, TransferStep
 from backends.nnfactory.runtime import get_runtime
-from forge.context import make_context
+from forge.driver.registry import make_context
 from forge.interpreter import interpret
 from forge.weights import WeightStore, attach_weights
 from lowering.affinity import NPU_KINDS

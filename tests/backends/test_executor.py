@@ -22,11 +22,10 @@ from xdsl.context import Context
 from backends.nnfactory.emitter import emit
 from backends.nnfactory.executor import CompiledNPUExecutor, ExecutorInputError, RunCpu, RunSegment, Transfer
 from forge.interpreter import interpret
-from forge.pipeline import PipelineRunner
+from forge.pass_runner import PipelineRunner
 from forge.pipelines import CHECKED_LOWERING_PIPELINE, DEFAULT_PIPELINE
-from forge.testing.check import copy_weights
+from forge.testing.check import working_copy
 from forge.transforms import PASSES
-from forge.weights import attach_weights
 from lowering import PASSES as LOWERING_PASSES
 from tests.backends.test_emitter import (
     KIND_CASES,
@@ -228,7 +227,7 @@ def test_buffers_are_views_of_one_arena_and_overlapping_outputs_are_staged(runti
     from xdsl.parser import Parser
 
     from dialects import buffer as B
-    from forge.context import make_context
+    from forge.driver.registry import make_context
     from lowering.check_allocation import check_allocation
     from lowering.npuir_to_buffer import LowerNpuirToBufferPass
 
@@ -379,9 +378,7 @@ def lowered_small_model(name: str, attn: str, policy: str):
     """A small zoo model after DEFAULT_PIPELINE and the lowering (buffer IR), its weights,
     inputs and eager output. `policy` is `default`, `pinned` or `cpu-only`."""
     imported, inputs, expected = imported_small_model(name, attn)
-    module = imported.module.clone()
-    weights = copy_weights(imported.weights)
-    attach_weights(module, weights)
+    module, weights = working_copy(imported.module, imported.weights)
     options = {
         "default": {},
         "pinned": {"cpu_ops": ("gather", "layer_norm", "rms_norm", "softmax"), "pin_final_norm": True},

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from forge import context
 from forge.cli.main import main
+from forge.driver import registry
 
 PLUGIN = Path(__file__).parent / "plugins" / "pow_cube_to_mul.py"
 PIPELINE = "dce,cse,pow-cube-to-mul,fold,fuse-attention,fuse-ops,layout,dce,cse"
@@ -18,10 +18,10 @@ PIPELINE = "dce,cse,pow-cube-to-mul,fold,fuse-attention,fuse-ops,layout,dce,cse"
 
 @pytest.fixture
 def unregister_plugins():
-    before = dict(context._REGISTERED_PASSES)
+    before = dict(registry._REGISTERED_PASSES)
     yield
-    context._REGISTERED_PASSES.clear()
-    context._REGISTERED_PASSES.update(before)
+    registry._REGISTERED_PASSES.clear()
+    registry._REGISTERED_PASSES.update(before)
 
 
 def test_a_plugin_pass_runs_in_forge_compile_with_the_parity_check(tmp_path: Path, unregister_plugins, capsys):

@@ -1,4 +1,4 @@
-"""forge-reduce's fork server (`forge.cli.forked_test`): which commands take it, and that a fork gives the
+"""forge-reduce's fork server (`forge.cli.forked_runs`): which commands take it, and that a fork gives the
 same exit status and output as the shell would."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from forge.cli.forked_test import PROGRAM, ForkedForgeOpt, run_test
+from forge.cli.forked_runs import PROGRAM, ForkedForgeOpt, run_test
 from forge.cli.reduce import main
 
 BIN = os.path.dirname(sys.executable)

@@ -20,7 +20,7 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 from forge.cli.opt import main
-from forge.context import make_context
+from forge.driver.registry import make_context
 
 ROOT = Path(__file__).resolve().parents[2]
 FILECHECK = ROOT / "filecheck"

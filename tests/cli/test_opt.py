@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from forge.cli.errors import EXIT_ERROR, EXIT_INTERNAL
 from forge.cli.opt import main
+from forge.cli.opt_errors import EXIT_ERROR, EXIT_INTERNAL
 
 GOOD = """\
 func.func @f(%a: i32, %b: i32) -> i32 {

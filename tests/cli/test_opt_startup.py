@@ -1,4 +1,4 @@
-"""The pass table reads the plug-ins' entry points only when it has to (`forge.context.PassTable`).
+"""The pass table reads the plug-ins' entry points only when it has to (`forge.driver.registry.PassTable`).
 
 Reading the `forge.passes` entry points scans every installed package's metadata (tens of ms in each
 `forge.compile` and `forge-opt` start-up), so a lookup of one of Forge's own or a registered pass answers
@@ -12,7 +12,7 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-import forge.context
+import forge.driver.registry
 
 PLUGINS = [
     EntryPoint(name="plugin-only", value="forge.transforms.dce:DeadCodeElimination", group="forge.passes"),
@@ -23,19 +23,19 @@ PLUGINS = [
 @pytest.fixture
 def reads(monkeypatch) -> list[str]:
     seen: list[str] = []
-    monkeypatch.setattr(forge.context, "entry_points", lambda group: seen.append(group) or PLUGINS)
+    monkeypatch.setattr(forge.driver.registry, "entry_points", lambda group: seen.append(group) or PLUGINS)
     return seen
 
 
 def test_forge_and_registered_passes_need_no_entry_points(reads):
-    table = forge.context.get_all_passes()
+    table = forge.driver.registry.get_all_passes()
     assert "dce" in table and "fold" in table and "lower-aten-to-npuir" in table
     assert table["dce"] is table.known["dce"]  # Forge's own wins the clash with the plug-in's `dce`
     assert reads == []
 
 
 def test_a_miss_or_a_listing_reads_them_once(reads):
-    table = forge.context.get_all_passes()
+    table = forge.driver.registry.get_all_passes()
     assert "plugin-only" in table and reads == ["forge.passes"]
     assert "no-such-pass" not in table and reads == ["forge.passes"]
     with pytest.raises(KeyError):
@@ -44,4 +44,4 @@ def test_a_miss_or_a_listing_reads_them_once(reads):
     assert names[0] == "plugin-only" and set(table.known) <= set(names) and len(table) == len(names)
     assert names.count("dce") == 1 and dict(table.items())["dce"] is table.known["dce"]
     assert reads == ["forge.passes"]
-    assert len(forge.context.get_all_passes()) == len(names) and reads == ["forge.passes"] * 2  # per table
+    assert len(forge.driver.registry.get_all_passes()) == len(names) and reads == ["forge.passes"] * 2  # per table

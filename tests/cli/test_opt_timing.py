@@ -29,7 +29,7 @@ PLUGIN = textwrap.dedent('''\
 
     from xdsl.passes import ModulePass
 
-    from forge.context import register_pass
+    from forge.driver.registry import register_pass
     from forge.weights import weights_of
 
 

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from forge.cli.main import format_report, main
-from forge.compiler import compile as forge_compile
+from forge.driver.compiler import compile as forge_compile
 from forge.frontend import blocks
 
 MAX_ABS = 2.1e-5

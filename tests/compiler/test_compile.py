@@ -9,10 +9,10 @@ import pytest
 import torch
 
 import forge
-from forge.compiler import compile as forge_compile
+from forge.driver.compile_errors import LoadError
+from forge.driver.compiler import compile as forge_compile
 from forge.driver.load import load
-from forge.errors import LoadError
-from forge.parity import parity
+from forge.driver.parity import parity
 from tests.conftest import small_model
 
 MAX_ABS = 2.1e-5  # the published fidelity of the reference compiler (fp32)

@@ -1,4 +1,4 @@
-"""Dynamic sequence length (forge.dynamic): one `forge.compile(..., dynamic_shapes=...)` with a
+"""Dynamic sequence length (forge.driver.dynamic): one `forge.compile(..., dynamic_shapes=...)` with a
 torch.export Dim on the sequence dim serves every length in [min, max] through lazily compiled,
 cached shape buckets.
 
@@ -20,7 +20,7 @@ import torch
 from torch.export import Dim
 
 import forge
-from forge.dynamic import DynamicShapeError, bucket_sizes, parse_dynamic_shapes
+from forge.driver.dynamic import DynamicShapeError, bucket_sizes, parse_dynamic_shapes
 from forge.models import build_model, example_inputs
 
 TOL = 2.1e-5

@@ -19,8 +19,8 @@ import pytest
 import torch
 
 from backends.nnfactory.executor import RunCpu
+from forge.driver.generation import GenerateError, compile_generator, generate
 from forge.frontend.fx_importer import InputMutationError, import_module
-from forge.generation import GenerateError, compile_generator, generate
 from forge.models import build_model
 
 PROMPT, NEW = 8, 32
@@ -124,7 +124,7 @@ def _state_slots(executor) -> set[int]:
 
 def test_forge_generate_function_caches_the_generator(model):
     import forge
-    import forge.generation as module
+    import forge.driver.generation as module
 
     ids, _ = _prompt(model.config.vocab_size, 1, seed=3)
     first = forge.generate(model, ids, max_new_tokens=4)  # the package's lazy export

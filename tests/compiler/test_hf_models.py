@@ -16,9 +16,9 @@ import torch.utils._pytree as pytree
 transformers = pytest.importorskip("transformers")
 
 from forge.cli.main import format_report  # noqa: E402
-from forge.compiler import compile as forge_compile  # noqa: E402
+from forge.driver.compile_errors import CompileError, LoadError  # noqa: E402
+from forge.driver.compiler import compile as forge_compile  # noqa: E402
 from forge.driver.load import load  # noqa: E402
-from forge.errors import CompileError, LoadError  # noqa: E402
 from forge.frontend.export import CallError  # noqa: E402
 from forge.stage_clock import STAGE_KEYS  # noqa: E402
 

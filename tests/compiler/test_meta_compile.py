@@ -16,7 +16,7 @@ from safetensors.torch import save_file
 from transformers import LlamaConfig, LlamaForCausalLM
 
 import forge
-from forge.errors import CompileError, LoadError
+from forge.driver.compile_errors import CompileError, LoadError
 from forge.frontend.meta_weights import SafetensorsSource, WeightBindError, init_empty_weights
 
 CONFIG = dict(

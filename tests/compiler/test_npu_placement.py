@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from forge.compiler import compile as forge_compile
+from forge.driver.compiler import compile as forge_compile
 from tests.conftest import require_runtime
 
 RUNTIMES = ("openvino", "nnfactory")

@@ -16,10 +16,13 @@ import pytest
 import torch
 
 import forge
+from backends.nnfactory import quantize as Q
 from backends.nnfactory.openvino_runtime import CAPABILITIES_ENV, cpu_capabilities
+from backends.nnfactory.openvino_settings import cores
 from forge import precision as P
 from forge.cli.main import main as cli_main
-from forge.errors import CompileError
+from forge.driver import accuracy as A
+from forge.driver.compile_errors import CompileError
 from forge.models import build_model, example_inputs
 from tests.conftest import require_runtime
 
@@ -69,7 +72,7 @@ def test_default_is_f32_with_the_f32_contract(compiled):
 
 def test_thread_and_stream_settings_are_explicit_and_reported(compiled):
     cfg = compiled().report["runtime_config"]
-    expected = {"INFERENCE_NUM_THREADS": P.cores(), "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY",
+    expected = {"INFERENCE_NUM_THREADS": cores(), "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY",
                 "ENABLE_CPU_PINNING": False, "TBB_PARTITIONER": "AUTO"}
     for key, value in expected.items():
         assert cfg["requested"][key] == value and cfg["effective"][key] == value, key
@@ -172,7 +175,7 @@ def test_int8_weights_on_the_gated_mlp_of_a_llama():
 def test_quantize_int8_is_per_output_channel_symmetric():
     rng = np.random.default_rng(0)
     w = rng.standard_normal((32, 64)).astype(np.float32) * rng.uniform(0.1, 10, (32, 1)).astype(np.float32)
-    qw = P.quantize(w, "int8")
+    qw = Q.quantize(w, "int8")
     assert qw.q.dtype == np.int8 and qw.scale.shape == (32, 1)
     np.testing.assert_allclose(qw.scale[:, 0], np.abs(w).max(1) / 127, rtol=1e-6)
     assert np.abs(qw.q).max() == 127
@@ -182,12 +185,12 @@ def test_quantize_int8_is_per_output_channel_symmetric():
 def test_quantize_int4_is_groupwise_and_packs_low_nibble_first():
     rng = np.random.default_rng(1)
     w = rng.standard_normal((8, 256)).astype(np.float32)
-    qw = P.quantize(w, "int4")
+    qw = Q.quantize(w, "int4")
     assert qw.q.shape == (8, 2, 128) and qw.scale.shape == (8, 2, 1)
     assert qw.q.min() >= -8 and qw.q.max() <= 7
     assert (np.abs(qw.dequantize() - w) <= np.repeat(qw.scale[..., 0], 128, 1) / 2 + 1e-6).all()
-    assert P.int4_group(96) == 32 and P.int4_group(24) == 24
-    packed = P.pack_int4(np.array([-8, 7, 1, -1], dtype=np.int8))
+    assert Q.int4_group(96) == 32 and Q.int4_group(24) == 24
+    packed = Q.pack_int4(np.array([-8, 7, 1, -1], dtype=np.int8))
     assert packed.tolist() == [0x78, 0xF1]
 
 
@@ -241,9 +244,9 @@ def test_evaluate_accuracy_counts_disagreement():
             return -x
 
     ident = torch.nn.Identity()
-    acc = P.evaluate_accuracy(ident, Flip(), (torch.randn(2, 5),), sequences=3)
+    acc = A.evaluate_accuracy(ident, Flip(), (torch.randn(2, 5),), sequences=3)
     assert acc["sequences"] == 3 and acc["positions"] == 6 and acc["top1"] == 0.0 and acc["kl_mean"] > 0.1
-    same = P.evaluate_accuracy(ident, ident, (torch.randn(2, 5),), sequences=3)
+    same = A.evaluate_accuracy(ident, ident, (torch.randn(2, 5),), sequences=3)
     assert same["max_abs"] == 0.0 and same["top1"] == 1.0 and same["kl_mean"] == 0.0
 
 
@@ -258,7 +261,7 @@ def test_evaluate_accuracy_draws_token_kwargs_and_keeps_the_rest():
             return torch.nn.functional.one_hot(input_ids, 50).float() * attention_mask[..., None]
 
     mask = torch.tensor([[1, 1, 0]])
-    acc = P.evaluate_accuracy(Model(), Model(), (), sequences=2,
+    acc = A.evaluate_accuracy(Model(), Model(), (), sequences=2,
                               kwargs={"input_ids": torch.zeros(1, 3, dtype=torch.long), "attention_mask": mask})
     assert acc["max_abs"] == 0.0 and acc["positions"] == 6
     assert all(torch.equal(m, mask) for _, m in seen)  # masks keep their example value

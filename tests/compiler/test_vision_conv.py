@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from forge.compiler import compile as forge_compile
+from forge.driver.compiler import compile as forge_compile
 from tests.compiler.standalone import run_standalone
 
 REL_TOL = 1e-4  # max |diff| relative to the output's scale

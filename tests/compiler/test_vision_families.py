@@ -16,7 +16,7 @@ import pytest
 import torch
 import transformers as T
 
-from forge.compiler import compile as forge_compile
+from forge.driver.compiler import compile as forge_compile
 
 REL_TOL = 1e-4
 

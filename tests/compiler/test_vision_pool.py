@@ -9,7 +9,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from forge.compiler import compile as forge_compile
+from forge.driver.compiler import compile as forge_compile
 from tests.compiler.standalone import run_standalone
 
 

@@ -27,9 +27,9 @@ import functools
 import pytest
 import torch
 
-from forge.compiler import compile as forge_compile
+from forge.driver.compiler import compile as forge_compile
+from forge.driver.parity import parity
 from forge.models import ZOO, build_model, example_inputs, output_kind
-from forge.parity import parity
 from tests.conftest import require_runtime
 
 SEQ_LEN = 16

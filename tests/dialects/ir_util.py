@@ -8,7 +8,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType, f32
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-from forge.context import make_context
+from forge.driver.registry import make_context
 
 
 def t(*shape: int, elt=f32) -> TensorType:

@@ -36,7 +36,7 @@ from dialects.npuir import (
     op_params,
     tensor_bytes,
 )
-from forge.context import make_context
+from forge.driver.registry import make_context
 from tests.dialects.ir_util import parse, show, t
 
 PROGRAM = """

@@ -3,7 +3,7 @@
 - `forge-opt` on every filecheck file with `aten` ops whose passes need no torch kernel (parse,
   verify, print, the optimization passes, lower-aten-to-npuir, lower-npuir-to-buffer) never imports
   torch, and builds only the `aten` op classes the input names (`dialects.aten` builds a class on
-  first use; `forge.context.ForgeContext` looks ops up one by one). One subprocess runs them all.
+  first use; `forge.driver.registry.ForgeContext` looks ops up one by one). One subprocess runs them all.
   `NEEDS_TORCH` lists the files that do need torch, and why; every such filecheck file is in one list.
 - The torch-free replacements lowering uses are torch's: type promotion (`promote`), factory values
   (`factory_values`), `finfo.eps`, and `AtenOp.ir_arg` (the torch-free reading of dtype/device/layout
@@ -28,8 +28,8 @@ from xdsl.utils.test_value import create_ssa_value
 from dialects import aten, aten_schema
 from dialects.aten_builder import build
 from dialects.torch_types import DTYPE_NAMES, ELEMENT_TYPES, FLOAT_DTYPES, FLOAT_EPS, element_type, tensor_type
-from forge.context import ForgeContext, make_context
 from forge.diagnostics import LocatingParser
+from forge.driver.registry import ForgeContext, make_context
 from forge.pipelines import DEFAULT_PIPELINE
 from lowering.aten_rules.movement import factory_values
 from lowering.function_lowering import promote
@@ -86,15 +86,15 @@ NEEDS_TORCH = {
 }
 """Filecheck files with `aten` ops whose runs need torch, and why."""
 
-_ERROR_PATH_MODULES = ("forge.cli.reduce", "forge.semantics", "difflib", "sysconfig", "subprocess")
+_ERROR_PATH_MODULES = ("forge.cli.reduce", "forge.driver.semantics", "difflib", "sysconfig", "subprocess")
 """Modules forge-opt imports only to report a failure, for `--verify-semantics` or for a wrong name."""
 
 _HARNESS = """
 import contextlib, io, json, os, sys
-import forge.context
+import forge.driver.registry
 read = []
-scan = forge.context.entry_points
-forge.context.entry_points = lambda group: read.append(group) or scan(group)
+scan = forge.driver.registry.entry_points
+forge.driver.registry.entry_points = lambda group: read.append(group) or scan(group)
 from forge.cli.opt import main
 runs, report = json.loads(sys.argv[1]), []
 lazy = json.loads(sys.argv[2])
@@ -130,10 +130,10 @@ def test_forge_opt_runs_without_torch(torch_free_report):
 
 
 def test_forge_opt_start_up_defers_what_a_clean_run_does_not_need(torch_free_report):
-    """Start-up cost that is explicit laziness (forge/cli/*.py, forge/context.py), so a regression fails:
+    """Start-up cost that is explicit laziness (forge/cli/*.py, forge/driver/registry.py), so a regression fails:
     the runs before the first one that reports a diagnostic (parse, verify, print and the pipelines on
     the dialect files) import none of the error-path modules, and no run reads the plug-ins' entry
-    points (every pass named is Forge's own: `forge.context.PassTable` answers without them)."""
+    points (every pass named is Forge's own: `forge.driver.registry.PassTable` answers without them)."""
     report = torch_free_report["runs"]
     clean = [r for r in report[: next(i for i, r in enumerate(report) if r["code"] or "errors" in r["args"][0])]]
     assert len(clean) >= 5 and clean[-1]["lazy"] == [], f"imported at start-up: {clean[-1]['lazy']}"

@@ -14,7 +14,7 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 
 from dialects import aten
-from forge.plugins import pass_plugin
+from forge.driver.plugins import pass_plugin
 from forge.testing import check_pattern
 from forge.testing.strategies import GraphBuilder, GraphCase, register_motif
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from forge.driver.plugins import pass_plugin
 from forge.patterns import ForgePattern, pattern_roots
-from forge.plugins import pass_plugin
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

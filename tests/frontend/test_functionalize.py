@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from forge.frontend import functionalize
-from forge.frontend.fx_importer import ImportError_, InputMutationError, import_module
+from forge.frontend.fx_importer import FrontendError, InputMutationError, import_module
 from forge.interpreter import interpret
 
 
@@ -150,5 +150,5 @@ class Polar(torch.nn.Module):
 
 def test_complex_values_are_a_clear_dtype_error_not_a_torch_assertion():
     expected = r"test_functionalize.py:\d+: \w+: unsupported torch dtype torch.complex64"
-    with pytest.raises(ImportError_, match=expected):
+    with pytest.raises(FrontendError, match=expected):
         import_module(Polar(), (torch.rand(3), torch.rand(3)))

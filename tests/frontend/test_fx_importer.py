@@ -144,7 +144,7 @@ class TwoSplits(torch.nn.Module):
 def test_printed_ir_of_several_multi_result_ops_parses_back():
     from xdsl.parser import Parser
 
-    from forge.context import make_context
+    from forge.driver.registry import make_context
 
     imported = import_module(TwoSplits(), (torch.randn(2, 6),))
     text = str(imported.module)

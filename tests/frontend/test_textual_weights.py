@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from forge.cli.opt import main as forge_opt
-from forge.context import make_context
+from forge.driver.registry import make_context
 from forge.interpreter import interpret
 from forge.weights import companion_weights_path, load_module, save_module
 from tests.conftest import imported_small_model

@@ -3,7 +3,7 @@
 import torch
 from xdsl.parser import Parser
 
-from forge.context import make_context
+from forge.driver.registry import make_context
 from forge.interpreter import interpret
 
 VIEW_OF_TRANSPOSE = """

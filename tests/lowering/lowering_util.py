@@ -17,9 +17,10 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from forge.interpreter import interpret
+from forge.pass_runner import run_pipeline
 from forge.pipelines import DEFAULT_PIPELINE
 from forge.transforms import PASSES
-from forge.weights import WeightStore, attach_weights
+from forge.weights import WeightStore
 from lowering import aten_to_npuir, npuir_to_buffer, schedule_device_affinity
 from lowering.affinity import AffinityPolicy
 from lowering.check_allocation import check_allocation
@@ -42,10 +43,7 @@ class Stages:
 def optimized_copy(module: ModuleOp, weights: WeightStore) -> ModuleOp:
     """A copy of `module` (with `weights` attached) after the default optimization pipeline."""
     module = module.clone()
-    attach_weights(module, weights)
-    ctx = Context()
-    for name in DEFAULT_PIPELINE:
-        PASSES[name]()().apply(ctx, module)
+    run_pipeline(module, Context(), [PASSES[name]()() for name in DEFAULT_PIPELINE], weights=weights)
     return module
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xdsl.parser import Parser
 
-from forge.context import make_context
+from forge.driver.registry import make_context
 from lowering.liveness import LIVE_OUT, buffer_liveness, live_ranges, npuir_liveness
 from lowering.npuir_to_buffer import lower_module
 

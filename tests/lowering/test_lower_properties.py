@@ -145,7 +145,7 @@ def test_checker_rejects_a_read_before_its_write() -> None:
     """IR built in Python skips the parser's dominance check: the checker still catches it."""
     from xdsl.parser import Parser
 
-    from forge.context import make_context
+    from forge.driver.registry import make_context
 
     module = Parser(make_context(), """
     func.func @f() -> tensor<4xf32> {

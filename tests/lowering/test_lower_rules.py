@@ -467,7 +467,7 @@ def test_dead_ops_and_unused_results_are_dropped() -> None:
 def test_policy_pins_by_npuir_kind_or_aten_name() -> None:
     from xdsl.passes import PassPipeline
 
-    from forge.context import get_all_passes
+    from forge.driver.registry import get_all_passes
 
     case = build(CASES["index_select_embedding"][0])
 

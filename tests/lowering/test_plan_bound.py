@@ -304,7 +304,7 @@ def test_a_returned_output_in_an_input_s_bytes_runs_correctly_on_both_executor_p
 
     from backends.nnfactory.emitter import emit
     from backends.nnfactory.executor import CompiledNPUExecutor, RunSegment
-    from forge.context import make_context
+    from forge.driver.registry import make_context
     from lowering.npuir_to_buffer import LowerNpuirToBufferPass
 
     module = Parser(make_context(), RETURNED_NPUIR).parse_module()

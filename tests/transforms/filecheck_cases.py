@@ -14,7 +14,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
-from forge.context import make_context
+from forge.driver.registry import make_context
 
 TRANSFORMS_FILECHECK = Path(__file__).parents[2] / "filecheck" / "transforms"
 

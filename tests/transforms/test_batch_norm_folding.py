@@ -13,11 +13,10 @@ import pytest
 import torch
 from torch import nn
 
-from forge.compiler import compile as forge_compile
+from forge.driver.compiler import compile as forge_compile
+from forge.driver.pass_stages import run_passes
 from forge.frontend.fx_importer import import_module
 from forge.interpreter import interpret
-from forge.pass_stages import run_passes
-from forge.weights import attach_weights
 
 REL_TOL = 1e-5
 
@@ -64,8 +63,7 @@ CASES = {
 
 def _folded(model: nn.Module, x: torch.Tensor):
     imported = import_module(model, (x,))
-    attach_weights(imported.module, imported.weights)
-    run_passes(imported.module, "fold")
+    run_passes(imported.module, "fold")  # the import attached its weights
     return imported.module, imported.weights
 
 

@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from forge.compiler import compile as forge_compile
+from forge.driver.compiler import compile as forge_compile
 
 REL_TOL = 1e-4
 

@@ -22,15 +22,15 @@ from xdsl.parser import Parser
 
 from dialects import aten
 from dialects.torch_types import tensor_type
-from forge.context import make_context
+from forge.driver.registry import make_context
+from forge.driver.semantics import random_inputs
 from forge.interpreter import interpret
 from forge.patterns import collect_pattern_stats
-from forge.semantics import random_inputs
-from forge.testing.check import check_pattern, copy_weights
+from forge.testing.check import check_pattern, working_copy
 from forge.testing.strategies import PASS_MOTIFS
 from forge.transforms import PASSES
 from forge.transforms.cse import CsePass, _full_key, _mergeable_class, eliminate_common_subexpressions
-from forge.weights import WeightStore, attach_weights
+from forge.weights import WeightStore
 from tests.conftest import ZOO_CASES, imported_small_model
 
 FILECHECK = Path(__file__).parents[2] / "filecheck" / "transforms" / "cse.mlir"
@@ -64,9 +64,7 @@ def _op_count(module: ModuleOp) -> int:
 @pytest.mark.parametrize("name,attn", ZOO_CASES, ids=[f"{n}-{a}" for n, a in ZOO_CASES])
 def test_zoo_model_keeps_output_and_has_no_duplicates_left(name: str, attn: str):
     imported, inputs, expected = imported_small_model(name, attn)
-    module = imported.module.clone()
-    weights = copy_weights(imported.weights)
-    attach_weights(module, weights)
+    module, weights = working_copy(imported.module, imported.weights)
     before = _op_count(module)
     assert _duplicates(module), "the imported models repeat aranges and unsqueezes"
     with collect_pattern_stats() as stats:

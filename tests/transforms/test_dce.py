@@ -19,15 +19,15 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from dialects import aten
-from forge.context import make_context
+from forge.driver.registry import make_context
+from forge.driver.semantics import random_inputs
 from forge.interpreter import interpret
 from forge.patterns import collect_pattern_stats
-from forge.semantics import random_inputs
-from forge.testing.check import check_pattern, copy_weights
+from forge.testing.check import check_pattern, working_copy
 from forge.testing.strategies import PASS_MOTIFS
 from forge.transforms import PASSES
 from forge.transforms.dce import DcePass, is_dead
-from forge.weights import WeightStore, attach_weights
+from forge.weights import WeightStore
 from tests.conftest import ZOO_CASES, imported_small_model
 
 FILECHECK = Path(__file__).parents[2] / "filecheck" / "transforms" / "dce.mlir"
@@ -46,9 +46,7 @@ def _run(module: ModuleOp) -> None:
 
 def _zoo(name: str, attn: str):
     imported, inputs, expected = imported_small_model(name, attn)
-    module = imported.module.clone()
-    weights = copy_weights(imported.weights)
-    attach_weights(module, weights)
+    module, weights = working_copy(imported.module, imported.weights)
     return imported.module, module, weights, inputs, expected
 
 

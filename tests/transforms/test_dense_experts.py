@@ -12,7 +12,7 @@ import torch
 
 from dialects import aten
 from dialects.torch_types import shape_of
-from forge.context import make_context
+from forge.driver.registry import make_context
 from forge.patterns import PatternStats, collect_pattern_stats
 from forge.testing.check import assert_preserves_semantics
 from forge.transforms.dense_experts import DENSE_BOUND, DenseExperts

@@ -26,11 +26,12 @@ from xdsl.parser import Parser
 
 from dialects import aten
 from dialects.torch_types import shape_of
-from forge.context import make_context
+from forge.driver.registry import make_context
+from forge.driver.semantics import random_inputs
 from forge.interpreter import interpret
+from forge.pass_runner import run_pipeline
 from forge.patterns import collect_pattern_stats
-from forge.semantics import random_inputs
-from forge.testing.check import check_case, check_pattern, copy_weights
+from forge.testing.check import check_case, check_pattern, copy_weights, working_copy
 from forge.testing.strategies import PASS_MOTIFS, motif
 from forge.transforms import PASSES
 from forge.transforms.fold import (
@@ -42,7 +43,7 @@ from forge.transforms.fold import (
     _kind,
     _random,
 )
-from forge.weights import WeightStore, attach_weights, weights_of
+from forge.weights import WeightStore, weights_of
 from tests.conftest import ZOO_CASES, imported_small_model
 
 FILECHECK = Path(__file__).parents[2] / "filecheck" / "transforms" / "fold.mlir"
@@ -58,10 +59,8 @@ def _ctx():
     return make_context()
 
 
-def _apply(passes: str, module: ModuleOp) -> None:
-    ctx = _ctx()
-    for name in passes.split(","):
-        PASSES[name]()().apply(ctx, module)
+def _apply(passes: str, module: ModuleOp, store: WeightStore | None = None) -> None:
+    run_pipeline(module, _ctx(), [PASSES[name]()() for name in passes.split(",")], weights=store)
 
 
 def _counts(module: ModuleOp) -> Counter[str]:
@@ -70,10 +69,10 @@ def _counts(module: ModuleOp) -> Counter[str]:
 
 def _zoo(name: str, attn: str, *, with_store: bool = True):
     imported, inputs, expected = imported_small_model(name, attn)
-    module = imported.module.clone()
-    weights = copy_weights(imported.weights)
     if with_store:
-        attach_weights(module, weights)
+        module, weights = working_copy(imported.module, imported.weights)
+    else:
+        module, weights = imported.module.clone(), copy_weights(imported.weights)
     return imported.module, module, weights, inputs, expected
 
 
@@ -185,9 +184,7 @@ def test_filecheck_cases_keep_semantics(with_store: bool):
     module = Parser(_ctx(), FILECHECK.read_text(), str(FILECHECK)).parse_module()
     after = module.clone()
     store = filecheck_store()
-    if with_store:
-        attach_weights(after, store)
-    _apply("fold", after)
+    _apply("fold", after, store if with_store else None)
     after.verify()
     checked = 0
     for function in module.ops:
@@ -209,9 +206,7 @@ def test_filecheck_cases_keep_semantics(with_store: bool):
 
 def _fold_text(text: str, store: WeightStore | None, **options) -> ModuleOp:
     module = Parser(_ctx(), text).parse_module()
-    if store is not None:
-        attach_weights(module, store)
-    FoldPass(**options).apply(_ctx(), module)
+    run_pipeline(module, _ctx(), [FoldPass(**options)], weights=store)
     module.verify()
     return module
 
@@ -278,9 +273,8 @@ func.func @f(%x: tensor<1x2xf32>) -> tensor<1x2xf32> {
 def test_statistics():
     store = filecheck_store()
     module = Parser(_ctx(), POLICY).parse_module()
-    attach_weights(module, store)
     with collect_pattern_stats() as stats:
-        FoldPass().apply(_ctx(), module)
+        run_pipeline(module, _ctx(), [FoldPass()], weights=store)
     assert stats.fired == {"FoldConstantOp": 2, "NewFoldedWeight": 1}
 
 

@@ -22,11 +22,11 @@ from xdsl.dialects.builtin import ModuleOp
 
 from dialects import aten
 from dialects.torch_types import dtype_of, shape_of
-from forge.context import make_context
+from forge.driver.registry import make_context
 from forge.interpreter import interpret
 from forge.models import build_model, example_inputs
+from forge.pass_runner import run_pipeline
 from forge.patterns import PatternStats, collect_pattern_stats
-from forge.pipeline import run_pipeline
 from forge.pipelines import SIMPLIFY
 from forge.testing.check import assert_preserves_semantics
 from forge.transforms import PASSES
@@ -147,11 +147,8 @@ def _passes_before_fuse_attention() -> list[str]:
 
 def _run(module: ModuleOp, names: list[str], weights) -> int:
     """Run the named passes then fuse-attention; return the fused count from the pass record."""
-    from forge.weights import attach_weights
-
-    attach_weights(module, weights)
     passes = [PASSES[n]()() for n in names] + [FuseAttentionPass()]
-    records = run_pipeline(module, make_context(), passes, names=[*names, "fuse-attention"])
+    records = run_pipeline(module, make_context(), passes, weights=weights, names=[*names, "fuse-attention"])
     return fused_count(records[-1])
 
 

@@ -20,14 +20,15 @@ from xdsl.dialects.builtin import ModuleOp
 
 from dialects import aten
 from dialects.torch_types import dtype_of, shape_of
-from forge.context import make_context
+from forge.driver.registry import make_context
 from forge.interpreter import interpret
+from forge.pass_runner import run_pipeline
 from forge.patterns import PatternStats, collect_pattern_stats
-from forge.testing.check import assert_preserves_semantics, check_case, check_pattern, copy_weights
+from forge.testing.check import assert_preserves_semantics, check_case, check_pattern, working_copy
 from forge.testing.strategies import ALL_MOTIFS, PASS_MOTIFS, motif
 from forge.transforms import PASSES
 from forge.transforms.fuse_ops import FuseOpsPass
-from forge.weights import WeightStore, attach_weights
+from forge.weights import WeightStore
 from tests.conftest import ZOO_CASES, imported_small_model
 from tests.transforms.filecheck_cases import filecheck_case, filecheck_functions
 
@@ -102,10 +103,9 @@ def test_filecheck_file_has_the_expected_cases():
 def test_filecheck_case(name: str):
     before, store, _ = _case(name)
     after = before.clone()
-    attach_weights(after, store)
     pattern = NEGATIVE_REASONS.get(name, ("", ""))[0]
     with collect_pattern_stats(PatternStats(explain=pattern or None)) as stats:
-        FuseOpsPass().apply(make_context(), after)
+        run_pipeline(after, make_context(), [FuseOpsPass()], weights=store)
     after.verify()
     if name in NEGATIVE_REASONS:
         fragment = NEGATIVE_REASONS[name][1]
@@ -156,9 +156,7 @@ def _passes_before(names: tuple[str, ...] = ("dce", "cse", "fold")) -> list:
 
 def _fused_zoo_model(name: str, attn: str, before: tuple[str, ...]):
     imported, inputs, expected = imported_small_model(name, attn)
-    module = imported.module.clone()
-    weights = copy_weights(imported.weights)
-    attach_weights(module, weights)
+    module, weights = working_copy(imported.module, imported.weights)
     ctx = make_context()
     for p in _passes_before(before):
         p.apply(ctx, module)

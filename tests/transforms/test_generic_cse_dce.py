@@ -13,7 +13,7 @@ from xdsl.parser import Parser
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-from forge.context import make_context
+from forge.driver.registry import make_context
 from forge.transforms.cse import CsePass
 from forge.transforms.dce import DcePass
 from forge.transforms.generic_ir import is_plain_dataflow

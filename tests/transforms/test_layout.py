@@ -28,17 +28,18 @@ from xdsl.passes import ModulePass
 
 from dialects import aten
 from dialects.torch_types import dtype_of, shape_of
-from forge.context import make_context
+from forge.driver.registry import make_context
 from forge.interpreter import interpret
+from forge.pass_runner import run_pipeline
 from forge.patterns import PatternStats, collect_pattern_stats
 from forge.pipelines import DEFAULT_PIPELINE
-from forge.testing.check import assert_preserves_semantics, check_case, check_pattern, copy_weights
+from forge.testing.check import assert_preserves_semantics, check_case, check_pattern, working_copy
 from forge.testing.strategies import ALL_MOTIFS, PASS_MOTIFS, motif
 from forge.transforms import PASSES
 from forge.transforms.fuse_ops import FuseOpsPass
 from forge.transforms.ir_queries import permutation
 from forge.transforms.layout import LayoutPass
-from forge.weights import WeightStore, attach_weights, weights_of
+from forge.weights import WeightStore, weights_of
 from tests.conftest import ZOO_CASES, imported_small_model
 from tests.transforms.filecheck_cases import filecheck_case, filecheck_functions
 
@@ -162,9 +163,8 @@ def _layout_with_store(text: str, *, materialize: bool = False, store: WeightSto
     store = store if store is not None else _random_store(module)
     before = module.clone()
     inputs = _random_inputs(module)
-    attach_weights(module, store)
     with collect_pattern_stats() as stats:
-        LayoutPass(materialize_weights=materialize).apply(make_context(), module)
+        run_pipeline(module, make_context(), [LayoutPass(materialize_weights=materialize)], weights=store)
     assert_preserves_semantics(before, module, store, inputs)
     return module, store, stats
 
@@ -214,17 +214,14 @@ def test_existing_entry_with_other_data_is_not_overwritten():
 
 def test_fold_weights_option_disables_the_store_rewrite():
     module = _parse(TWO_USES)
-    attach_weights(module, _random_store(module))
-    LayoutPass(fold_weights=False).apply(make_context(), module)
+    run_pipeline(module, make_context(), [LayoutPass(fold_weights=False)], weights=_random_store(module))
     assert [op.weight_name.data for op in _ops(module, aten.WeightOp)] == ["proj.weight"]
     assert _count(module, aten.MatmulTransposedOp) == 2  # the transposes became flags instead
 
 
 def test_gpt2_conv1d_weights_become_linear_weights():
     imported, inputs, expected = imported_small_model("gpt2", "sdpa")
-    module = imported.module.clone()
-    store = copy_weights(imported.weights)
-    attach_weights(module, store)
+    module, store = working_copy(imported.module, imported.weights)
     ctx = make_context()
     FuseOpsPass().apply(ctx, module)
     LayoutPass().apply(ctx, module)
@@ -271,9 +268,7 @@ PIPELINES = {
 @pytest.mark.parametrize("name,attn", ZOO_CASES, ids=[f"{n}-{a}" for n, a in ZOO_CASES])
 def test_zoo_model_matches_eager(name: str, attn: str, pipeline: str):
     imported, inputs, expected = imported_small_model(name, attn)
-    module = imported.module.clone()
-    store = copy_weights(imported.weights)
-    attach_weights(module, store)
+    module, store = working_copy(imported.module, imported.weights)
     ctx = make_context()
     for p in _passes(PIPELINES[pipeline]):
         p.apply(ctx, module)
@@ -292,8 +287,7 @@ def test_zoo_model_matches_eager(name: str, attn: str, pipeline: str):
 def test_pass_is_registered_and_idempotent():
     assert PASSES["layout"]() is LayoutPass
     imported = imported_small_model("llama", "eager")[0]
-    module = imported.module.clone()
-    attach_weights(module, copy_weights(imported.weights))
+    module, _ = working_copy(imported.module, imported.weights)
     LayoutPass().apply(make_context(), module)
     text = str(module)
     with collect_pattern_stats() as stats:

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from forge.pass_stages import run_passes
+from forge.driver.pass_stages import run_passes
+from forge.driver.report import count_body_ops
 from forge.pipelines import DEFAULT_PIPELINE
-from forge.report import count_body_ops
-from forge.weights import attach_weights
 from tests.conftest import imported_small_model
 
 
 def optimized(name: str, attn: str):
     imported, _, _ = imported_small_model(name, attn)
     module = imported.module.clone()
-    attach_weights(module, imported.weights)
     before = count_body_ops(module)
-    run_passes(module, DEFAULT_PIPELINE)
+    run_passes(module, DEFAULT_PIPELINE, weights=imported.weights)
     return module, before, count_body_ops(module)
 
 

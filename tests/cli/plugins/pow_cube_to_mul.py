@@ -8,7 +8,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dialects import aten
-from forge.context import register_pass
+from forge.driver.registry import register_pass
 from forge.patterns import ForgePattern, apply_patterns
 
 

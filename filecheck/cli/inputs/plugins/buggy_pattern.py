@@ -13,7 +13,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, op_type
 from xdsl.rewriter import Rewriter
 
 from dialects import aten
-from forge.context import register_pass
+from forge.driver.registry import register_pass
 from forge.patterns import ForgePattern
 
 

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from xdsl.passes import ModulePass
 
-from forge.context import register_pass
+from forge.driver.registry import register_pass
 
 
 @register_pass

@@ -13,7 +13,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from dialects import aten
-from forge.context import register_pass
+from forge.driver.registry import register_pass
 
 
 @register_pass

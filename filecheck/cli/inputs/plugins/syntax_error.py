@@ -1,4 +1,4 @@
-from forge.context import register_pass
+from forge.driver.registry import register_pass
 
 def broken(:
     pass

@@ -13,7 +13,7 @@ from xdsl.passes import ModulePass
 from xdsl.transforms import get_all_passes
 from xdsl.universe import Universe
 
-from forge.context import _forge_passes, get_all_dialects
+from forge.driver.registry import _forge_passes, get_all_dialects
 
 
 def _renamed(loader: Callable[[], type[ModulePass]], name: str) -> Callable[[], type[ModulePass]]:

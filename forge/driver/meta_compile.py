@@ -16,14 +16,14 @@ from typing import Any
 
 import torch
 
-from forge.artifact import CompiledModel
-from forge.artifact_files import SAVED_META
+from forge.driver.artifact import CompiledModel
+from forge.driver.artifact_files import SAVED_META
 from forge.driver.compilation import Compilation, Stage
+from forge.driver.compile_errors import CompileError
 from forge.driver.options import CompileOptions, Progress
+from forge.driver.report import call_report, pass_rows, plan_metrics, used_weights
 from forge.driver.stages import EXPORT_IMPORT, INPUTS, LOWER, OPTIMIZE, PLAN
-from forge.errors import CompileError
 from forge.frontend.fx_importer import ImportedProgram
-from forge.report import call_report, pass_rows, plan_metrics, used_weights
 
 
 def compile_meta(

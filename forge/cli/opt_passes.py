@@ -1,8 +1,8 @@
 """The passes forge-opt offers, how `--help` lists them, and how `-p` becomes pass instances.
 
-forge-opt offers xDSL's passes, Forge's (`forge.context.get_all_passes`: its own, entry-point
-plug-ins and files loaded with `--load-pass-plugin`, see forge/plugins.py) and, when the environment
-has FORGE_TEST_PASSES=1, the test-only passes of forge/testing/passes.py. Forge wins a name clash;
+forge-opt offers xDSL's passes, Forge's (`forge.driver.registry.get_all_passes`: its own, entry-point
+plug-ins and files loaded with `--load-pass-plugin`, see forge/driver/plugins.py) and, when the environment
+has FORGE_TEST_PASSES=1, the test-only passes of forge/testing/debug_passes.py. Forge wins a name clash;
 xDSL's pass then stays reachable as `xdsl-<name>`.
 
 A pipeline that cannot be built (bad syntax, an unknown pass or option, a plug-in that fails to
@@ -26,23 +26,23 @@ from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
-from forge.cli.errors import ForgeOptError
+from forge.cli.opt_errors import ForgeOptError
 from forge.diagnostics import one_line
+from forge.driver.plugins import PluginError, load_pass_plugin
+from forge.pass_runner import option_default_text
 from forge.patterns import ForgePattern
-from forge.pipeline import option_default_text
-from forge.plugins import PluginError, load_pass_plugin
 
 PassFactory = Callable[[], type[ModulePass]]
 
 TEST_PASSES_ENV = "FORGE_TEST_PASSES"
-"""Set to 1 to register Forge's test-only passes (`forge.testing.passes`)."""
+"""Set to 1 to register Forge's test-only passes (`forge.testing.debug_passes`)."""
 
 
 def registered_test_passes() -> dict[str, PassFactory]:
     """The test-only passes when FORGE_TEST_PASSES=1, else none."""
     if os.environ.get(TEST_PASSES_ENV) != "1":
         return {}
-    from forge.testing.passes import TEST_PASSES  # lazy: test-only, loaded only when asked for
+    from forge.testing.debug_passes import TEST_PASSES  # lazy: test-only, loaded only when asked for
 
     return dict(TEST_PASSES)
 
@@ -153,7 +153,7 @@ def format_pass_list(available: Mapping[str, PassFactory], forge_names: Collecti
     lines += [
         "",
         f"{TEST_PASSES_ENV}=1 in the environment also registers the test-only passes of "
-        "forge/testing/passes.py; --load-pass-plugin FILE adds a plug-in's passes to this list.",
+        "forge/testing/debug_passes.py; --load-pass-plugin FILE adds a plug-in's passes to this list.",
         "Exit codes: 0 success, 1 error in the input or pipeline, 2 bad command line, 70 internal error.",
     ]
     return "\n".join(lines)

@@ -10,8 +10,8 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
-from forge.errors import CompileError
-from forge.report import used_weights
+from forge.driver.compile_errors import CompileError
+from forge.driver.report import used_weights
 from forge.weights import WeightStore
 
 
@@ -34,5 +34,7 @@ def emit_executor(module: ModuleOp, weights: WeightStore, options: Any, states: 
         rt = get_runtime(options.runtime, options.device, precision=options.precision, weights=options.weights)
     except PrecisionError as err:
         raise CompileError(f"runtime {options.runtime!r}: {err}") from None
+    except ValueError as err:  # a runtime name nobody registered (the message lists the registered ones)
+        raise CompileError(str(err)) from None
     program = emit(module, weights, runtime=rt, device=options.device)
     return CompiledNPUExecutor(program) if states is None else CompiledNPUExecutor(program, states)

@@ -1,7 +1,7 @@
 """The compiled model, in memory and on disk: `CompiledModel` (called as the model is, `.report`,
 `.save(dir)`); forge/driver/load.py's `load(dir)` re-emits a saved model for a device without compiling it again.
 
-A saved model is a directory (forge/artifact_files.py reads it back): the planned buffer IR, its weights,
+A saved model is a directory (forge/driver/artifact_files.py reads it back): the planned buffer IR, its weights,
 and meta.json (call signature, cast policy, report, checksums). A model compiled by `compile_meta`
 references its external weights by manifest instead of copying them.
 """
@@ -17,16 +17,16 @@ from typing import Any
 import torch
 from xdsl.dialects.builtin import ModuleOp
 
-from forge.artifact_files import (
+from forge.driver.artifact_files import (
     SAVED_FORMAT,
     SAVED_IR,
     SAVED_META,
     SAVED_WEIGHTS,
     sha256,
 )
+from forge.driver.report import used_weights
 from forge.frontend.export import CallError, CallSignature, CastPolicy
 from forge.frontend.fx_importer import InputSpec
-from forge.report import used_weights
 from forge.weights import WeightStore
 
 

@@ -30,7 +30,7 @@ from xdsl.interpreter import Interpreter
 from xdsl.ir import Operation
 
 from forge.diagnostics import Diagnostic, one_line, op_location
-from forge.pipeline import PassRecord, PipelineObserver
+from forge.pass_runner import PassRecord, PipelineObserver
 
 if TYPE_CHECKING:  # torch is imported when a check runs (start-up cost): forge-opt imports this module always
     import torch
@@ -455,7 +455,7 @@ class SemanticChecker(PipelineObserver):
         """Time spent interpreting and comparing (for --timing)."""
 
     def inputs_note(self) -> str:
-        note = f"inputs: forge.semantics.random_inputs with seed {self.seed}"
+        note = f"inputs: forge.driver.semantics.random_inputs with seed {self.seed}"
         if not self.has_weights:
             return note
         if self.generated:

@@ -26,7 +26,7 @@ How 45 configurations are scored without 45 pipelines (each ≈ 65 ms on GPT-2 1
    run changes nothing when it is disabled, and variants whose optimized aten modules are
    structurally identical (`_fingerprint`) share one lowering.
 4. Affinity knobs are not re-lowered: the cost model is additive over ops and over cross-device
-   edges (`forge.analysis.cost_model`), so one npu-first lowering gives a `CostTable` with every op
+   edges (`forge.driver.cost_model`), so one npu-first lowering gives a `CostTable` with every op
    costed on both devices, and each affinity setting re-derives the devices with the same
    `AffinityPolicy` rules the lowering uses (kind and types of each npuir op; the final norm is
    the last norm op and the ops lowered with it) and re-sums.
@@ -48,14 +48,14 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
 
-from forge.analysis.cost_model import CostReport, CostTable, estimate
 from forge.analysis.repeated_layers import find_layers, truncate
-from forge.compiler import compile as forge_compile
-from forge.context import get_all_passes, make_context
 from forge.driver.compilation import Compilation
+from forge.driver.compiler import compile as forge_compile
+from forge.driver.cost_model import CostReport, CostTable, estimate
 from forge.driver.options import CompileOptions
+from forge.driver.registry import get_all_passes, make_context
 from forge.driver.stages import IMPORT_MODULE, LOWER, OPTIMIZE
-from forge.pipeline import PipelineRunner
+from forge.pass_runner import PipelineRunner
 from forge.pipelines import CLEANUP, LOWER_ATEN, SCHEDULE_DEVICES, SIMPLIFY
 from forge.transforms.fuse_ops import FuseOpsPass
 from forge.weights import WeightStore, weights_of

@@ -282,13 +282,16 @@ class PipelineRunner:
         )
 
 
-def run_pipeline(module: ModuleOp, ctx: Context, passes: Sequence[ModulePass], **options: Any) -> list[PassRecord]:
+def run_pipeline(
+    module: ModuleOp, ctx: Context, passes: Sequence[ModulePass], *, weights: WeightStore | None = None, **options: Any
+) -> list[PassRecord]:
     """Run `passes` on `module` in place and return one `PassRecord` per pass.
 
+    `weights`: the store the passes read, when the module does not carry one from its import.
     `options` are `PipelineRunner`'s keyword arguments (`names`, `verify_each`, `changes`, ...).
     Raises `PassFailure` naming the pass if one raises (or, with `verify_each`, breaks the IR).
     """
-    return PipelineRunner(ctx, passes, **options).run(module)
+    return PipelineRunner(ctx, passes, **options).run(module, weights)
 
 
 def format_timing(

@@ -30,7 +30,7 @@ from forge.diagnostics import (
     op_diagnostic,
     parse_error_diagnostic,
 )
-from forge.pipeline import PassFailure
+from forge.pass_runner import PassFailure
 
 PROG = "forge-opt"
 EXIT_ERROR = 1
@@ -190,9 +190,9 @@ def _who(fault: UserFault, error: BaseException) -> str:
 
 def _semantics_diagnostic(error: BaseException, n_passes: int, input_name: str) -> Diagnostic | None:
     """--verify-semantics errors: an input it cannot check, or a pass that changed the results."""
-    if "forge.semantics" not in sys.modules:  # then no error can come from it: do not import it to ask
+    if "forge.driver.semantics" not in sys.modules:  # then no error can come from it: do not import it to ask
         return None
-    from forge.semantics import SemanticMismatch, SemanticsError  # lazy: xDSL's interpreter
+    from forge.driver.semantics import SemanticMismatch, SemanticsError  # lazy: xDSL's interpreter
 
     if isinstance(error, SemanticsError):
         return op_diagnostic(f"--verify-semantics: {error.message}", error.op, fallback=input_name)

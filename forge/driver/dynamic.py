@@ -7,7 +7,7 @@ needs one and cached.  A call of length ``L`` runs the smallest bucket ``B >= L`
 that carries the dynamic dim is right-padded to ``B`` (with ``pad_values[name]``, default 0 --
 which is what an ``attention_mask`` needs: pads are masked out), and every output dim that
 follows the sequence dim is sliced back to ``L``.  Each bucket is an ordinary
-:class:`forge.artifact.CompiledModel` with its own memory plan and report.
+:class:`forge.driver.artifact.CompiledModel` with its own memory plan and report.
 
 The contract (:func:`compile_dynamic`):
 

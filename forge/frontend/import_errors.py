@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 
-class ImportError_(Exception):
+class FrontendError(Exception):
     """Base of the importer's user-facing errors."""
 
 
-class UnsupportedOpsError(ImportError_):
+class UnsupportedOpsError(FrontendError):
     """The graph uses ATen ops that the `aten` dialect does not have (all of them are listed)."""
 
     def __init__(self, unsupported: dict[str, tuple[int, str]]):
@@ -18,11 +18,11 @@ class UnsupportedOpsError(ImportError_):
         )
 
 
-class InputMutationError(ImportError_):
+class InputMutationError(FrontendError):
     """The program mutates a tensor it does not own (a user input, parameter or buffer)."""
 
 
-class DataDependentShapeError(ImportError_):
+class DataDependentShapeError(FrontendError):
     """A result's shape depends on tensor values (an unbacked SymInt): Forge compiles static shapes."""
 
     def __init__(self, op: str, where: str, node: str, why: str):

@@ -2,7 +2,7 @@
 
 `forge-opt`, the model compiler, the xDSL plug-in entry point and the tests all build their
 context and pass table from here, so a new dialect or pass only has to be added once.
-Entries are lazy (callables) so that importing `forge.context` stays cheap, and the contexts are
+Entries are lazy (callables) so that importing `forge.driver.registry` stays cheap, and the contexts are
 `ForgeContext`s (dialects/context.py), which go one step further for the `aten` dialect: an `aten`
 op class is built when an op of that name is first parsed or looked up, not the whole dialect.
 """

@@ -6,18 +6,18 @@
 Inputs and outputs are torch.export's (forge/frontend/export.py): `args` and `kwargs` are the example
 inputs, the compiled model is called as the model is (`compiled(*args, **kwargs)`, checked against the
 recorded in-spec) and returns the model's own structure (tensor, tuple, dict, `transformers` ModelOutput,
-KV cache); `dynamic_shapes` hands over to `forge.dynamic.compile_dynamic`. A bf16/f16 model compiles in
+KV cache); `dynamic_shapes` hands over to `forge.driver.dynamic.compile_dynamic`. A bf16/f16 model compiles in
 float32 (numpy, and so the runtime API, cannot hold bfloat16): its weights and float inputs are cast up,
 its float outputs cast back, and `report["cast_policy"]` says so.
 
 Every stage is timed, every pass is recorded through the pipeline's instrumentation hook, and
 the result carries a report dict (the `forge compile --report` JSON) with the numbers a
 researcher compares across runs; its stages add up to `total_ms` (`other_ms`: the rest of the wall
-clock). Nothing here decides how a stage works; it only sequences them. The stages live beside it:
-forge/export_import.py (export and import, block reuse, the cache-free retry), forge/pass_stages.py
-(passes, lowering, memory planning), forge/emit.py (the program), forge/report.py and forge/parity.py
-(what the report says), forge/stage_times.py (the stage clock), forge/artifact.py (`CompiledModel`,
-`save`, `load`); forge/meta_compile.py is `compile_meta`, the same stages saved instead of emitted.
+clock). Nothing here decides how a stage works; it only sequences them. The stages live beside it in
+forge/driver/: export_import.py (export and import, block reuse, the cache-free retry), pass_stages.py
+(passes, lowering, memory planning), emit.py (the program), report.py and parity.py
+(what the report says), stage_times.py (the stage clock), artifact.py (`CompiledModel`,
+`save`, `load`); forge/driver/meta_compile.py is `compile_meta`, the same stages saved instead of emitted.
 """
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ from typing import Any
 
 import torch
 
-from forge.artifact import CompiledModel
+from forge.driver.artifact import CompiledModel
 from forge.driver.compilation import Compilation
+from forge.driver.compile_errors import CompileError
 from forge.driver.options import CompileOptions, Progress
+from forge.driver.report import count_body_ops
 from forge.driver.stages import IMPORTED, compile_static
-from forge.errors import CompileError
 from forge.frontend.fx_importer import ImportedProgram
-from forge.report import count_body_ops
 
 
 def compile(
@@ -66,16 +66,16 @@ def compile(
     failure, the whole model is exported as usual); `report["blocks"]` = {distinct, instances, reused}.
 
     `args`, `kwargs` and `dynamic_shapes` mean what they mean to `torch.export.export` (the example
-    positional and keyword inputs; `dynamic_shapes` not None: `forge.dynamic.compile_dynamic`, which
+    positional and keyword inputs; `dynamic_shapes` not None: `forge.driver.dynamic.compile_dynamic`, which
     compiles shape buckets (`buckets`: their lengths, `pad_values`: what each named input is padded
-    with; see forge/dynamic.py) and returns a `DynamicCompiledModel`). The
+    with; see forge/driver/dynamic.py) and returns a `DynamicCompiledModel`). The
     result is called as the model is and returns its output structure. `dtype` is the compute dtype
     of the compiled graph: floating weights and inputs of another dtype (a bf16/f16 model) are cast to
     it on a copy of the model (the model itself is not changed) and float outputs cast back.
 
     `precision` (f32, bf16, f16) and `weights` (None, int8, int4: weight-only quantization) are the
     reduced-precision modes of `forge.precision`; `accuracy=N` adds `report["accuracy"]`: the mode
-    against eager f32 on N seeded inputs (`forge.precision.evaluate_accuracy`, 100 is the fixed set).
+    against eager f32 on N seeded inputs (`forge.driver.accuracy.evaluate_accuracy`, 100 is the fixed set).
     """
     options = CompileOptions.of(
         pipeline=pipeline, disable=tuple(disable), device=device, runtime=runtime, dtype=dtype, check=check,
@@ -83,7 +83,7 @@ def compile(
         weights=weights, accuracy=accuracy, buckets=buckets, pad_values=pad_values, reuse_blocks=reuse_blocks,
     )
     if dynamic_shapes is not None:
-        from forge.dynamic import compile_dynamic  # lazy: only for dynamic shapes
+        from forge.driver.dynamic import compile_dynamic  # lazy: only for dynamic shapes
 
         return compile_dynamic(model, tuple(args), dict(kwargs or {}), dynamic_shapes, options)
     if buckets is not None or pad_values is not None:

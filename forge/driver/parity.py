@@ -11,7 +11,7 @@ import torch
 import torch.utils._pytree as pytree
 
 if TYPE_CHECKING:
-    from forge.artifact import CompiledModel
+    from forge.driver.artifact import CompiledModel
 
 
 def measure_parity(

@@ -13,12 +13,12 @@ import torch.utils._pytree as pytree
 from xdsl.dialects.builtin import ModuleOp
 
 from forge.analysis import metrics
-from forge.analysis.cost_model import exec_cost
+from forge.driver.cost_model import exec_cost
 
 if TYPE_CHECKING:
     from forge.driver.compilation import Compilation
     from forge.frontend.export import CallSignature, CastPolicy
-    from forge.pipeline import PassRecord
+    from forge.pass_runner import PassRecord
 
 
 def count_body_ops(module: ModuleOp) -> int:
@@ -113,7 +113,7 @@ def plan_metrics(module: ModuleOp) -> dict[str, int]:
 
 def device_shares(module: ModuleOp) -> dict[str, Any]:
     """The NPU's part of the compute steps (`buffer.exec`), by count and by the cost model's estimated
-    time (`forge.analysis.cost_model.exec_cost`; transfers left out: the transitions count those)."""
+    time (`forge.driver.cost_model.exec_cost`; transfers left out: the transitions count those)."""
     steps = {"npu": 0, "cpu": 0}
     micros = {"npu": 0.0, "cpu": 0.0}
     for op in module.walk():

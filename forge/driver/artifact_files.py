@@ -1,6 +1,6 @@
 """A saved model's files: their names and format, and reading each back with its checks.
 
-`forge.load` (forge/artifact.py) reads a directory `CompiledModel.save` wrote: meta.json (format, runtime,
+`forge.load` (forge/driver/artifact.py) reads a directory `CompiledModel.save` wrote: meta.json (format, runtime,
 device, inputs, call signature, cast policy, report, the SHA-256 of the other files), model.mlir (the
 planned buffer IR, parsed and verified) and model.safetensors (its weights), or the external safetensors
 files a `compile_meta` artifact names. Anything wrong is a `LoadError` naming the file and what is wrong.
@@ -19,9 +19,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from forge.analysis.dominance import verify_module
-from forge.context import make_context
 from forge.diagnostics import one_line
-from forge.errors import LoadError
+from forge.driver.compile_errors import LoadError
+from forge.driver.registry import make_context
 from forge.frontend.export import CallSignature, CastPolicy
 from forge.frontend.fx_importer import InputSpec
 from forge.weights import WeightsError, WeightStore

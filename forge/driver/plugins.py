@@ -1,9 +1,9 @@
 """Load passes from a Python file without packaging it: `forge-opt --load-pass-plugin=FILE`.
 
 Like mlir-opt's `--load-pass-plugin`, the file is imported (as a module of its own, once per
-path) and registers its passes through Forge's registry, `forge.context.register_pass`:
+path) and registers its passes through Forge's registry, `forge.driver.registry.register_pass`:
 
-    from forge.context import register_pass
+    from forge.driver.registry import register_pass
 
     @register_pass
     @dataclass(frozen=True)
@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
 
-from forge import context
+from forge.driver import registry
 
 
 class PluginError(Exception):
@@ -66,11 +66,11 @@ def load_pass_plugin(path: str) -> list[str]:
         raise PluginError(f"cannot load pass plug-in: {reason}", path)
     name = module_name(path)
     _import(name, path)
-    registered = [n for n, cls in context._REGISTERED_PASSES.items() if cls.__module__ == name]
+    registered = [n for n, cls in registry._REGISTERED_PASSES.items() if cls.__module__ == name]
     if not registered:
         raise PluginError(
             "the pass plug-in registered no pass (decorate a ModulePass subclass with "
-            "forge.context.register_pass)",
+            "forge.driver.registry.register_pass)",
             path,
         )
     return registered
@@ -80,13 +80,13 @@ def load_pass_plugin(path: str) -> list[str]:
 def pass_plugin(path: str | os.PathLike[str]) -> Iterator[ModuleType]:
     """Load the plug-in at `path` for the block: yields its module; its passes are unregistered after."""
     path = os.fspath(path)
-    before = dict(context._REGISTERED_PASSES)
+    before = dict(registry._REGISTERED_PASSES)
     load_pass_plugin(path)
     try:
         yield sys.modules[module_name(path)]
     finally:
-        context._REGISTERED_PASSES.clear()
-        context._REGISTERED_PASSES.update(before)
+        registry._REGISTERED_PASSES.clear()
+        registry._REGISTERED_PASSES.update(before)
         sys.modules.pop(module_name(path), None)
 
 

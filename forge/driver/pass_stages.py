@@ -1,7 +1,7 @@
 """Pass pipelines run by their spelling.
 
-`parse_pipeline` turns a `forge-opt -p` spelling into pass instances from the registry (`forge.context`);
-`run_passes` runs one on a module in place through the instrumented runner (`forge.pipeline`). The compile's
+`parse_pipeline` turns a `forge-opt -p` spelling into pass instances from the registry (`forge.driver.registry`);
+`run_passes` runs one on a module in place through the instrumented runner (`forge.pass_runner`). The compile's
 pass stages (forge/driver/stages.py) are its callers.
 """
 
@@ -13,9 +13,9 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 
-from forge.context import get_all_passes, make_context
-from forge.errors import CompileError
-from forge.pipeline import PassRecord, PipelineRunner
+from forge.driver.compile_errors import CompileError
+from forge.driver.registry import get_all_passes, make_context
+from forge.pass_runner import PassRecord, PipelineRunner
 from forge.weights import WeightStore
 
 

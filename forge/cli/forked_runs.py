@@ -28,7 +28,7 @@ import tempfile
 from collections.abc import Callable
 
 PROGRAM = "forge-opt"
-PRELOAD = ("torch", "forge.cli.opt", "forge.semantics", "forge.interpreter")
+PRELOAD = ("torch", "forge.cli.opt", "forge.driver.semantics", "forge.interpreter")
 """What the forkserver imports once: forge-opt itself and what `--verify-semantics` needs."""
 _SPECIAL = set("|&;<>()$`\\*?[]#~{}\n")
 """Characters the shell would act on outside quotes (expansions, redirections, lists, globs)."""
@@ -50,7 +50,7 @@ class ForkedForgeOpt:
     def __init__(self) -> None:
         self._scratch = tempfile.mkdtemp(prefix="forge-reduce-out-")
         self._server = subprocess.Popen(
-            [sys.executable, "-c", "from forge.cli.forked_test import serve; serve()"],
+            [sys.executable, "-c", "from forge.cli.forked_runs import serve; serve()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         )
 

@@ -17,10 +17,10 @@ from typing import Any
 import torch
 
 from forge.diagnostics import one_line
-from forge.errors import CompileError
-from forge.frontend.errors import ImportError_
+from forge.driver.compile_errors import CompileError
 from forge.frontend.export import ExportError, export_model
 from forge.frontend.fx_importer import import_program
+from forge.frontend.import_errors import FrontendError
 
 
 def example_inputs(args: Any, kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -51,7 +51,7 @@ def export_and_import(model, args, kwargs, reuse_blocks: bool = False):
     try:
         signature, imported = once(kwargs)
         return signature, imported, None
-    except (CompileError, ImportError_) as err:
+    except (CompileError, FrontendError) as err:
         if not _may_drop_cache(model, kwargs):
             raise
         why = one_line(str(err))
