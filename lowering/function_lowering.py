@@ -487,6 +487,8 @@ _CHECKED_CONSTANT = 1 << 16
 def _small_constant(value: Attribute) -> bool:
     if not isinstance(value, DenseIntOrFPElementsAttr):
         return False
+    if math.prod(value.get_shape()) == 0:
+        return True  # no values (a size-0 constant): xDSL's is_splat reads the first
     if value.is_splat():
         values = value.get_values()[:1]
     elif math.prod(value.get_shape()) <= _CHECKED_CONSTANT:
