@@ -21,8 +21,8 @@ EXPECTED_FILE = Path(__file__).with_name("expected_failures.txt")
 EXPECTED = read_expected(EXPECTED_FILE)
 OP_IDS = [op_id(info) for info in op_database()]
 
-PASSED_FLOOR = 593
-PASS_RATE_FLOOR = 0.929
+PASSED_FLOOR = 594
+PASS_RATE_FLOOR = 0.931
 """The figures of the last full run (expected_failures.txt's header): a regression fails. Raise
 them as entries start passing."""
 
