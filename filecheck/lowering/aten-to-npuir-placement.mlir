@@ -4,7 +4,7 @@
 // Issue 31: ops that used to run on the host through the aten fallback now lower to npuir kinds the
 // npu runs (nothing here falls back).
 
-// CHECK: builtin.module attributes {npuir.lowering = {vregs = 95 : i64, fallbacks = 0 : i64, dropped = 0 : i64}}
+// CHECK: builtin.module attributes {npuir.lowering = {vregs = 105 : i64, fallbacks = 0 : i64, dropped = 0 : i64}}
 
 // Views never leave the npu: unbind is a slice and a reshape per used result, unflatten a
 // reshape, expand_as a broadcast (negative dims normalized).
@@ -191,4 +191,22 @@ func.func @empty_parts(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %exp = aten.exp %slice : (tensor<2x0xf32>) -> tensor<2x0xf32>
   %cat = aten.cat [%exp, %x] {dim = -1} : (tensor<2x0xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
   func.return %cat : tensor<2x4xf32>
+}
+
+// max.dim (keepdim) is a reduce and the first maximum's topk of one; argmin along an axis is the first
+// maximum of -x, reshaped; clamp.Tensor is a max with the lower bound, then a min with the upper.
+// CHECK-LABEL: func.func @selection_more
+// CHECK:        %max = npuir.reduce npu %x_1 {kind = max, axes = [1], keepdims = true, vreg = 3} : (tensor<3x5xf32>) -> tensor<3x1xf32>
+// CHECK-NEXT:   %max_1 = npuir.topk npu %x_1 {k = 1, axis = 1, vreg = 4} : (tensor<3x5xf32>) -> tensor<3x1xi64>
+// CHECK-NEXT:   %[[NEG:.*]] = npuir.unary npu %x_1 {kind = neg, vreg = 5}
+// CHECK-NEXT:   %[[FIRST:.*]] = npuir.topk npu %[[NEG]] {k = 1, axis = 1, vreg = 6} : (tensor<3x5xf32>) -> tensor<3x1xi64>
+// CHECK-NEXT:   %argmin = npuir.reshape npu %[[FIRST]] {vreg = 7} : (tensor<3x1xi64>) -> tensor<3xi64>
+// CHECK-NEXT:   %[[LO:.*]] = npuir.binary npu %x_1, %lo_1 {kind = max, vreg = 8}
+// CHECK-NEXT:   %clamp = npuir.binary npu %[[LO]], %hi_1 {kind = min, vreg = 9}
+// CHECK-NEXT:   func.return %max, %max_1, %argmin, %clamp
+func.func @selection_more(%x: tensor<3x5xf32>, %lo: tensor<5xf32>, %hi: tensor<3x1xf32>) -> (tensor<3x1xf32>, tensor<3x1xi64>, tensor<3xi64>, tensor<3x5xf32>) {
+  %max, %max_1 = aten.max.dim %x {dim = 1, keepdim = true} : (tensor<3x5xf32>) -> (tensor<3x1xf32>, tensor<3x1xi64>)
+  %argmin = aten.argmin %x {dim = -1} : (tensor<3x5xf32>) -> tensor<3xi64>
+  %clamp = aten.clamp.Tensor %x, %lo, %hi : (tensor<3x5xf32>, tensor<5xf32>, tensor<3x1xf32>) -> tensor<3x5xf32>
+  func.return %max, %max_1, %argmin, %clamp : tensor<3x1xf32>, tensor<3x1xi64>, tensor<3xi64>, tensor<3x5xf32>
 }
