@@ -44,9 +44,9 @@ BLOCKED: dict[str, str] = {}
 
 DATA_DEPENDENT = frozenset({
     "aten.nonzero", "aten.unique", "aten._unique2", "aten.unique_consecutive", "aten.unique_dim",
-    "aten.masked_select", "aten.masked_scatter", "aten.index_put",
+    "aten.masked_select",
 })  # fmt: skip
-"""Ops whose output shape (or written positions) depends on the values: what may stay on the CPU."""
+"""Ops whose output shape depends on the values: what may stay on the CPU."""
 MAX_TRANSITION_RATIO = 0.58
 """The paper's claim: device-affinity scheduling removes at least 42% of the transitions."""
 
