@@ -27,7 +27,7 @@ from backends.nnfactory.emitter import emit, npu_kinds
 from backends.nnfactory.pyemit import _HELPERS, cpu_expr
 from dialects import npuir as N
 from dialects.torch_types import tensor_type
-from forge.analysis import cost_model as cm
+from forge.driver import cost_model as cm
 from forge.interpreter import interpret
 from forge.kinds import KINDS, Example, KindSpec, UnknownKindError, kind_spec
 from lowering.affinity import AffinityPolicy

@@ -44,7 +44,7 @@ def parity(expected: Any, got: Any) -> dict[str, float]:
         first = parity(expected_leaves[0], got_leaves[0])
         max_abs = max(_max_abs(e, g) for e, g in zip(expected_leaves, got_leaves, strict=True))
         return {"max_abs": max_abs, "kl": first["kl"]}
-    from forge.precision import mean_kl  # lazy: forge.precision is imported when a check runs, not before
+    from forge.driver.accuracy import mean_kl  # lazy: imported when a check runs, not before
 
     expected, got = expected_leaves[0].double(), got_leaves[0].double()
     return {"max_abs": _max_abs(expected, got), "kl": mean_kl(expected, got)}

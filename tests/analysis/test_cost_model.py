@@ -7,7 +7,7 @@ import math
 import pytest
 from xdsl.parser import Parser
 
-from forge.analysis import cost_model as cm
+from forge.driver import cost_model as cm
 from forge.driver.pass_stages import run_passes
 from forge.driver.registry import make_context
 from forge.pipelines import LOWER_TO_NPUIR
