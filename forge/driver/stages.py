@@ -143,9 +143,20 @@ def _accuracy(c: Compilation) -> None:
 
 
 def _check(c: Compilation) -> None:
-    from forge.driver.parity import measure_parity
+    """Parity against eager, judged by the bound of what ran; a mismatch is bisected to its first divergent op
+    (`report["parity"]["first_divergence"]`, forge/driver/bisect.py)."""
+    from forge.driver.parity import check_parity
+    from forge.precision import bounds
 
-    c.report["parity"] = measure_parity(c.exported_model, c.result, c.args, c.kwargs)
+    runs_as = c.report["runtime_config"].get("runs_as", c.options.precision)
+    parity = check_parity(c.exported_model, c.result, c.args, c.kwargs, bounds(runs_as, c.options.weights).max_abs)
+    if not parity["ok"]:
+        from forge.driver.bisect import bisect
+
+        found = bisect(c.exported_model, c.export_args, c.export_kwargs, options=c.options)
+        parity["first_divergence"] = found.first.to_json() if found.first else None
+        parity["bisect"] = found.summary()
+    c.report["parity"] = parity
 
 
 EMIT = Stage("emit NNFactory segments", _emit, clock="emit_ms")
