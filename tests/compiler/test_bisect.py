@@ -10,7 +10,7 @@ import torch
 from torch import nn
 from xdsl.passes import ModulePass
 
-from backends.nnfactory.openvino_runtime import OpenVINOGraphBuilder
+from backends.nnfactory.runtime.openvino_runtime import OpenVINOGraphBuilder
 from forge.driver import registry
 from forge.driver.bisect import bisect, compare
 from forge.driver.options import CompileOptions
