@@ -38,11 +38,11 @@ from xdsl.interpreter import Interpreter
 from xdsl.ir import Operation, SSAValue
 
 from forge.diagnostics import op_location
+from forge.driver.compilation import Compilation
 from forge.driver.options import CompileOptions
-from forge.driver.pass_stages import run_passes
 from forge.driver.semantics import tolerance_for
+from forge.driver.stages import EMIT, LOWER, PLAN, passes_stage
 from forge.interpreter import interpret
-from forge.pipelines import PLAN_MEMORY
 
 NOT_COMPARED = frozenset({"aten.weight", "aten.constant"})
 """Ops whose value is data, not a computation: a pass may store it in another layout under the same name."""
@@ -321,6 +321,7 @@ def bisect(model: torch.nn.Module, args: Sequence[Any], kwargs: dict[str, Any] |
                                   max_abs, scale, detail=f"steps: {steps}")
         return None
 
+    compilation = Compilation(options, imported=imported)  # the compile's own stages, one pass at a time
     module, weights = imported.module, imported.weights
     state: dict[str, Any] = {}
 
@@ -335,10 +336,10 @@ def bisect(model: torch.nn.Module, args: Sequence[Any], kwargs: dict[str, Any] |
     if run.stage("frontend normalization", frontend) or run.stage("import", in_ir("import")):
         return run.result
     for name in _pass_names(options.passes, options.disable):
-        run_passes(module, [name], weights=weights)
+        compilation.run((passes_stage(f"pass {name}", [name]),))
         if run.stage(f"pass {name}", in_ir(f"pass {name}")):
             return run.result
-    _lowering_and_runtime(run, module, weights, state.get("recorder"), len(fx.outputs))
+    _lowering_and_runtime(run, compilation, state.get("recorder"), len(fx.outputs))
     return run.result
 
 
@@ -349,27 +350,25 @@ def _pass_names(spec: Sequence[str] | str, disable: Sequence[str]) -> list[str]:
     return list(names)
 
 
-def _lowering_and_runtime(run: _Run, module: ModuleOp, weights: Any, recorder: _OpRecorder | None,
-                          n_outputs: int) -> None:
-    """Every value of the optimized IR made an output, lowered and interpreted, then emitted and run."""
+def _lowering_and_runtime(run: _Run, optimized: Compilation, recorder: _OpRecorder | None, n_outputs: int) -> None:
+    """Every value of the optimized IR made an output, lowered and interpreted (the LOWER and PLAN stages),
+    then emitted and run (EMIT)."""
     if recorder is None:
         return
-    exposed_module, exposed = expose_values(module)
+    exposed_module, exposed = expose_values(optimized.module)
     values = {id(result): value for _, result, value in recorder.values}
     remapped = {id(r): values[id(r)] for _, r in exposed if id(r) in values}
+    c = Compilation.of_module(exposed_module, optimized.weights, run.options)
 
     def lowered() -> Divergence | None:
-        run_passes(exposed_module, run.options.lowering_passes, weights=weights)
-        run_passes(exposed_module, PLAN_MEMORY, weights=weights)
+        c.run((LOWER, PLAN))
         with torch.no_grad():
-            got = interpret(exposed_module, weights, *run.inputs, func_name=_function(exposed_module).sym_name.data)
+            got = interpret(c.module, c.weights, *run.inputs, func_name=_function(c.module).sym_name.data)
         return _exposed_divergence("lowering", exposed, remapped, list(got), n_outputs)
 
     def runtime() -> Divergence | None:
-        from forge.driver.emit import emit_executor
-
-        executor = emit_executor(exposed_module, weights, run.options)
-        got = executor(*run.inputs)
+        c.run((EMIT,))
+        got = c.executor(*run.inputs)
         got = list(got) if isinstance(got, (list, tuple)) else [got]
         return _exposed_divergence(f"runtime ({run.options.runtime})", exposed, remapped, got, n_outputs)
 
