@@ -102,7 +102,7 @@ def isa_extensions() -> list[str]:
 
 def precision_capabilities() -> dict[str, Any]:
     """What OpenVINO says this CPU computes natively, and what each precision mode runs as here."""
-    from backends.nnfactory.openvino_runtime import CAPABILITIES_ENV, cpu_capabilities
+    from backends.nnfactory.runtime.openvino_runtime import CAPABILITIES_ENV, cpu_capabilities
     from forge.precision import PRECISIONS, resolve_precision
 
     caps = cpu_capabilities()

@@ -46,7 +46,7 @@ def save_variants(a: argparse.Namespace, out: str) -> dict:
     model = build_model(a.model, layers=a.layers, attn=a.attn).eval()
     args = tuple(example_inputs(a.model, seq_len=a.seq_len))
     import forge
-    from backends.nnfactory import openvino_runtime
+    from backends.nnfactory.runtime import openvino_runtime
 
     core = openvino_runtime.core()
     captured: list[tuple[ov.Model, dict]] = []

@@ -10,7 +10,7 @@ For each model, one process builds both graphs from the same seeded model and to
 * **OpenVINO**: `ov.convert_model(torch.export.export(model, inputs))`, reshaped to the inputs' static
   shapes as the peer is, compiled with the same
   properties as the `bench/peers.py` OpenVINO peer (`peers.OV_CPU_PROPERTIES`: f32, the thread/stream
-  settings of `backends.nnfactory.openvino_settings.peer_properties`) plus `PERF_COUNT: YES`.
+  settings of `backends.nnfactory.runtime.openvino_settings.peer_properties`) plus `PERF_COUNT: YES`.
 
 `ROUNDS` calls of each, interleaved (one Forge call, one OpenVINO call, ...) after `WARMUP` calls.
 `request.get_profiling_info()` after each call gives every executed node's type, its implementation
@@ -111,7 +111,7 @@ def _forge(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...], precision: 
     """Forge's program re-emitted with PERF_COUNT on (same buffer IR, same compile properties)."""
     import forge
     from backends.nnfactory import emit
-    from backends.nnfactory.openvino_runtime import OpenVINORuntime
+    from backends.nnfactory.runtime.openvino_runtime import OpenVINORuntime
 
     compiled = forge.compile(model, inputs, precision=precision)
     runtime = OpenVINORuntime("CPU", precision=precision, properties={"PERF_COUNT": "YES"})
@@ -276,7 +276,7 @@ FINDINGS = """
   waits for its busy core: OpenVINO f32 pinned vs unpinned, interleaved random order, ResNet-50 40 rounds
   at load 6.4: 163.5 vs 144.8 ms; GPT-2 12L 30 rounds at load 7-8: 571 vs 544 ms. Forge's segments and the
   OpenVINO peer now both run unpinned (`ENABLE_CPU_PINNING` False,
-  `backends.nnfactory.openvino_settings.peer_properties`).
+  `backends.nnfactory.runtime.openvino_settings.peer_properties`).
 * **ResNet-50 vs ONNX Runtime.** Not faster in the kernels: op by op (PERF_COUNT on Forge's graph, ONNX
   Runtime's `enable_profiling`, 15 interleaved calls, load 6.9) Conv is 177.1 ms (53 nodes,
   `brgconv_avx512(_1x1)_f32`) vs 181.6 ms (53 nodes), everything else < 0.5 ms on both sides. The session's

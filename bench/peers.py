@@ -33,7 +33,7 @@ a fresh state, so no system profits from an earlier one's caches:
 All systems run fp32 on the CPU (except `openvino-default`); inference under `no_grad`. Threads and
 streams are set explicitly and
 alike (issue 15 item 3; `THREADS` records them, `ORT_SESSION_CONFIG` ONNX Runtime's): Forge's segments and
-the OpenVINO peer compile with `backends.nnfactory.openvino_settings.peer_properties()`
+the OpenVINO peer compile with `backends.nnfactory.runtime.openvino_settings.peer_properties()`
 (`INFERENCE_NUM_THREADS` = the cores of this process, `NUM_STREAMS` 1, `PERFORMANCE_HINT` LATENCY,
 `ENABLE_CPU_PINNING` False, `TBB_PARTITIONER` AUTO: work split dynamically, not evenly up front), ONNX Runtime gets
 `intra_op_num_threads` = the same cores and one inter-op thread (sequential execution; with an explicit
@@ -57,7 +57,7 @@ from typing import Any
 
 import torch
 
-from backends.nnfactory.openvino_settings import cores, peer_properties
+from backends.nnfactory.runtime.openvino_settings import cores, peer_properties
 
 SYSTEMS: tuple[str, ...] = ("forge", "openvino", "onnxruntime", "torch.compile", "eager")
 """The systems of the latency-style sections (built in one process)."""

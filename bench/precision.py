@@ -8,8 +8,9 @@ order per round, `bench.latency.call_orders`, before call i + 1), so a busy mome
 lands on every system alike. OpenVINO's models are reshaped to the inputs' static shapes, as the latency
 peer and Forge's graphs are, and each of its calls copies the logits out once (`infer`), as Forge returns
 a new tensor.
-Every system runs with the same explicit thread/stream settings (`backends.nnfactory.openvino_settings.peer_properties`:
-`INFERENCE_NUM_THREADS` = this process's cores, `NUM_STREAMS` 1, `PERFORMANCE_HINT` LATENCY, no core pinning).
+Every system runs with the same explicit thread/stream settings
+(`backends.nnfactory.runtime.openvino_settings.peer_properties`: `INFERENCE_NUM_THREADS` = this process's
+cores, `NUM_STREAMS` 1, `PERFORMANCE_HINT` LATENCY, no core pinning).
 
 Accuracy: every mode is compiled again at sequence `ACCURACY_SEQ_LEN` (32, to keep 100 sequences
 affordable) and compared with eager f32 on `SEQUENCES` seeded token sequences (seeds 0..99, uniform
@@ -65,7 +66,7 @@ def _modes(quick: bool) -> tuple[tuple[str, str, str | None], ...]:
 
 
 def run(quick: bool = False) -> dict[str, Any]:
-    from backends.nnfactory.openvino_settings import peer_properties
+    from backends.nnfactory.runtime.openvino_settings import peer_properties
 
     warmup, runs = (QUICK_WARMUP, QUICK_RUNS) if quick else (WARMUP, RUNS)
     n = QUICK_SEQUENCES if quick else SEQUENCES
@@ -100,7 +101,7 @@ def _openvino(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...], precisio
     """OpenVINO's PyTorch path with the same thread settings; `precision` None: its default hint."""
     import openvino as ov
 
-    from backends.nnfactory.openvino_settings import peer_properties
+    from backends.nnfactory.runtime.openvino_settings import peer_properties
 
     gc.collect()
     core = ov.Core()

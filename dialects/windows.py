@@ -1,6 +1,6 @@
 """Sliding-window arithmetic shared by the npuir verifiers and the runtime graph API.
 
-Plain integer functions with no imports, so that `backends.nnfactory.graph_values` (which the
+Plain integer functions with no imports, so that `backends.nnfactory.runtime.graph_values` (which the
 standalone programs of `--emit nnfactory-py` load without xDSL or torch) can use them too.
 """
 

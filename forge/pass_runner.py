@@ -31,7 +31,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from forge.analysis.dominance import verify_module
-from forge.patterns import PatternStats, collect_pattern_stats
+from forge.patterns import PatternStats, collect_pattern_stats, current_pattern_stats
 from forge.weights import WeightStore, attach_weights
 
 
@@ -214,7 +214,9 @@ class PipelineRunner:
             for observer in self.observers:
                 observer.before_pass(index, name, module)
             before = module.clone() if self.snapshot_before else None
-            stats = PatternStats(debug=self.debug_patterns, explain=self.explain_pattern)
+            outer = current_pattern_stats()  # a caller collecting around the pipeline sees each pass's too
+            stats = (outer.nested(self.debug_patterns, self.explain_pattern) if outer is not None
+                     else PatternStats(debug=self.debug_patterns, explain=self.explain_pattern))
             start = time.perf_counter()
             try:
                 with collect_pattern_stats(stats):

@@ -10,8 +10,8 @@ Two independent choices, validated here (`check_precision`, `check_weights`: a
   matmul-like ops (linear, gated_mlp, matmul).
 
 `BOUNDS` are each mode's stated accuracy contract (`within_bounds`). The rest of the modes lives
-in the layer that uses it: the quantization maths and graph in backends/nnfactory/quantize.py, the
-OpenVINO settings of a mode in backends/nnfactory/openvino_settings.py, the accuracy measurement in
+in the layer that uses it: the quantization maths and graph in backends/nnfactory/runtime/quantize.py, the
+OpenVINO settings of a mode in backends/nnfactory/runtime/openvino_settings.py, the accuracy measurement in
 forge/driver/accuracy.py.
 """
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install Intel's NNFactory (intel-npu-acceleration-library 1.4.0, the last release,
 # sdist only) into the active venv, built against the venv's own OpenVINO wheel, so
-# Forge's `nnfactory` runtime (backends/nnfactory/intel_runtime.py) can run.
+# Forge's `nnfactory` runtime (backends/nnfactory/runtime/intel_runtime.py) can run.
 #
 #   scripts/install_nnfactory.sh [--force]
 #

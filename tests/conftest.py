@@ -53,8 +53,7 @@ def zoo_case(request):
 def require_runtime(name: str) -> None:
     """Skip the test when runtime `name` is not installed; with FORGE_REQUIRE_NNFACTORY=1 (CI, after
     `make nnfactory`) its absence is a failure instead."""
-    from backends.nnfactory import intel_runtime
-    from backends.nnfactory.runtime import available_runtimes
+    from backends.nnfactory.runtime import available_runtimes, intel_runtime
 
     if name not in available_runtimes():
         reason = f"{name} runtime not installed: {intel_runtime._missing()}; run scripts/install_nnfactory.sh"

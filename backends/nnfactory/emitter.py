@@ -57,10 +57,10 @@ from forge.weights import WeightStore, weights_of
 
 from .analysis import SegmentPlan, analyze, describe_op, op_text
 from .executor import CompiledNPUExecutor
-from .graph_builder import GraphBuilder
-from .graph_values import GraphBuildError, Node, to_numpy_dtype
 from .program import CpuStep, EmitError, Program, Segment, SegmentStats, SegmentStep, Step, ValueRef
 from .runtime import CompiledGraph, Runtime, get_runtime
+from .runtime.graph_builder import GraphBuilder
+from .runtime.graph_values import GraphBuildError, Node, to_numpy_dtype
 
 __all__ = [
     "GraphTrace",
@@ -188,9 +188,9 @@ class _SegmentEmitter:
         self.constant_bytes += array.nbytes
 
     def quantized_source(self, value: SSAValue, ref: ValueRef, k_axis: int, mode: str) -> None:
-        """A 2-D f32 matmul weight quantized (`backends.nnfactory.quantize.weight_node`, owned by the precision
+        """A 2-D f32 matmul weight quantized (`backends.nnfactory.runtime.quantize.weight_node`, owned by the precision
         work): built output-major `[N, K]`, so a weight contracted on its axis 0 is held transposed."""
-        from backends.nnfactory.quantize import weight_node
+        from backends.nnfactory.runtime.quantize import weight_node
 
         array, _ = self.source_array(ref)
         self.trace.begin(ref.name, f"%{ref.name} as {mode} weights")

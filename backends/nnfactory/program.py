@@ -30,8 +30,8 @@ from dialects import npuir as N
 from dialects.torch_types import ELEMENT_TYPES
 from forge.weights import WeightStore
 
-from .graph_values import torch_numpy_dtype
 from .runtime import CompiledGraph, Runtime
+from .runtime.graph_values import torch_numpy_dtype
 
 __all__ = [
     "ArenaSpec",

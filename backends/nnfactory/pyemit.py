@@ -52,10 +52,10 @@ from forge.weights import WeightStore, weights_of
 
 from .analysis import Analysis, SegmentPlan, analyze
 from .emitter import GraphTrace, _Sources, bool_carrier, build_segment, file_key
-from .graph_builder import PUBLIC_OPS, GraphBuilder
-from .graph_values import Node
 from .program import CpuStep, EmitError, TransferStep, ValueRef
 from .runtime import get_runtime
+from .runtime.graph_builder import PUBLIC_OPS, GraphBuilder
+from .runtime.graph_values import Node
 
 __all__ = ["emit_python"]
 
@@ -542,8 +542,8 @@ def emit_python(
     if native:
         header += [
             "",
-            "from backends.nnfactory.intel_runtime import load_backend  # noqa: E402  (imports NNFactory without",
-            "                                                          # the package __init__, see its docstring)",
+            "# load_backend imports NNFactory without the package __init__ (see its docstring)",
+            "from backends.nnfactory.runtime.intel_runtime import load_backend  # noqa: E402",
             "",
             "_BACKEND = load_backend()",
             "NNFactory = _BACKEND.NNFactory",

@@ -6,6 +6,7 @@
     forge models                              # name, kind, attention implementations, inputs
     forge generate gpt2 --prompt-len 128 --new-tokens 64   # KV-cache generation (forge/cli/generate.py)
     forge lit-init my-tests/                  # a lit.cfg for tests of your own (forge/cli/lit_init.py)
+    forge bisect vit --small                  # the first op that diverges from PyTorch (forge/cli/bisect_cmd.py)
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from forge.cli.bisect_cmd import add_bisect_parser, cmd_bisect
 from forge.cli.generate import add_generate_parser, cmd_generate
 from forge.cli.import_cmd import IR_STAGES, add_import_parser, cmd_emit_stage, cmd_import
 from forge.cli.lit_init import add_lit_init_parser, cmd_lit_init
@@ -102,6 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     add_import_parser(sub)
     add_generate_parser(sub)
     add_lit_init_parser(sub)
+    add_bisect_parser(sub)
     return parser
 
 
@@ -232,8 +235,7 @@ def format_report(report: dict[str, Any]) -> str:
             f"{blocks['reused']} reused"
         )
     if "parity" in report:
-        parity = report["parity"]
-        lines.append(f"parity vs eager: max |diff| {parity['max_abs']:.3e}, mean KL {parity['kl']:.3e}")
+        lines += format_parity(report["parity"])
     if "runtime_config" in report:
         lines.append(format_precision(report))
     if "cpu_fallback" in report:
@@ -323,6 +325,24 @@ def _emit_stage(args: argparse.Namespace, compiled) -> None:
         print(text)
 
 
+def format_parity(parity: dict[str, Any]) -> list[str]:
+    """The parity line; a mismatch adds the first divergent op and the stages the bisection checked."""
+    line = f"parity vs eager: max |diff| {parity['max_abs']:.3e}, mean KL {parity['kl']:.3e}"
+    if parity.get("ok", True):
+        return [line]
+    line += f" -- MISMATCH: beyond {parity['tolerance']:.3e} (output scale {parity['scale']:.3g})"
+    return [line, *parity.get("bisect", "").splitlines()]
+
+
+def _failed_check(report: dict[str, Any]) -> int:
+    """1 (after saying so) when --check found a mismatch."""
+    if report.get("parity", {}).get("ok", True):
+        return 0
+    print("forge: error: the compiled model does not match eager PyTorch (--check); see the first divergent op above",
+          file=sys.stderr)
+    return 1
+
+
 def _cmd_compile(args: argparse.Namespace) -> int:
     _, _, compiled = _compile(args, keep_stages=args.emit in ("aten", "npuir", "buffer"))
     if args.emit:
@@ -340,9 +360,9 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         args.report.write_text(json.dumps(compiled.report, indent=2))
     if args.save:
         compiled.save(args.save)
-    if args.plot_memory:
-        return _plot_memory(args.plot_memory, compiled)
-    return 0
+    if args.plot_memory and (code := _plot_memory(args.plot_memory, compiled)):
+        return code
+    return _failed_check(compiled.report)
 
 
 def _plot_memory(path: Path, compiled) -> int:
@@ -401,7 +421,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     compiled.report["latency_ms"] = {"median": p50, "p99": p99}
     if args.report:
         args.report.write_text(json.dumps(compiled.report, indent=2))
-    return 0
+    return _failed_check(compiled.report)
 
 
 def _load_plugins(paths: list[str]) -> int:
@@ -438,6 +458,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_import(args)
         if args.command == "generate":
             return cmd_generate(args)
+        if args.command == "bisect":
+            return cmd_bisect(args)
         if args.command == "compile" and args.emit in IR_STAGES:
             return cmd_emit_stage(args)  # stops after that stage (forge/cli/import_cmd.py)
         return _cmd_compile(args) if args.command == "compile" else _cmd_run(args)

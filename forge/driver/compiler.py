@@ -32,7 +32,8 @@ from forge.driver.compilation import Compilation
 from forge.driver.compile_errors import CompileError
 from forge.driver.options import CompileOptions, Progress
 from forge.driver.report import count_body_ops
-from forge.driver.stages import IMPORTED, compile_static
+from forge.driver.stages import IMPORTED
+from forge.driver.static_compile import compile_static
 from forge.frontend.fx_importer import ImportedProgram
 
 

@@ -29,7 +29,7 @@ The contract (:func:`compile_dynamic`):
   example inputs, not a proof: a model whose padding behaviour depends on the values is not
   covered.
 
-Each bucket is compiled by the stage list of a static compile (`forge.driver.stages.compile_static`) with
+Each bucket is compiled by the stage list of a static compile (`forge.driver.static_compile.compile_static`) with
 the compile's `CompileOptions`; nothing calls back into `forge.compile`.
 """
 
@@ -45,7 +45,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from forge.driver.options import CompileOptions
-from forge.driver.stages import compile_static
+from forge.driver.static_compile import compile_static
 from forge.frontend.node_locations import recorded_model_frames
 
 MAX_BUCKET_LEN = 1 << 16

@@ -14,12 +14,37 @@ if TYPE_CHECKING:
     from forge.driver.artifact import CompiledModel
 
 
+CHECK_RTOL = 1e-4
+"""`check=True` fails beyond the mode's bound plus this fraction of the output's scale (max |eager|): the f32
+zoo families stay within 1e-4 at scales 0.3-10 (tests/compiler/test_zoo_families.py)."""
+
+
+def check_parity(model: torch.nn.Module, compiled: CompiledModel, args: Sequence[Any], kwargs: dict[str, Any] | None,
+                 bound: float) -> dict[str, Any]:
+    """`measure_parity` judged: `scale` (max |eager output|), `tolerance` (`bound` + CHECK_RTOL * scale) and
+    `ok`; a NaN difference is never ok."""
+    measured, expected = _measured(model, compiled, args, kwargs)
+    scale = max((_finite_max(t) for t in pytree.tree_leaves(expected) if isinstance(t, torch.Tensor)), default=0.0)
+    tolerance = bound + CHECK_RTOL * scale
+    return {**measured, "scale": scale, "tolerance": tolerance, "ok": measured["max_abs"] <= tolerance}
+
+
+def _finite_max(t: torch.Tensor) -> float:
+    finite = t.detach().double()[torch.isfinite(t.detach().double())] if t.is_floating_point() else t.double()
+    return finite.abs().max().item() if finite.numel() else 0.0
+
+
 def measure_parity(
     model: torch.nn.Module, compiled: CompiledModel, args: Sequence[Any], kwargs: dict[str, Any] | None = None
 ) -> dict[str, float]:
     """`parity` of the compiled model against eager `model` on (args, kwargs). A model compiled under
     a cast policy is compared in the compute dtype (its outputs before they are cast back, against
     `model` on the cast inputs): what the compiler changed, not the rounding to bf16."""
+    return _measured(model, compiled, args, kwargs)[0]
+
+
+def _measured(model, compiled, args, kwargs) -> tuple[dict[str, float], Any]:
+    """(parity, eager outputs) of `measure_parity`."""
     kwargs = dict(kwargs or {})
     defaults = compiled.signature.defaults if compiled.signature is not None else {}
     eager_kwargs = {**defaults, **kwargs}
@@ -30,7 +55,7 @@ def measure_parity(
     with torch.no_grad():
         expected = model(*eager_args, **eager_kwargs)
     got = compiled.run(tuple(args), kwargs, cast_back=False)
-    return parity(expected, got)
+    return parity(expected, got), expected
 
 
 def parity(expected: Any, got: Any) -> dict[str, float]:

@@ -3,7 +3,8 @@
 Each stage is one `Stage` (forge/driver/compilation.py): a name (what the progress display shows), the
 work on the `Compilation`, and the report clock it is charged to. The lists:
 
-    COMPILE   inputs -> export+import -> optimize -> lower -> plan -> emit -> result (+ accuracy, check)
+    COMPILE   inputs -> export+import -> optimize -> lower -> plan -> emit -> result (+ accuracy, check):
+              forge/driver/static_compile.py (its check bisects a mismatch, forge/driver/bisect.py)
     META      inputs -> weight source -> export+import -> checkpoint check -> optimize -> lower -> plan -> save
     LOAD      emit (the saved, planned IR)
     IMPORTED  optimize -> lower -> plan -> emit -> result (a program already imported)
@@ -142,29 +143,12 @@ def _accuracy(c: Compilation) -> None:
     )
 
 
-def _check(c: Compilation) -> None:
-    from forge.driver.parity import measure_parity
-
-    c.report["parity"] = measure_parity(c.exported_model, c.result, c.args, c.kwargs)
-
-
 EMIT = Stage("emit NNFactory segments", _emit, clock="emit_ms")
 RESULT = Stage("report", _result)
 ACCURACY = Stage("accuracy vs eager f32", _accuracy)
-CHECK = Stage("parity vs eager", _check, clock="check_ms")
 
 IMPORTED = (OPTIMIZE, LOWER, PLAN, EMIT, RESULT)
 """A program already imported, to a CompiledModel."""
-
-
-def compile_stages(options: Any) -> tuple[Stage, ...]:
-    """`forge.compile`'s list: the model to a checked CompiledModel (accuracy and parity when asked)."""
-    stages = (INPUTS, EXPORT_IMPORT, *IMPORTED)
-    if options.accuracy:
-        stages += (ACCURACY,)
-    if options.check:
-        stages += (CHECK,)
-    return stages
 
 
 def stages_until(ir: str) -> tuple[Stage, ...]:
@@ -173,12 +157,3 @@ def stages_until(ir: str) -> tuple[Stage, ...]:
     if ir not in until:
         raise CompileError(f"no IR stage {ir!r} (one of {', '.join(until)})")
     return until[ir]
-
-
-def compile_static(model: Any, args: Any, kwargs: dict[str, Any] | None = None, *, options: Any) -> Any:
-    """`forge.compile` for the static shapes of (args, kwargs): `compile_stages(options)` over one Compilation;
-    the dynamic-shape facade compiles each bucket with it."""
-    c = Compilation(options, model=model, args=args, kwargs=kwargs or {})
-    c.run(compile_stages(options))
-    c.account_wall_clock()
-    return c.result

@@ -115,6 +115,8 @@ class ImportedProgram:
     """Block reuse (forge/frontend/blocks.py): the report's `blocks` entry, when the import stitched blocks."""
     normalization: list[StepRecord] = field(default_factory=list)
     """The frontend's normalization steps before the build (forge/frontend/normalize.py), in order."""
+    normalized_program: ExportedProgram | None = None
+    """The program the IR was built from (`import_program(..., keep_normalized=True)` only)."""
 
     def __post_init__(self) -> None:
         attach_weights(self.module, self.weights)  # the module's passes find its weights (`weights_of`)
@@ -138,7 +140,8 @@ def import_module(
 
 
 def import_program(
-    program: ExportedProgram, *, func_name: str = "forward", state: bool = False, leaves: Leaves | None = None
+    program: ExportedProgram, *, func_name: str = "forward", state: bool = False, leaves: Leaves | None = None,
+    keep_normalized: bool = False,
 ) -> ImportedProgram:
     """Import an ExportedProgram into an `aten` module plus its WeightStore.
 
@@ -148,7 +151,9 @@ def import_program(
 
     The program is normalized first (forge/frontend/normalize.py: named FX-level steps, each recorded in
     `normalization`), then the IR is built (in-place ops on private values as their functional overloads,
-    static SymInt plumbing as numbers). `state=True`: mutated buffers are states.
+    static SymInt plumbing as numbers). `state=True`: mutated buffers are states. `keep_normalized`: the
+    normalized program stays on the result (`normalized_program`), whose nodes name the IR's values
+    (forge bisect runs it node by node).
     """
     start = time.perf_counter()
     leaves = dict(leaves or {})
@@ -158,6 +163,8 @@ def import_program(
         imported = builder.build()
     imported.import_ms = (time.perf_counter() - start) * 1e3
     imported.normalization = normalized.records
+    if keep_normalized:
+        imported.normalized_program = normalized.program
     imported.stats["decompose_rounds"] = normalized.rounds
     return imported
 

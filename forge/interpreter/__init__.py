@@ -26,10 +26,12 @@ def functions_for(weights: WeightStore | None) -> list[InterpreterFunctions]:
 
 
 def interpret(
-    module: ModuleOp, weights: WeightStore | None, *inputs: torch.Tensor, func_name: str = "forward"
+    module: ModuleOp, weights: WeightStore | None, *inputs: torch.Tensor, func_name: str = "forward",
+    listeners: Sequence[Interpreter.Listener] = (),
 ) -> tuple[Any, ...]:
-    """Run `func_name` of `module` on `inputs`; returns the function's results as a tuple."""
-    interpreter = Interpreter(module)
+    """Run `func_name` of `module` on `inputs`; returns the function's results as a tuple. `listeners` see
+    every op run with its results (forge bisect records each op's value)."""
+    interpreter = Interpreter(module, listeners=tuple(listeners))
     for functions in functions_for(weights):
         interpreter.register_implementations(functions)
     return interpreter.call_op(func_name, tuple(inputs))

@@ -49,19 +49,38 @@ class PatternStats:
     explain_attempts: int = 0
     """How many ops the explained pattern was tried on (tells "never ran" from "never matched")."""
 
+    def absorb(self, inner: PatternStats) -> None:
+        """Add what a nested collection saw (a pipeline's per-pass statistics inside a caller's block)."""
+        self.fired.update(inner.fired)
+        self.events += inner.events
+        self.explain_attempts += inner.explain_attempts
+
+    def nested(self, debug: bool = False, explain: str | None = None) -> PatternStats:
+        """Fresh statistics for a nested collection that records at least what this one asked for."""
+        return PatternStats(debug=debug or self.debug, explain=explain or self.explain)
+
 
 _CURRENT: ContextVar[PatternStats | None] = ContextVar("forge_pattern_stats", default=None)
 
 
 @contextmanager
 def collect_pattern_stats(stats: PatternStats | None = None) -> Iterator[PatternStats]:
-    """Collect the fire counts (and, if asked, events) of the patterns run inside the block."""
+    """Collect the fire counts (and, if asked, events) of the patterns run inside the block. Blocks nest:
+    an enclosing collection also gets what the inner one saw (a pass run by a pipeline inside it)."""
+    outer = _CURRENT.get()
     stats = stats if stats is not None else PatternStats()
     token = _CURRENT.set(stats)
     try:
         yield stats
     finally:
         _CURRENT.reset(token)
+        if outer is not None and outer is not stats:
+            outer.absorb(stats)
+
+
+def current_pattern_stats() -> PatternStats | None:
+    """The statistics being collected around the caller, if any."""
+    return _CURRENT.get()
 
 
 def count_fired(name: str, n: int = 1) -> None:

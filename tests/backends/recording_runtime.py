@@ -4,7 +4,7 @@ many graphs it compiled, so a test can see that Forge used it."""
 
 from __future__ import annotations
 
-from backends.nnfactory.openvino_runtime import OpenVINOGraphBuilder, OpenVINORuntime
+from backends.nnfactory.runtime.openvino_runtime import OpenVINOGraphBuilder, OpenVINORuntime
 
 COMPILED: list[str] = []
 

@@ -10,8 +10,8 @@ import torch
 
 from backends.nnfactory.analysis import analyze, describe_op
 from backends.nnfactory.emitter import GraphTrace, _Sources, build_segment
-from backends.nnfactory.graph_values import to_numpy_dtype
 from backends.nnfactory.runtime import get_runtime
+from backends.nnfactory.runtime.graph_values import to_numpy_dtype
 from tests.backends.test_emitter import BufferIR, random_weights
 from tests.conftest import require_runtime
 

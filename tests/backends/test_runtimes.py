@@ -15,14 +15,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from backends.nnfactory import intel_runtime
-from backends.nnfactory.graph_values import GraphBuildError
 from backends.nnfactory.runtime import (
     RuntimeInputError,
     RuntimeUnavailable,
     available_runtimes,
     get_runtime,
+    intel_runtime,
 )
+from backends.nnfactory.runtime.graph_values import GraphBuildError
 
 RUNTIMES = ["openvino", "nnfactory"]
 TOL = dict(rtol=1e-5, atol=1e-5)
@@ -85,7 +85,7 @@ def test_missing_nnfactory_names_the_install_script(monkeypatch):
 
 
 def test_unavailable_openvino_device_raises():
-    from backends.nnfactory.openvino_runtime import core
+    from backends.nnfactory.runtime.openvino_runtime import core
 
     if "NPU" in core().available_devices:
         pytest.skip("this machine has an NPU")
@@ -94,8 +94,8 @@ def test_unavailable_openvino_device_raises():
 
 
 def test_native_op_tables():
-    from backends.nnfactory.intel_runtime import IntelNNFactoryRuntime
-    from backends.nnfactory.openvino_runtime import OpenVINORuntime
+    from backends.nnfactory.runtime.intel_runtime import IntelNNFactoryRuntime
+    from backends.nnfactory.runtime.openvino_runtime import OpenVINORuntime
 
     ov_native, intel_native = OpenVINORuntime.native_ops(), IntelNNFactoryRuntime.native_ops()
     core_ops = {"matmul", "scaled_dot_product_attention", "softmax", "gelu", "reduce_mean", "gather", "slice"}

@@ -16,9 +16,9 @@ import pytest
 import torch
 
 import forge
-from backends.nnfactory import quantize as Q
-from backends.nnfactory.openvino_runtime import CAPABILITIES_ENV, cpu_capabilities
-from backends.nnfactory.openvino_settings import cores
+from backends.nnfactory.runtime import quantize as Q
+from backends.nnfactory.runtime.openvino_runtime import CAPABILITIES_ENV, cpu_capabilities
+from backends.nnfactory.runtime.openvino_settings import cores
 from forge import precision as P
 from forge.cli.main import main as cli_main
 from forge.driver import accuracy as A

@@ -37,7 +37,7 @@ How the library is used safely:
   through its API, so ``precision`` is ``f32`` only here (``bf16``/``f16`` are a
   ``PrecisionError`` pointing at the openvino runtime); on an NPU the library computes in f16.
   Weight-only ``int8`` works (an int8 constant, ``to(f32)`` and a multiply by the scales:
-  ``backends.nnfactory.quantize.weight_node``); ``int4`` does not (NNFactory's ``constant`` takes the shape
+  ``backends.nnfactory.runtime.quantize.weight_node``); ``int4`` does not (NNFactory's ``constant`` takes the shape
   of the packed bytes, so an i4 constant cannot be expressed): a ``PrecisionError``.
 * ``run()`` reuses the same output arrays every call; results are copied unless the
   caller passes its own output buffers, which are bound with ``set_output``.
@@ -64,12 +64,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from backends.nnfactory.runtime import CompiledGraph, Runtime, RuntimeUnavailable
 from forge.precision import PrecisionError, check_precision, check_weights
 
 from .graph_builder import GraphBuilder
 from .graph_values import Node, TensorSpec
 from .openvino_runtime import OpenVINOGraphBuilder
-from .runtime import CompiledGraph, Runtime, RuntimeUnavailable
 
 __all__ = ["IntelNNFactoryGraphBuilder", "IntelNNFactoryRuntime", "is_available", "load_backend"]
 

@@ -9,15 +9,15 @@ Precision and threads: on CPUs with AVX512-BF16/AMX the CPU plugin's default inf
 precision is bf16, which puts f32 graphs ~1e-2 off torch. CPU and GPU compiles therefore pin
 ``INFERENCE_PRECISION_HINT`` to the runtime's ``precision`` (``f32`` unless ``bf16``/``f16`` is
 asked for; graphs stay f32 at their boundaries); NPU computes in f16. CPU compiles also set the
-threads and streams explicitly (``backends.nnfactory.openvino_settings.runtime_properties``: ``INFERENCE_NUM_THREADS``
-= the cores of this process, ``NUM_STREAMS`` 1, ``PERFORMANCE_HINT`` LATENCY, ``ENABLE_CPU_PINNING``
+threads and streams explicitly (``openvino_settings.runtime_properties``: ``INFERENCE_NUM_THREADS`` = the
+cores of this process, ``NUM_STREAMS`` 1, ``PERFORMANCE_HINT`` LATENCY, ``ENABLE_CPU_PINNING``
 False, ``TBB_PARTITIONER`` AUTO), and with
 ``weights`` (int8/int4 weight-only quantization) no dynamic quantization of activations.
 ``properties`` override any of them. ``Runtime.config()`` reports the requested settings and the
 values the first compiled graph reads back.
 
 Weight-only int4 constants: ``int4_constant(packed, shape)`` (OpenVINO ``i4``, two values a
-byte, converted to f32 in the graph; see ``backends.nnfactory.quantize.weight_node``).
+byte, converted to f32 in the graph; see ``backends.nnfactory.runtime.quantize.weight_node``).
 
 Running: one ``InferRequest`` per compiled graph, inputs and outputs bound as
 ``ov.Tensor(array, shared_memory=True)``: the request reads the caller's input arrays and
@@ -42,7 +42,8 @@ import openvino.opset8 as opset8
 import openvino.opset16 as ops
 from openvino._pyopenvino import NodeFactory as _NodeFactory
 
-from backends.nnfactory.openvino_settings import runtime_properties
+from backends.nnfactory.runtime import CompiledGraph, Runtime, RuntimeUnavailable
+from backends.nnfactory.runtime.openvino_settings import runtime_properties
 from forge.precision import (
     PrecisionError,
     PrecisionResolution,
@@ -53,7 +54,6 @@ from forge.precision import (
 
 from .graph_builder import GraphBuilder
 from .graph_values import Node, TensorSpec
-from .runtime import CompiledGraph, Runtime, RuntimeUnavailable
 
 __all__ = [
     "CAPABILITIES_ENV", "OpenVINOGraphBuilder", "OpenVINOCompiledGraph", "OpenVINORuntime", "core", "cpu_capabilities",

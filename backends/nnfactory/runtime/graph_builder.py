@@ -28,7 +28,7 @@ from .graph_values import (
 from .spatial_ops import SpatialOps
 
 if TYPE_CHECKING:
-    from .runtime import CompiledGraph, Runtime
+    from backends.nnfactory.runtime import CompiledGraph, Runtime
 
 # --------------------------------------------------------------------------- builder
 

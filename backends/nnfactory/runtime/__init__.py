@@ -286,8 +286,8 @@ def _openvino_tool(name: str) -> Any:
     raise AttributeError(f"module 'openvino' has no attribute {name!r}")
 
 
-register_runtime("openvino", "backends.nnfactory.openvino_runtime:OpenVINORuntime", prepare=import_openvino)
-register_runtime("nnfactory", "backends.nnfactory.intel_runtime:IntelNNFactoryRuntime")
+register_runtime("openvino", "backends.nnfactory.runtime.openvino_runtime:OpenVINORuntime", prepare=import_openvino)
+register_runtime("nnfactory", "backends.nnfactory.runtime.intel_runtime:IntelNNFactoryRuntime")
 
 
 def available_runtimes() -> list[str]:
