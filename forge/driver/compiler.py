@@ -13,11 +13,12 @@ its float outputs cast back, and `report["cast_policy"]` says so.
 Every stage is timed, every pass is recorded through the pipeline's instrumentation hook, and
 the result carries a report dict (the `forge compile --report` JSON) with the numbers a
 researcher compares across runs; its stages add up to `total_ms` (`other_ms`: the rest of the wall
-clock). Nothing here decides how a stage works; it only sequences them. The stages live beside it in
-forge/driver/: export_import.py (export and import, block reuse, the cache-free retry), pass_stages.py
-(passes, lowering, memory planning), emit.py (the program), report.py and parity.py
-(what the report says), stage_times.py (the stage clock), artifact.py (`CompiledModel`,
-`save`, `load`); forge/driver/meta_compile.py is `compile_meta`, the same stages saved instead of emitted.
+clock). Nothing here decides how a stage works: `compile` builds the `CompileOptions` and runs the
+stage list of forge/driver/static_compile.py over one `Compilation` (forge/driver/compilation.py); the
+stages are forge/driver/stages.py's (export and import: export_import.py; passes: pass_stages.py; the
+program: emit.py; the report: report.py and parity.py), timed on forge/stage_clock.py's clock. The result
+is artifact.py's `CompiledModel` (`save`; load.py is `forge.load`); meta_compile.py is `compile_meta`,
+the same stages saved instead of emitted.
 """
 
 from __future__ import annotations
