@@ -4,7 +4,11 @@
 PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
-# Installed once; redone when pyproject.toml changes (or after `make clean-venv`).
+# The exact versions installed (pip constraints; LOCK= installs the newest releases pyproject allows).
+LOCK_FILE := requirements/lock.txt
+LOCK ?= $(LOCK_FILE)
+PIP_INSTALL := $(if $(LOCK),pip install -c $(LOCK),pip install --upgrade --upgrade-strategy eager)
+# Installed once; redone when pyproject.toml or the lock changes (or after `make clean-venv`).
 STAMP := $(VENV)/.forge-installed
 BENCH_STAMP := $(VENV)/.forge-bench-installed
 # The optimization passes, each once (forge/pipelines.py); read when opt-demo runs, after install.
@@ -13,7 +17,7 @@ DEMO_PIPELINE ?= $(shell $(BIN)/python -c 'from forge.pipelines import OPTIMIZAT
 export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install nnfactory lint test demo opt-demo docs bench coverage compat clean-venv
+.PHONY: install nnfactory lint test test-latest lock demo opt-demo docs bench coverage compat clean-venv
 
 install: $(STAMP)
 
@@ -21,9 +25,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # torch is pinned and installed first: a looser spec pulls a multi-GB CUDA build.
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install 'torch==2.13.0'
-	$(BIN)/python -m pip install -e '.[dev]'
+$(STAMP): pyproject.toml $(LOCK) | $(BIN)/python
+	$(BIN)/python -m $(PIP_INSTALL) 'torch==2.13.0'
+	$(BIN)/python -m $(PIP_INSTALL) -e '.[dev]'
 	touch $@
 
 # The optional nnfactory runtime (Intel's NNFactory built from its sdist); idempotent, ~1 s when
@@ -47,6 +51,20 @@ test: $(STAMP) nnfactory
 	$(BIN)/python scripts/compat/run.py || status=$$?; \
 	if [ $$status -ne 0 ]; then echo "make test: FAILED (exit $$status)" >&2; fi; \
 	exit $$status
+
+# The suite on the newest releases pyproject allows (its own venv, .venv-latest, upgraded on every run):
+# drift in a dependency shows up as a named failure here before it reaches the lock. Not part of `make test`.
+LATEST_VENV := .venv-latest
+test-latest:
+	rm -f $(LATEST_VENV)/.forge-installed
+	$(MAKE) test VENV=$(LATEST_VENV) LOCK=
+
+# Refresh the lock from what `make test-latest` installed (run it first; commit requirements/lock.txt after).
+lock:
+	@test -x $(LATEST_VENV)/bin/python || { echo "make lock: run make test-latest first" >&2; exit 1; }
+	{ sed -n '/^#/p' $(LOCK_FILE); $(LATEST_VENV)/bin/python -m pip freeze --exclude-editable \
+	  | grep -v '^intel.npu.acceleration.library' | sed 's/^torch==\([0-9.]*\)+cpu$$/torch==\1/'; } > $(LOCK_FILE).new
+	mv $(LOCK_FILE).new $(LOCK_FILE)
 
 # xDSL's own lit suite (its sdist's tests/filecheck, downloaded from PyPI into out/compat/) with
 # forge-opt in place of xdsl-opt: everything must pass but scripts/compat/expected-failures.txt.
@@ -80,7 +98,7 @@ bench: $(BENCH_STAMP) nnfactory
 
 # The benchmarks' extra peers (pyproject's `bench` extra: torch-mlir), on top of the dev install.
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/python -m pip install -e '.[dev,bench]'
+	$(BIN)/python -m $(PIP_INSTALL) -e '.[dev,bench]'
 	touch $@
 
 # The OpInfo coverage harness and the model zoo (~6 min on 2 cores): writes docs/coverage.md.

@@ -83,9 +83,38 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+ISA_FLAGS = ("avx2", "avx_vnni", "avx512f", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16",
+             "amx_int8", "amx_fp16")
+"""The /proc/cpuinfo flags that decide the kernels OpenVINO and torch pick (vector width, bf16/f16, AMX)."""
+
+
+def isa_extensions() -> list[str]:
+    """Which of `ISA_FLAGS` this CPU has (empty where /proc/cpuinfo is not readable)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                return [f for f in ISA_FLAGS if f in flags]
+    except OSError:
+        pass
+    return []
+
+
+def precision_capabilities() -> dict[str, Any]:
+    """What OpenVINO says this CPU computes natively, and what each precision mode runs as here."""
+    from backends.nnfactory.openvino_runtime import CAPABILITIES_ENV, cpu_capabilities
+    from forge.precision import PRECISIONS, resolve_precision
+
+    caps = cpu_capabilities()
+    return {"openvino": sorted(caps), "faked": CAPABILITIES_ENV in os.environ,
+            "runs_as": {p: resolve_precision(p, caps).runs_as for p in PRECISIONS}}
+
+
 def host() -> dict[str, Any]:
     return {
         "cpu": cpu_model(),
+        "isa": isa_extensions(),
+        "capabilities": precision_capabilities(),
         "cores": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "platform": platform.platform(),

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import common
-from forge.pipelines import DEFAULT_PIPELINE, LOWER_TO_NPUIR, OPTIMIZATION_PASSES
+from forge.pipelines import DEFAULT_PIPELINE, OPTIMIZATION_PASSES
 
 RUNS = 30
 QUICK_RUNS = 5
@@ -83,24 +83,22 @@ def _replace(config, **changes):
 
 
 def _import(model, inputs):
-    from forge.frontend.fx_importer import import_module
-    from forge.weights import attach_weights
+    from forge.driver.compilation import Compilation
+    from forge.driver.options import CompileOptions
+    from forge.driver.stages import IMPORT_MODULE
 
-    imported = import_module(model, inputs)
-    attach_weights(imported.module, imported.weights)
-    return imported.module, imported.weights
+    c = Compilation(CompileOptions(), model=model, args=tuple(inputs)).run((IMPORT_MODULE,))
+    return c.module, c.weights
 
 
 def _score_pipeline(module, weights, pipeline):
     from forge.analysis.cost_model import estimate
-    from forge.pass_stages import run_passes
-    from forge.weights import attach_weights
+    from forge.driver.compilation import Compilation
+    from forge.driver.options import CompileOptions
+    from forge.driver.stages import LOWER, OPTIMIZE
 
-    variant = module.clone()
-    attach_weights(variant, weights)
-    run_passes(variant, pipeline)
-    run_passes(variant, LOWER_TO_NPUIR)
-    return estimate(variant)
+    variant = Compilation.of_module(module.clone(), weights, CompileOptions(pipeline=pipeline))
+    return estimate(variant.run((OPTIMIZE, LOWER)).module)
 
 
 def _compile(model, inputs, **options):

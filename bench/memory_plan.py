@@ -39,10 +39,9 @@ import time
 from dialects import buffer as B
 from dialects import npuir as N
 from forge import models
-from forge.frontend.fx_importer import import_module
-from forge.pass_stages import run_passes
-from forge.pipelines import DEFAULT_PIPELINE, LOWER_TO_NPUIR
-from forge.weights import attach_weights
+from forge.driver.compilation import Compilation
+from forge.driver.options import CompileOptions
+from forge.driver.stages import IMPORT_MODULE, LOWER, OPTIMIZE, passes_stage
 from lowering.check_allocation import check_allocation
 from lowering.liveness import LIVE_OUT, Interval, buffer_segments, peak_live_bytes, segment_bound
 from lowering.npuir_to_buffer import PLANNERS, plan
@@ -52,19 +51,17 @@ from lowering.stats import functions
 def measure(name: str, small: bool, seq_len: int, layers: int | None) -> dict:
     model = models.build_model(name, small=small, layers=layers)
     inputs = models.example_inputs(name, seq_len=seq_len, small=small)
-    imported = import_module(model, inputs)
+    c = Compilation(CompileOptions(), model=model, args=tuple(inputs)).run((IMPORT_MODULE, OPTIMIZE, LOWER))
     del model
-    module = imported.module
-    attach_weights(module, imported.weights)
-    run_passes(module, DEFAULT_PIPELINE)
-    run_passes(module, LOWER_TO_NPUIR)
+    module = c.module
     planned: dict[str, int] = {}
     plan_ms: dict[str, float] = {}
     row: dict = {"model": name, "small": small, "seq_len": seq_len, "layers": layers}
     for planner in PLANNERS:
-        lowered = module.clone()
+        planning = Compilation.of_module(module.clone(), c.weights)
         start = time.perf_counter()
-        run_passes(lowered, f"lower-npuir-to-buffer{{planner={planner}}}")
+        stage = passes_stage(planner, f"lower-npuir-to-buffer{{planner={planner}}}", "lower_ms")
+        lowered = planning.run((stage,)).module
         plan_ms[planner] = round((time.perf_counter() - start) * 1e3, 1)
         check_allocation(lowered)
         plan = {k: v.value.data for k, v in lowered.attributes["buffer.plan"].data.items()}

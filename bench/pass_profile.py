@@ -31,23 +31,20 @@ def run(quick: bool = False) -> dict[str, Any]:
 
 
 def _measure(spec: common.ModelSpec, quick: bool, repeats: int) -> dict[str, Any]:
+    from forge.driver.compilation import Compilation
+    from forge.driver.stages import passes_stage
     from forge.frontend.fx_importer import import_program
-    from forge.pass_stages import run_passes
-    from forge.weights import attach_weights
 
     model, inputs = common.model_and_inputs(spec, quick)
     program = peers.export(model, inputs)
     rounds: list[list[Any]] = []
     for _ in range(repeats):
         imported = import_program(program)
-        attach_weights(imported.module, imported.weights)
         gc.collect()
-        gc.disable()
-        try:
-            records = [("optimization", r) for r in run_passes(imported.module, DEFAULT_PIPELINE)]
-            records += [("lowering", r) for r in run_passes(imported.module, LOWERING_PIPELINE)]
-        finally:
-            gc.enable()
+        c = Compilation.of_module(imported.module, imported.weights)
+        optimized = c.run((passes_stage("optimization", DEFAULT_PIPELINE),)).records
+        lowered = c.run((passes_stage("lowering", LOWERING_PIPELINE, "lower_ms"),)).records[len(optimized):]
+        records = [("optimization", r) for r in optimized] + [("lowering", r) for r in lowered]
         rounds.append(records)
     passes = []
     for i, (stage, record) in enumerate(rounds[0]):

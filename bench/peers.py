@@ -139,7 +139,7 @@ def build_forge(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> Bui
     named = {name: r.get(key, 0.0) for name, key in FORGE_REPORT_STAGES.items()}
     stages = {"lib_import": lib_ms, "export": r["export_ms"], **named, "other": own - sum(named.values()),
               "device_compile": r["device_compile_ms"], "first_call": first_ms}
-    from forge.stage_times import STAGE_KEYS
+    from forge.stage_clock import STAGE_KEYS
 
     report_sum = sum(r.get(key, 0.0) for key in STAGE_KEYS) + r.get("other_ms", 0.0)
     return Built("forge", compiled, stages, to_artifact_ms=total - r["device_compile_ms"],

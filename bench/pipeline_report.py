@@ -15,61 +15,53 @@ import argparse
 import gc
 import json
 import statistics
-import time
 from pathlib import Path
 
 import torch
 
-from forge.frontend.fx_importer import import_module
+from forge.driver.compilation import Compilation
+from forge.driver.options import CompileOptions
+from forge.driver.stages import IMPORT_MODULE, passes_stage
 from forge.models import ATTN_IMPLS, CORE_ZOO, ZOO, build_model, example_inputs
-from forge.pass_stages import run_passes
 from forge.pipelines import CLEANUP, LOWER_ATEN, LOWERING_PIPELINE, OPTIMIZATION_PASSES, PLAN_MEMORY, SCHEDULE_DEVICES
 from forge.report import count_body_ops
-from forge.weights import attach_weights
 
 PINNED_POLICY = LOWER_ATEN + "{cpu-ops=gather pin-final-norm=true}"
 
 
 def _fresh_import(model, inputs):
-    imported = import_module(model, inputs)
-    attach_weights(imported.module, imported.weights)
-    return imported
+    return Compilation(CompileOptions(), model=model, args=tuple(inputs)).run((IMPORT_MODULE,))
 
 
 def measure(name: str, attn: str, *, layers: int | None, seq_len: int, repeat: int) -> dict:
     model = build_model(name, attn=attn, layers=layers)
     inputs = example_inputs(name, seq_len=seq_len)
-    imported = _fresh_import(model, inputs)
+    c = _fresh_import(model, inputs)
     row = {"model": name, "attn": attn, "layers": model.config.num_hidden_layers,
-           "export_ms": imported.export_ms, "import_ms": imported.import_ms,
-           "ops_imported": count_body_ops(imported.module)}
+           "export_ms": c.imported.export_ms, "import_ms": c.imported.import_ms,
+           "ops_imported": count_body_ops(c.module)}
     pass_ms: dict[str, list[float]] = {}
     totals = []
     for i in range(repeat):
         if i:
-            imported = _fresh_import(model, inputs)
+            c = _fresh_import(model, inputs)
         gc.collect()
-        gc.disable()
-        try:
-            records = run_passes(imported.module, OPTIMIZATION_PASSES)
-        finally:
-            gc.enable()
+        records = c.run((passes_stage("optimization passes", OPTIMIZATION_PASSES),)).records
         totals.append(sum(r.wall_ms for r in records))
         for r in records:
             pass_ms.setdefault(r.name, []).append(r.wall_ms)
     row["passes"] = [{"name": r.name, "ms": statistics.median(pass_ms[r.name]), "ops_before": r.ops_before,
                       "ops_after": r.ops_after} for r in records]
     row["six_passes_ms_median"] = statistics.median(totals)
-    run_passes(imported.module, CLEANUP)
-    row["ops_optimized"] = count_body_ops(imported.module)
+    c.run((passes_stage("cleanup", CLEANUP),))
+    row["ops_optimized"] = count_body_ops(c.module)
     row["reduction"] = 1 - row["ops_optimized"] / row["ops_imported"]
-    row["fused_attention"] = sum(1 for op in imported.module.walk() if op.name == "aten.scaled_dot_product_attention")
-    optimized_text = str(imported.module)
-    start = time.perf_counter()
-    run_passes(imported.module, LOWERING_PIPELINE)
-    row["lower_ms"] = (time.perf_counter() - start) * 1e3
-    row["plan"] = _plan(imported.module)
-    row["pinned_plan"] = _pinned_plan(optimized_text, imported.weights)
+    row["fused_attention"] = sum(1 for op in c.module.walk() if op.name == "aten.scaled_dot_product_attention")
+    optimized_text = str(c.module)
+    c.run((passes_stage("lowering", LOWERING_PIPELINE, "lower_ms"),))
+    row["lower_ms"] = c.clock.ms["lower_ms"]
+    row["plan"] = _plan(c.module)
+    row["pinned_plan"] = _pinned_plan(optimized_text, c.weights)
     return row
 
 
@@ -89,9 +81,9 @@ def _pinned_plan(optimized_text: str, weights) -> dict:
     from forge.context import make_context
 
     module = Parser(make_context(), optimized_text).parse_module()
-    attach_weights(module, weights)
-    run_passes(module, [PINNED_POLICY, *SCHEDULE_DEVICES, *PLAN_MEMORY])
-    return _plan(module)
+    pinned = Compilation.of_module(module, weights)
+    pinned.run((passes_stage("pinned lowering", [PINNED_POLICY, *SCHEDULE_DEVICES, *PLAN_MEMORY], "lower_ms"),))
+    return _plan(pinned.module)
 
 
 def main() -> None:

@@ -76,7 +76,8 @@ def _machine(results: dict[str, Any], order: list[str]) -> str:
     h, v = first["host"], first["versions"]
     text = (f"**Machine**: {h['cpu']}, {h['cores']} logical cores (torch threads {h['torch_threads']}), "
             f"{h['platform']}, Python {h['python']}.  \n"
-            f"**Versions**: " + ", ".join(f"{k} {val}" for k, val in v.items()) + ".\n\n")
+            + _capabilities(h) +
+            "**Versions**: " + ", ".join(f"{k} {val}" for k, val in v.items()) + ".\n\n")
     rows = [[f"`{name}`", results[name]["date"], "quick" if results[name]["quick"] else "full",
              f"{results[name]['wall_s']:.0f}", " / ".join(f"{x:.2f}" for x in results[name]["load_before"]),
              " / ".join(f"{x:.2f}" for x in results[name]["load_after"])] for name in order]
@@ -85,6 +86,17 @@ def _machine(results: dict[str, Any], order: list[str]) -> str:
         text += "\n> **Some sections ran with `--quick`** (small 2-layer models, few repetitions): their numbers " \
                 "only show that the benchmark works, not how Forge performs.\n"
     return text
+
+
+def _capabilities(h: dict[str, Any]) -> str:
+    """The CPU's vector/bf16/f16/AMX extensions and OpenVINO's answer: the figures depend on them."""
+    caps = h.get("capabilities")
+    if caps is None:  # results written before the capabilities were recorded
+        return ""
+    runs = ", ".join(f"{p} as {r}" for p, r in caps["runs_as"].items() if p != r) or "every precision natively"
+    return (f"**CPU capabilities**: ISA {', '.join(h.get('isa') or ['(not read)'])}; OpenVINO "
+            f"OPTIMIZATION_CAPABILITIES {', '.join(caps['openvino'])}{' (faked)' if caps['faked'] else ''}; "
+            f"runs {runs}.  \n")
 
 
 def _headline(results: dict[str, Any], order: list[str]) -> str:

@@ -17,7 +17,7 @@ _LAZY = {
     "compile_meta": ("forge.meta_compile", "compile_meta"),
     "init_empty_weights": ("forge.frontend.meta_weights", "init_empty_weights"),
     "generate": ("forge.generation", "generate"),
-    "load": ("forge.artifact", "load"),
+    "load": ("forge.driver.load", "load"),
     "CompiledModel": ("forge.artifact", "CompiledModel"),
     "import_module": ("forge.frontend.fx_importer", "import_module"),
     "import_program": ("forge.frontend.fx_importer", "import_program"),
@@ -46,6 +46,10 @@ def __getattr__(name: str) -> Any:
     module_name, attr = _LAZY[name]
     module = sys.modules.get(module_name)
     if module is None:
+        if name != "WeightStore":  # every other entry point runs on torch: one clear line for another release
+            from forge.torch_support import check_torch
+
+            check_torch()
         start = time.perf_counter()
         module = _import(module_name)
         if name in ("compile", "compile_meta"):

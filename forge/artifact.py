@@ -1,5 +1,5 @@
 """The compiled model, in memory and on disk: `CompiledModel` (called as the model is, `.report`,
-`.save(dir)`) and `load(dir)`, which re-emits a saved model for a device without compiling it again.
+`.save(dir)`); forge/driver/load.py's `load(dir)` re-emits a saved model for a device without compiling it again.
 
 A saved model is a directory (forge/artifact_files.py reads it back): the planned buffer IR, its weights,
 and meta.json (call signature, cast policy, report, checksums). A model compiled by `compile_meta`
@@ -22,18 +22,11 @@ from forge.artifact_files import (
     SAVED_IR,
     SAVED_META,
     SAVED_WEIGHTS,
-    meta_call,
-    read_saved,
-    saved_weights,
     sha256,
 )
-from forge.diagnostics import one_line
-from forge.emit import emit_executor
-from forge.errors import LoadError
 from forge.frontend.export import CallError, CallSignature, CastPolicy
 from forge.frontend.fx_importer import InputSpec
 from forge.report import used_weights
-from forge.stage_times import StageTimes
 from forge.weights import WeightStore
 
 
@@ -120,46 +113,3 @@ def _check_inputs(specs: Sequence[InputSpec], args: Sequence[Any]) -> None:
                 f"input '{spec.name}' was compiled for {spec.dtype} {spec.shape}, got {got} "
                 "(Forge compiles static shapes; recompile for a new shape)"
             )
-
-
-def load(
-    directory: str | Path, *, runtime: str | None = None, device: str | None = None, weights_from: Any = None
-) -> CompiledModel:
-    """Load a model saved by `CompiledModel.save`: parse its buffer IR, re-emit, compile for the device.
-
-    No optimization or planning pass runs again: the plan in the IR is used as saved. Anything
-    wrong with the directory (missing, corrupt or inconsistent files) is a `LoadError` naming
-    the file. A model saved by `compile_meta` binds its external weights from the safetensors files
-    meta.json names (or `weights_from`, which overrides them), memory-mapped.
-    """
-    directory = Path(directory)
-    saved = read_saved(directory, weights_from)
-    meta = saved.meta
-    target = f"runtime {runtime or meta['runtime']!r} ({'given' if runtime else SAVED_META}), "
-    target += f"device {device or meta['device']!r} ({'given' if device else SAVED_META})"
-    runtime = runtime or meta["runtime"]
-    device = device or meta["device"]
-    times = StageTimes()
-    try:
-        modes = meta.get("report", {})  # the precision modes it was compiled with
-        executor = emit_executor(
-            saved.module, saved.weights, runtime=runtime, device=device, times=times, progress=None,
-            precision=modes.get("precision", "f32"), weights_mode=saved_weights(modes.get("weights")),
-        )
-    except Exception as err:  # the emitter's EmitError, the runtime's errors for a bad device
-        raise LoadError(
-            f"{directory}: cannot build the program of {SAVED_IR} with {SAVED_WEIGHTS} for {target}: "
-            f"{type(err).__name__}: {one_line(str(err))}"
-        ) from err
-    report = {
-        **meta.get("report", {}),
-        "emit_ms": round(times.emit_ms, 3),
-        "device_compile_ms": round(times.device_compile_ms, 3),
-    }
-    signature, cast, notes = meta_call(directory, meta, saved.inputs, saved.results)
-    if notes:
-        report["notes"] = [*report.get("notes", []), *notes]
-    return CompiledModel(
-        executor, saved.module, saved.weights, saved.inputs, report=report, runtime=runtime, device=device,
-        signature=signature, cast=cast, external_weights=saved.external,
-    )

@@ -52,12 +52,13 @@ from forge.analysis.cost_model import CostReport, CostTable, estimate
 from forge.analysis.repeated_layers import find_layers, truncate
 from forge.compiler import compile as forge_compile
 from forge.context import get_all_passes, make_context
-from forge.frontend.fx_importer import import_module
-from forge.pass_stages import run_passes
+from forge.driver.compilation import Compilation
+from forge.driver.options import CompileOptions
+from forge.driver.stages import IMPORT_MODULE, LOWER, OPTIMIZE
 from forge.pipeline import PipelineRunner
 from forge.pipelines import CLEANUP, LOWER_ATEN, SCHEDULE_DEVICES, SIMPLIFY
 from forge.transforms.fuse_ops import FuseOpsPass
-from forge.weights import WeightStore, attach_weights, weights_of
+from forge.weights import WeightStore, weights_of
 from lowering.affinity import NORM_KINDS, AffinityPolicy
 
 PREFIX = ",".join(SIMPLIFY)
@@ -322,8 +323,8 @@ def tune(
     start, cpu_start = time.perf_counter(), time.process_time()
     configs = list(configs) if configs is not None else search_space()
     store = weights if weights is not None else weights_of(module)
-    run = _Runner()
-    bases, layers = _bases(module, store)
+    run = _Runner(store)
+    bases, layers = _bases(module)
     for base in bases:
         run(base, PREFIX)
     starts = {False: bases, True: None}  # by attention on/off: fuse-attention runs once
@@ -340,10 +341,10 @@ def tune(
         cut_tables = tables.get(key)
         if cut_tables is None:
             if config.attention and starts[True] is None:
-                starts[True] = [_clone(base, store) for base in bases]
+                starts[True] = [base.clone() for base in bases]
                 for start_module in starts[True]:
                     run(start_module, "fuse-attention")
-            variants = [_clone(base, store) for base in starts[config.attention]]
+            variants = [base.clone() for base in starts[config.attention]]
             records = [run(variant, config.after_attention()) for variant in variants]
             pipelines += 1
             if config.aten_key() == all_on.aten_key():
@@ -369,10 +370,11 @@ def tune(
 
 class _Runner:
     """Runs pipeline specs with one context and each spec parsed once (parsing a spec looks up
-    every registered pass and plug-in: ~25 ms, as much as the passes on a 2-layer cut)."""
+    every registered pass and plug-in: ~25 ms, as much as the passes on a 2-layer cut): the search's
+    inner loop over hundreds of pipeline suffixes on layer cuts, not a compile (`score_compiled` is)."""
 
-    def __init__(self) -> None:
-
+    def __init__(self, weights: WeightStore | None) -> None:
+        self.weights = weights
         self.ctx = make_context()
         self.available = get_all_passes()
         self.parsed: dict[str, list] = {}
@@ -382,18 +384,19 @@ class _Runner:
         if spec not in self.parsed:
             self.parsed[spec] = list(PassPipeline.parse_spec(self.available, spec).passes)
         passes = self.parsed[spec]
-        return PipelineRunner(self.ctx, passes, names=[str(p.pipeline_pass_spec()) for p in passes]).run(module)
+        runner = PipelineRunner(self.ctx, passes, names=[str(p.pipeline_pass_spec()) for p in passes])
+        return runner.run(module, self.weights)
 
 
-def _bases(module: ModuleOp, store: WeightStore | None) -> tuple[list[ModuleOp], int | None]:
+def _bases(module: ModuleOp) -> tuple[list[ModuleOp], int | None]:
     """The modules to score on: the 1- and 2-layer cuts and the layer count when the model repeats
     at least 3 identical layers, else the whole module and None."""
     found = find_layers(module)
     if found is None or not found.identical or found.count < 3:
-        return [_clone(module, store)], None
-    two = _clone(module, store)
+        return [module.clone()], None
+    two = module.clone()
     truncate(two, 2)
-    one = _clone(two, store)
+    one = two.clone()
     truncate(one, 1)
     return [one, two], found.count
 
@@ -428,20 +431,12 @@ def _effective(config: TuningConfig, fired: dict[str, int] | None) -> TuningConf
     return replace(config, fuse_ops=config.fuse_ops | idle)
 
 
-def _clone(module: ModuleOp, store: WeightStore | None) -> ModuleOp:
-    copy = module.clone()
-    if store is not None:
-        attach_weights(copy, store)
-    return copy
-
-
 def score_compiled(module: ModuleOp, config: TuningConfig, weights: WeightStore | None = None) -> CostReport:
-    """The cost model's score of `config` compiled for real: the full optimization pipeline and
-    lowering (with scheduling) on a clone of the imported `module`."""
-    variant = _clone(module, weights if weights is not None else weights_of(module))
-    run_passes(variant, config.pipeline())
-    run_passes(variant, config.lowering())
-    return estimate(variant)
+    """The cost model's score of `config` compiled for real: `compile`'s optimization and lowering stages
+    with the configuration's pipelines, on a clone of the imported `module`."""
+    store = weights if weights is not None else weights_of(module)
+    options = CompileOptions(pipeline=config.pipeline(), lowering=config.lowering())
+    return estimate(Compilation.of_module(module.clone(), store, options).run((OPTIMIZE, LOWER)).module)
 
 
 
@@ -455,8 +450,8 @@ PARITY_MAX_KL = 8.4e-9
 def tune_model(model, example_args) -> TuningReport:
     """Import `model` once and tune on it (GC paused, as `forge.compile` does)."""
 
-    imported = import_module(model.eval(), tuple(example_args))
-    attach_weights(imported.module, imported.weights)
+    imported = Compilation(CompileOptions(), model=model.eval(), args=tuple(example_args)).run((IMPORT_MODULE,))
+    imported = imported.imported
     was_enabled = gc.isenabled()
     gc.collect()
     gc.freeze()

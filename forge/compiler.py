@@ -22,24 +22,18 @@ forge/export_import.py (export and import, block reuse, the cache-free retry), f
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
 import torch
 
 from forge.artifact import CompiledModel
-from forge.context import get_all_passes
-from forge.emit import emit_executor
+from forge.driver.compilation import Compilation
+from forge.driver.options import CompileOptions, Progress
+from forge.driver.stages import IMPORTED, compile_static
 from forge.errors import CompileError
-from forge.export_import import example_inputs, export_and_import
-from forge.frontend.export import cast_policy
 from forge.frontend.fx_importer import ImportedProgram
-from forge.parity import measure_parity
-from forge.pass_stages import lower_and_plan, optimize
-from forge.report import call_report, compile_report, count_body_ops, count_ops_named
-from forge.stage_times import Progress, StageTimes, account_wall_clock, gc_frozen, gc_paused
-from forge.weights import attach_weights
+from forge.report import count_body_ops
 
 
 def compile(
@@ -83,46 +77,18 @@ def compile(
     reduced-precision modes of `forge.precision`; `accuracy=N` adds `report["accuracy"]`: the mode
     against eager f32 on N seeded inputs (`forge.precision.evaluate_accuracy`, 100 is the fixed set).
     """
+    options = CompileOptions.of(
+        pipeline=pipeline, disable=tuple(disable), device=device, runtime=runtime, dtype=dtype, check=check,
+        name=name, keep_stages=keep_stages, progress=progress, lowering=lowering, precision=precision,
+        weights=weights, accuracy=accuracy, buckets=buckets, pad_values=pad_values, reuse_blocks=reuse_blocks,
+    )
     if dynamic_shapes is not None:
         from forge.dynamic import compile_dynamic  # lazy: only for dynamic shapes
 
-        return compile_dynamic(
-            model, tuple(args), dict(kwargs or {}), dynamic_shapes, static_compile=compile, pipeline=pipeline,
-            disable=disable, device=device, runtime=runtime, dtype=dtype, check=check, name=name,
-            keep_stages=keep_stages, progress=progress, lowering=lowering, precision=precision, weights=weights,
-            accuracy=accuracy, buckets=buckets, pad_values=pad_values,
-        )
+        return compile_dynamic(model, tuple(args), dict(kwargs or {}), dynamic_shapes, options)
     if buckets is not None or pad_values is not None:
         raise CompileError("buckets= and pad_values= need dynamic_shapes= (they shape the dynamic compile's buckets)")
-    start = time.perf_counter()
-    modes = _check_modes(precision, weights, accuracy)
-    args, kwargs = example_inputs(args, kwargs)
-    if accuracy and kwargs:  # forge.precision.evaluate_accuracy draws positional inputs only
-        raise CompileError("accuracy= measures models called with positional inputs; drop kwargs= or accuracy=")
-    exported_model, cast = cast_policy(model, args, kwargs, dtype)
-    xargs, xkwargs = cast.apply(args, kwargs) if cast is not None else (args, kwargs)
-    times = StageTimes()
-    with gc_frozen():
-        signature, imported, fallback = export_and_import(
-            exported_model, xargs, xkwargs, times, progress, reuse_blocks=reuse_blocks
-        )
-    if cast is not None:
-        signature = signature.retyped(args, kwargs)
-    with gc_paused():
-        result = _compile_imported(
-            exported_model, xargs, imported, times, pipeline=pipeline, disable=disable, device=device,
-            runtime=runtime, name=name, keep_stages=keep_stages, progress=progress,
-            lowering=lowering, modes=modes, signature=signature, cast=cast,
-        )
-    if fallback is not None:
-        result.report["notes"].insert(0, fallback)
-    result.report["blocks"] = imported.blocks
-    if check:
-        check_start = time.perf_counter()
-        result.report["parity"] = measure_parity(exported_model, result, args, kwargs)
-        times.check_ms = (time.perf_counter() - check_start) * 1e3
-    account_wall_clock(result.report, times, start)
-    return result
+    return compile_static(model, args, kwargs, options=options)
 
 
 def compile_imported(
@@ -136,70 +102,13 @@ def compile_imported(
 ) -> CompiledModel:
     """`compile` of a program already exported and imported (its module is consumed: the passes
     rewrite it in place). For callers that also run the imported IR, e.g. the coverage harness."""
-    times = StageTimes(export_ms=imported.export_ms, import_ms=imported.import_ms)
-    with gc_paused():
-        return _compile_imported(
-            model.eval(), tuple(example_args), imported, times, pipeline=None, disable=(), device=device,
-            runtime=runtime, name=name, keep_stages=False, progress=None,
-        )
-
-
-def _check_modes(precision: str, weights: str | None, accuracy: int | None) -> dict[str, Any]:
-    """The precision options, validated (a CompileError naming the option and the valid values)."""
-    from forge.precision import PrecisionError, check_precision, check_weights
-
-    try:
-        modes = {"precision": check_precision(precision), "weights": check_weights(weights)}
-    except PrecisionError as err:
-        raise CompileError(str(err)) from None
-    if accuracy is not None and (not isinstance(accuracy, int) or isinstance(accuracy, bool) or accuracy < 1):
-        raise CompileError(f"accuracy: expected a number of sequences >= 1, got {accuracy!r}")
-    modes["accuracy"] = accuracy
-    return modes
-
-
-def _compile_imported(
-    model, example_args, imported, times, *, pipeline, disable, device, runtime, name, keep_stages, progress,
-    lowering=None, modes=None, signature=None, cast=None,
-) -> CompiledModel:
-    """Everything after import: passes, lowering (`lowering` overrides the aten → npuir →
-    schedule part, e.g. with affinity options), emission, device compile, report."""
-    module = imported.module
-    attach_weights(module, imported.weights)
-    ops_imported = count_body_ops(module)
-    available = get_all_passes()  # once per compile: reading the plug-in entry points costs ~30 ms
-    stages: dict[str, str] = {}
-    kept = stages if keep_stages else None
-    records = optimize(module, times, progress, pipeline=pipeline, disable=disable, available=available, stages=kept)
-    ops_optimized = count_body_ops(module)
-    fused_attention = count_ops_named(module, "aten.scaled_dot_product_attention")
-    lower_and_plan(module, times, progress, lowering=lowering, available=available, stages=kept)
-    modes = modes or {"precision": "f32", "weights": None, "accuracy": None}
-    executor = emit_executor(
-        module, imported.weights, runtime=runtime, device=device, times=times, progress=progress,
-        precision=modes["precision"], weights_mode=modes["weights"],
-    )
-    result = CompiledModel(
-        executor, module, imported.weights, imported.inputs, runtime=runtime, device=device, stages=stages,
-        signature=signature, cast=cast,
-    )
-    result.report = compile_report(
-        name or type(model).__name__, imported, records, times, module, executor,
-        ops_imported=ops_imported, ops_optimized=ops_optimized, fused_attention=fused_attention,
-        runtime=runtime, device=device,
-    )
-    result.report.update(call_report(signature, cast))
-    result.report.update(
-        precision=modes["precision"], weights=modes["weights"] or "f32",
-        runtime_config=executor.program.runtime.config(),
-    )
-    if modes["accuracy"]:
-        from forge.precision import accuracy_report  # lazy: only when accuracy is measured
-
-        result.report["accuracy"] = accuracy_report(
-            model, result, example_args, modes["precision"], modes["weights"], sequences=modes["accuracy"]
-        )
-    return result
+    c = Compilation(CompileOptions(device=device, runtime=runtime, name=name), model=model.eval(),
+                    args=tuple(example_args), imported=imported)
+    c.clock.ms.update(export_ms=imported.export_ms, import_ms=imported.import_ms)  # measured by the import
+    c.counts["ops_imported"] = count_body_ops(imported.module)
+    c.run(IMPORTED)
+    c.account_wall_clock()
+    return c.result
 
 
 # --- torch.compile(model, backend="forge") ---------------------------------------------------------

@@ -14,12 +14,19 @@ line and a caret, and never a Python traceback.
 - `find_failing_op(root, exc)` finds the op a `VerifyException` from `root.verify()` is about
   (xDSL does not record it).
 - `Diagnostic` + `SourceManager` format the message with its source context.
+- `emit_warning(op, "message")` / `emit_remark(op, "message")`: a pass reports something that is
+  not an error; forge-opt prints it at the op's location (or, with `--verify-diagnostics`, checks it
+  against the input's `expected-warning` / `expected-remark` annotations).
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -250,8 +257,12 @@ class Diagnostic:
     prefix: str | None = None
     """Shown instead of the location when there is none (e.g. `forge-opt`)."""
     notes: list[str] = field(default_factory=list[str])
+    """Driver notes without a location (`while running pass 'p'`): commentary, never verified."""
     context: list[str] = field(default_factory=list[str])
     """Lines shown verbatim under the message (used when there is no source line)."""
+    related: list[Diagnostic] = field(default_factory=list["Diagnostic"])
+    """Notes at a location of their own (`originally declared here`), printed after the message as
+    `file:line:col: note: ...` and checked by `--verify-diagnostics` like any diagnostic."""
 
     def format(self, sources: SourceManager | None = None) -> str:
         where = str(self.loc) if self.loc is not None else self.prefix
@@ -265,8 +276,13 @@ class Diagnostic:
                 out.append(line)
                 out.append(" " * col + "^" + "~" * (width - 1))
         out.extend(self.context)
+        out.extend(note.format(sources) for note in self.related)
         out.extend(f"note: {note}" for note in self.notes)
         return "\n".join(out)
+
+    def all(self) -> list[Diagnostic]:
+        """This diagnostic and its located notes: what `--verify-diagnostics` checks."""
+        return [self, *self.related]
 
 
 def parse_error_diagnostic(e: ParseError) -> Diagnostic:
@@ -279,9 +295,12 @@ def parse_error_diagnostic(e: ParseError) -> Diagnostic:
         length=max(1, min(span.end - span.start, 80)),
     )
     refs = getattr(e, "refs", None) or []
+    ref_text = one_line(getattr(e, "ref_text", None) or "").rstrip(":")
     for ref_span, ref_msg in refs:
         ref_loc = ref_span.get_location()
-        diag.notes.append(f"{ref_loc}: {one_line(ref_msg or '')}".rstrip(": "))
+        text = one_line(ref_msg or "") or ref_text or "see here"
+        diag.related.append(Diagnostic(text, SourceLoc(ref_loc.file, ref_loc.line, int(ref_loc.col)),
+                                       severity="note", length=max(1, ref_span.end - ref_span.start)))
     return diag
 
 
@@ -299,3 +318,49 @@ def op_diagnostic(
         length=len(op.name),
         prefix=fallback,
     )
+
+
+# --------------------------------------------------------------------------- warnings and remarks
+
+DiagnosticSink = Callable[[Diagnostic], None]
+
+_SINK: ContextVar[DiagnosticSink | None] = ContextVar("forge_diagnostic_sink", default=None)
+
+
+def emit_diagnostic(op: Operation | None, message: str, severity: str = "warning") -> None:
+    """Report `message` at `op` (None: no location) with `severity` ("warning", "remark" or "note").
+
+    The diagnostic goes to the sink of the innermost `collect_diagnostics` block (forge-opt installs
+    one per input chunk), or to stderr when nobody collects. An error is not emitted: raise
+    `pass_failure(op, message)`, which stops the pass.
+    """
+    if severity not in ("warning", "remark", "note"):
+        raise ValueError(f"severity must be 'warning', 'remark' or 'note', not {severity!r} "
+                         "(raise pass_failure(op, message) for an error)")
+    diag = Diagnostic(one_line(message), op_location(op), severity=severity,
+                      length=len(op.name) if op is not None else 1)
+    sink = _SINK.get()
+    if sink is None:
+        print(diag.format(), file=sys.stderr)
+    else:
+        sink(diag)
+
+
+def emit_warning(op: Operation | None, message: str) -> None:
+    """`emit_diagnostic(op, message, "warning")`."""
+    emit_diagnostic(op, message, "warning")
+
+
+def emit_remark(op: Operation | None, message: str) -> None:
+    """`emit_diagnostic(op, message, "remark")`."""
+    emit_diagnostic(op, message, "remark")
+
+
+@contextmanager
+def collect_diagnostics(sink: DiagnosticSink) -> Iterator[DiagnosticSink]:
+    """Send the diagnostics emitted inside the block to `sink`."""
+    token = _SINK.set(sink)
+    try:
+        yield sink
+    finally:
+        _SINK.reset(token)

@@ -29,8 +29,8 @@ The contract (:func:`compile_dynamic`):
   example inputs, not a proof: a model whose padding behaviour depends on the values is not
   covered.
 
-The static compile is passed in (``static_compile``, `forge.compiler.compile`): this module sits
-beside the compiler and does not import it (no import cycle).
+Each bucket is compiled by the stage list of a static compile (`forge.driver.stages.compile_static`) with
+the compile's `CompileOptions`; nothing calls back into `forge.compile`.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
+from forge.driver.options import CompileOptions
+from forge.driver.stages import compile_static
 from forge.frontend.node_locations import recorded_model_frames
 
 MAX_BUCKET_LEN = 1 << 16
@@ -353,8 +355,9 @@ class DynamicCompiledModel:
     bucket_sizes: tuple[int, ...]
     pad_values: dict[str, float]
     plan: OutputPlan
-    static_compile: Callable[..., Any]
-    options: dict[str, Any]
+    options: CompileOptions
+    static_compile: Callable[..., Any] = compile_static
+    """What compiles one bucket: `static_compile(model, args, kwargs, options=...)` (a test may count its calls)."""
     checks_ms: dict[str, float] = field(default_factory=dict)
     _compiled: dict[int, Bucket] = field(default_factory=dict)
     stats: dict[str, int] = field(default_factory=lambda: {"calls": 0, "valid_tokens": 0, "padded_tokens": 0})
@@ -400,7 +403,7 @@ class DynamicCompiledModel:
             inputs = resize_inputs(self.example, self.dim, length, self.pad_values)
             args, kwargs = self._split(inputs)
             start = time.perf_counter()
-            compiled = _call_static(self.static_compile, self.model, args, kwargs, self.options)
+            compiled = self.static_compile(self.model, args, kwargs, options=self.options)
             self._compiled[length] = Bucket(length, compiled, (time.perf_counter() - start) * 1e3)
         return self._compiled[length].compiled
 
@@ -451,17 +454,6 @@ class DynamicCompiledModel:
         return {n: inputs[n] for n in self.example}
 
 
-def _call_static(static_compile: Callable[..., Any], model, args, kwargs, options) -> Any:
-    """`static_compile(model, args, kwargs=..., **options)`; a compile without `kwargs=` gets positional inputs."""
-    if "kwargs" in inspect.signature(static_compile).parameters:
-        return static_compile(model, args, kwargs=kwargs, **options)
-    if kwargs:
-        raise DynamicShapeError(
-            f"this forge.compile takes positional inputs only; got keyword input(s) {', '.join(kwargs)}"
-        )
-    return static_compile(model, args, **options)
-
-
 def _check_input(name: str, value: Any, example: Any, dim: DynamicDim) -> None:
     if not isinstance(example, torch.Tensor):
         if value is not example and value != example:
@@ -487,15 +479,12 @@ def compile_dynamic(
     args: Sequence[Any],
     kwargs: Mapping[str, Any] | None,
     dynamic_shapes: Any,
-    *,
-    static_compile: Callable[..., Any],
-    buckets: Sequence[int] | None = None,
-    pad_values: Mapping[str, float] | None = None,
+    options: CompileOptions,
     export_check: bool = True,
-    **options: Any,
 ) -> DynamicCompiledModel:
     """Validate the spec, export once with it (`export_check`), probe the padding, and return the
-    lazily-bucketed model (nothing is compiled yet; `compile_all()` compiles every bucket)."""
+    lazily-bucketed model (nothing is compiled yet; `compile_all()` compiles every bucket with `options`:
+    `options.buckets` are their lengths, `options.pad_values` what each named input is padded with)."""
     from forge.frontend.export import register_cache_types  # lazy: start-up cost (transformers)
 
     register_cache_types()  # a transformers forward with use_cache returns a DynamicCache: a pytree node
@@ -503,7 +492,7 @@ def compile_dynamic(
     args, kwargs = tuple(args), dict(kwargs or {})
     inputs = bind_inputs(model, args, kwargs)
     dim = parse_dynamic_shapes(dynamic_shapes, inputs)
-    pads = _pad_values(pad_values, inputs)
+    pads = _pad_values(options.pad_values, inputs)
     checks: dict[str, float] = {}
     if export_check:
         start = time.perf_counter()
@@ -514,7 +503,7 @@ def compile_dynamic(
     checks["probe_ms"] = (time.perf_counter() - start) * 1e3
     positional = tuple(list(inputs)[: len(args)])
     return DynamicCompiledModel(
-        model, inputs, positional, dim, bucket_sizes(dim, buckets), pads, plan, static_compile, dict(options), checks
+        model, inputs, positional, dim, bucket_sizes(dim, options.buckets), pads, plan, options, checks_ms=checks
     )
 
 

@@ -1,5 +1,6 @@
 """The compile's front half: a model and its example inputs become a call signature and an imported
-`aten` module (forge/frontend), timed into `export_ms`, `decompose_ms` and `import_ms`.
+`aten` module (forge/frontend; export, decomposition and import charge `export_ms`, `decompose_ms` and
+`import_ms` of the running compile's clock).
 
 With `reuse_blocks`, each distinct repeated block is traced and imported once (forge/frontend/blocks.py),
 or the whole model is exported as usual when that is not proven sound. A `transformers` model whose
@@ -10,7 +11,6 @@ default of the call, said in a note).
 from __future__ import annotations
 
 import inspect
-import time
 from dataclasses import replace
 from typing import Any
 
@@ -21,7 +21,6 @@ from forge.errors import CompileError
 from forge.frontend.errors import ImportError_
 from forge.frontend.export import ExportError, export_model
 from forge.frontend.fx_importer import import_program
-from forge.stage_times import Progress, StageTimes, timed
 
 
 def example_inputs(args: Any, kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -35,20 +34,17 @@ def example_inputs(args: Any, kwargs: Any) -> tuple[tuple[Any, ...], dict[str, A
     return tuple(args), dict(kwargs or {})
 
 
-def export_and_import(model, args, kwargs, times: StageTimes, progress: Progress | None, reuse_blocks=False):
+def export_and_import(model, args, kwargs, reuse_blocks: bool = False):
     """(signature, imported, note): export and import; the note (None unless the cache-free forward was
-    compiled instead) says why. `reuse_blocks`: each distinct repeated block traced once, else as usual."""
+    compiled instead) says why. `reuse_blocks`: each distinct repeated block traced once, else as usual.
+    Export, decomposition and import charge the running compile's stage clock themselves."""
 
     def once(call_kwargs):
-        reused, off = _reusing_blocks(model, args, call_kwargs, times, progress) if reuse_blocks else (None, "off")
+        reused, off = _reusing_blocks(model, args, call_kwargs) if reuse_blocks else (None, "off")
         if reused is not None:
             return reused
-        program, signature = timed(
-            "torch.export", times, "export_ms", progress, lambda: _export(model, args, call_kwargs)
-        )
-        imported = timed("import (aten)", times, "import_ms", progress, lambda: import_program(program))
-        times.decompose_ms += imported.decompose_ms
-        times.import_ms -= imported.decompose_ms
+        program, signature = _export(model, args, call_kwargs)
+        imported = import_program(program)
         imported.blocks = {"distinct": 0, "instances": 0, "reused": 0, "off": off}
         return signature, imported
 
@@ -75,23 +71,15 @@ def _export(model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any
     return program, signature
 
 
-def _reusing_blocks(model, args, kwargs, times: StageTimes, progress: Progress | None):
+def _reusing_blocks(model, args, kwargs):
     """(signature, imported) exported and imported with block reuse, or (None, why not): the caller exports
-    the whole model (the time spent counts as export)."""
+    the whole model (the time spent counts in the export stage)."""
     from forge.frontend import blocks  # lazy: imported by the first compile that reuses blocks
 
-    if progress is not None:
-        progress("torch.export (reusing blocks)")
-    start = time.perf_counter()
     try:
-        signature, imported = blocks.export_and_import(model, args, kwargs)
+        return blocks.export_and_import(model, args, kwargs), None
     except Exception as err:  # not provably sound, or the skeleton failed: the whole export decides
-        times.export_ms += (time.perf_counter() - start) * 1e3
         return None, f"{type(err).__name__}: {one_line(str(err))}"
-    times.export_ms += imported.export_ms
-    times.decompose_ms += imported.decompose_ms
-    times.import_ms += (time.perf_counter() - start) * 1e3 - imported.export_ms - imported.decompose_ms
-    return (signature, imported), None
 
 
 def _may_drop_cache(model: torch.nn.Module, kwargs: dict[str, Any]) -> bool:

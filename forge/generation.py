@@ -46,10 +46,10 @@ from typing import Any
 import torch
 from torch import nn
 
-from forge.frontend.fx_importer import ImportedProgram, import_module
-from forge.pass_stages import run_passes
-from forge.pipelines import DEFAULT_PIPELINE, LOWER_TO_NPUIR, PLAN_MEMORY
-from forge.weights import attach_weights
+from forge.driver.compilation import Compilation, Stage
+from forge.driver.options import CompileOptions
+from forge.driver.stages import EMIT, IMPORT_MODULE, LOWER, OPTIMIZE, PLAN
+from forge.frontend.fx_importer import ImportedProgram
 
 __all__ = ["GenerateError", "Generator", "StaticCacheLM", "compile_generator", "generate"]
 
@@ -155,24 +155,23 @@ class CompiledStep:
     report: dict[str, Any] = field(default_factory=dict)
 
 
-def _compile_step(
-    name: str, wrapper: StaticCacheLM, args: tuple[torch.Tensor, ...], states: Any, runtime: str, device: str
-) -> CompiledStep:
-    from backends.nnfactory.emitter import emit  # lazy: start-up cost (openvino), paid only when compiling
-    from backends.nnfactory.executor import CompiledNPUExecutor  # lazy: start-up cost (openvino)
+def _register_states(c: Compilation) -> None:
+    """The cache buffers' initial values, into the StateStore both graphs share (before the emit binds them)."""
+    for spec in c.imported.states:
+        c.extras["states"].initial.setdefault(spec.name, spec.initial)
 
-    start = time.perf_counter()
-    imported = import_module(wrapper, args, state=True)
-    module = imported.module
-    attach_weights(module, imported.weights)
-    run_passes(module, DEFAULT_PIPELINE)
-    run_passes(module, LOWER_TO_NPUIR)
-    run_passes(module, PLAN_MEMORY)
-    for spec in imported.states:
-        states.initial.setdefault(spec.name, spec.initial)
-    program = emit(module, imported.weights, runtime=runtime, device=device)
-    executor = CompiledNPUExecutor(program, states)
-    ms = (time.perf_counter() - start) * 1e3
+
+STEP = (IMPORT_MODULE, OPTIMIZE, LOWER, PLAN, Stage("cache states", _register_states), EMIT)
+"""One generator graph (prefill or decode): `compile`'s stages on the cache wrapper, its buffers as states."""
+
+
+def _compile_step(name: str, wrapper: StaticCacheLM, args: tuple[torch.Tensor, ...], states: Any,
+                  options: CompileOptions) -> CompiledStep:
+    c = Compilation(options, model=wrapper, args=args)
+    c.extras.update(state=True, states=states)
+    c.run(STEP)
+    ms = (time.perf_counter() - c.started) * 1e3
+    program = c.executor.program
     stats = program.stats()
     report = {
         "compile_ms": round(ms, 1),
@@ -183,9 +182,9 @@ def _compile_step(
         "planned_bytes": stats["planned_bytes"],
         "states": len(program.states),
         "state_bytes": sum(program.buffers[b].nbytes for b in program.states.values()),
-        "cpu_fallback": _fallbacks(module),
+        "cpu_fallback": _fallbacks(c.module),
     }
-    return CompiledStep(name, executor, module, imported, ms, report)
+    return CompiledStep(name, c.executor, c.module, c.imported, ms, report)
 
 
 def _fallbacks(module: Any) -> dict[str, int]:
@@ -344,12 +343,9 @@ def compile_generator(
         torch.zeros(batch, 1, dtype=torch.long), mask,
         torch.full((batch, 1), prompt_len, dtype=torch.long), torch.tensor([prompt_len]),
     )
-    if progress is not None:
-        progress("compile prefill")
-    prefill = _compile_step("prefill", wrapper, prefill_args, states, runtime, device)
-    if progress is not None:
-        progress("compile decode")
-    decode = _compile_step("decode", wrapper, decode_args, states, runtime, device)
+    options = CompileOptions(runtime=runtime, device=device, progress=progress)
+    prefill = _compile_step("prefill", wrapper, prefill_args, states, options)
+    decode = _compile_step("decode", wrapper, decode_args, states, options)
     return Generator(hf, batch, prompt_len, cache_len, prefill, decode, states)
 
 

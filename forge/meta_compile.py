@@ -18,15 +18,12 @@ import torch
 
 from forge.artifact import CompiledModel
 from forge.artifact_files import SAVED_META
-from forge.context import get_all_passes
+from forge.driver.compilation import Compilation, Stage
+from forge.driver.options import CompileOptions, Progress
+from forge.driver.stages import EXPORT_IMPORT, INPUTS, LOWER, OPTIMIZE, PLAN
 from forge.errors import CompileError
-from forge.export_import import example_inputs, export_and_import
-from forge.frontend.export import cast_policy
 from forge.frontend.fx_importer import ImportedProgram
-from forge.pass_stages import lower_and_plan, optimize
-from forge.report import call_report, count_body_ops, pass_rows, plan_metrics, used_weights
-from forge.stage_times import Progress, StageTimes, account_wall_clock, gc_paused
-from forge.weights import attach_weights
+from forge.report import call_report, pass_rows, plan_metrics, used_weights
 
 
 def compile_meta(
@@ -57,53 +54,53 @@ def compile_meta(
     `compile`), its checkpoint converted when bound. Returns `save_to`; meta.json's report has the
     stage times, `blocks` and the external weights' count and bytes.
     """
-    from forge.frontend.meta_weights import (  # lazy: only a meta compile reads safetensors headers
-        SafetensorsSource,
-        WeightBindError,
-        check_external,
-        external_manifest,
-        external_names,
-    )
+    options = CompileOptions.of(pipeline=pipeline, disable=tuple(disable), device=device, runtime=runtime,
+                                name=name, progress=progress, lowering=lowering, reuse_blocks=reuse_blocks)
+    c = Compilation(options, model=model, args=args, kwargs=kwargs)
+    c.extras.update(save_to=save_to, weights_from=weights_from)
+    c.run(META)
+    c.account_wall_clock()  # the save included (in other_ms; save_ms says how much)
+    meta_path = c.result / SAVED_META
+    meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), "report": c.report}, indent=2))
+    return c.result
 
-    start = time.perf_counter()
-    args, kwargs = example_inputs(args, kwargs)
-    times = StageTimes()
-    exported_model, cast = cast_policy(model, args, kwargs, torch.float32)  # a copy of a meta model costs nothing
+
+def _open_weights(c: Compilation) -> None:
+    """The safetensors files' headers (a meta model's copy under the cast policy costs nothing)."""
+    from forge.frontend.meta_weights import SafetensorsSource, WeightBindError  # lazy: only a meta compile
+
     try:
-        source = SafetensorsSource.open(weights_from, cast=cast is not None)
+        c.extras["source"] = SafetensorsSource.open(c.extras["weights_from"], cast=c.cast is not None)
     except WeightBindError as err:
         raise CompileError(str(err)) from None
-    xargs, xkwargs = cast.apply(args, kwargs) if cast is not None else (args, kwargs)
-    signature, imported, fallback = export_and_import(
-        exported_model, xargs, xkwargs, times, progress, reuse_blocks=reuse_blocks
-    )
-    if cast is not None:
-        signature = signature.retyped(args, kwargs)
-    module, store = imported.module, imported.weights
-    try:  # before the passes: a checkpoint that does not fit the model fails fast
-        check_external(store, source, external_names(store))
+
+
+def _check_checkpoint(c: Compilation) -> None:
+    """Before the passes: a checkpoint that does not fit the model fails fast, naming the tensor and the file."""
+    from forge.frontend.meta_weights import WeightBindError, check_external, external_names
+
+    try:
+        check_external(c.weights, c.extras["source"], external_names(c.weights))
     except WeightBindError as err:
-        raise CompileError(f"{err}{_meta_buffer_hint(imported, source)}") from None
-    attach_weights(module, store)
-    ops_imported = count_body_ops(module)
-    available = get_all_passes()
-    with gc_paused():
-        records = optimize(module, times, progress, pipeline=pipeline, disable=disable, available=available)
-        ops_optimized = count_body_ops(module)
-        lower_and_plan(module, times, progress, lowering=lowering, available=available)
-        external = external_names(store, used_weights(module))
-        try:
-            manifest = external_manifest(store, source, external)
-        except WeightBindError as err:
-            raise CompileError(str(err)) from None
-        directory, report = _save_meta_artifact(
-            save_to, model, imported, module, records, ops_imported, ops_optimized, external, manifest,
-            runtime=runtime, device=device, name=name, signature=signature, cast=cast, fallback=fallback,
-        )
-    account_wall_clock(report, times, start)  # the save included (in other_ms; save_ms says how much)
-    meta_path = directory / SAVED_META
-    meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), "report": report}, indent=2))
-    return directory
+        raise CompileError(f"{err}{_meta_buffer_hint(c.imported, c.extras['source'])}") from None
+
+
+def _save(c: Compilation) -> None:
+    from forge.frontend.meta_weights import WeightBindError, external_manifest, external_names
+
+    external = external_names(c.weights, used_weights(c.module))
+    try:
+        manifest = external_manifest(c.weights, c.extras["source"], external)
+    except WeightBindError as err:
+        raise CompileError(str(err)) from None
+    c.result, c.report = _save_meta_artifact(c, external, manifest)
+
+
+META = (
+    INPUTS, Stage("weights files", _open_weights), EXPORT_IMPORT, Stage("checkpoint check", _check_checkpoint),
+    OPTIMIZE, LOWER, PLAN, Stage("save", _save),
+)
+"""`compile_meta`'s stage list: `compile`'s up to the memory plan, the checkpoint checked, saved instead of emitted."""
 
 
 def _meta_buffer_hint(imported: ImportedProgram, source) -> str:
@@ -122,25 +119,21 @@ def _meta_buffer_hint(imported: ImportedProgram, source) -> str:
     )
 
 
-def _save_meta_artifact(
-    save_to, model, imported, module, records, ops_imported, ops_optimized, external, manifest, *, runtime, device,
-    name, signature, cast, fallback,
-) -> tuple[Path, dict[str, Any]]:
+def _save_meta_artifact(c: Compilation, external: list[str], manifest: Any) -> tuple[Path, dict[str, Any]]:
     """`compile_meta`'s report and saved artifact (no executor: nothing is emitted)."""
-    store = imported.weights
+    store = c.weights
     report = {
-        "model": name or type(model).__name__, "runtime": runtime, "device": device,
-        "passes": pass_rows(records),
-        "ops_imported": ops_imported, "ops_optimized": ops_optimized, **plan_metrics(module),
-        "blocks": imported.blocks, "precision": "f32", "weights": "f32", "weights_external": len(external),
+        "model": c.options.name or type(c.model).__name__, "runtime": c.options.runtime, "device": c.options.device,
+        "passes": pass_rows(c.records),
+        "ops_imported": c.counts["ops_imported"], "ops_optimized": c.counts["ops_optimized"], **plan_metrics(c.module),
+        "blocks": c.imported.blocks, "precision": "f32", "weights": "f32", "weights_external": len(external),
         "weight_bytes_external": sum(store[n].numel() * store[n].element_size() for n in external),
-        **call_report(signature, cast),
+        **call_report(c.signature, c.cast),
     }
-    if fallback is not None:
-        report["notes"].insert(0, fallback)
-    artifact = CompiledModel(None, module, store, imported.inputs, report=report, runtime=runtime, device=device,
-                             signature=signature, cast=cast, external_weights=manifest)
+    report["notes"] = [*c.notes, *report.get("notes", [])]
+    artifact = CompiledModel(None, c.module, store, c.imported.inputs, report=report, runtime=c.options.runtime,
+                             device=c.options.device, signature=c.signature, cast=c.cast, external_weights=manifest)
     start = time.perf_counter()
-    directory = artifact.save(save_to)
+    directory = artifact.save(c.extras["save_to"])
     report["save_ms"] = round((time.perf_counter() - start) * 1e3, 3)
     return directory, report

@@ -32,6 +32,7 @@ from xdsl.passes import ModulePass
 
 from forge.analysis.dominance import verify_module
 from forge.patterns import PatternStats, collect_pattern_stats
+from forge.weights import WeightStore, attach_weights
 
 
 @dataclass
@@ -199,8 +200,11 @@ class PipelineRunner:
     def total_ms(self) -> float:
         return sum(r.wall_ms for r in self.records)
 
-    def run(self, module: ModuleOp) -> list[PassRecord]:
-        """Run every pass on `module` (in place); returns the records of this run."""
+    def run(self, module: ModuleOp, weights: WeightStore | None = None) -> list[PassRecord]:
+        """Run every pass on `module` (in place); returns the records of this run. `weights`: the store the
+        passes read (`weights_of(module)`), when the module does not carry one from its import already."""
+        if weights is not None:
+            attach_weights(module, weights)
         self.records = []
         mode = self.changes
         fingerprint = _fingerprint(module) if mode == "fingerprint" else None
@@ -291,16 +295,17 @@ def format_timing(
     records: Sequence[PassRecord],
     extra: Sequence[tuple[str, float]] = (),
     *,
+    after: Sequence[tuple[str, float]] = (),
     top: int = 3,
 ) -> str:
     """A timing table like mlir-opt's `-mlir-timing` report.
 
     `extra` adds non-pass phases (e.g. `("parse", ms)`), listed before the passes except for
-    names starting with "output"/"verify", which follow them.
+    names starting with "output"/"verify", which follow them; `after` rows follow the passes.
     """
     before = [(n, ms) for n, ms in extra if not n.startswith(("output", "verify"))]
-    after = [(n, ms) for n, ms in extra if n.startswith(("output", "verify"))]
-    total = sum(ms for _, ms in extra) + sum(r.wall_ms for r in records)
+    after = [*(row for row in extra if row[0].startswith(("output", "verify"))), *after]
+    total = sum(ms for _, ms in before) + sum(ms for _, ms in after) + sum(r.wall_ms for r in records)
     rule = "===" + "-" * 73 + "==="
     lines = [
         rule,

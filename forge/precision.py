@@ -73,6 +73,40 @@ def check_weights(value: Any, where: str = "weights") -> str | None:
     return value.lower()
 
 
+# --- what the CPU runs ------------------------------------------------------------------------------
+
+NATIVE_CAPABILITY = {"f32": "FP32", "bf16": "BF16", "f16": "FP16"}
+"""The OpenVINO CPU capability (`OPTIMIZATION_CAPABILITIES`) that computes each precision natively."""
+SUBSTITUTES = {"f16": ("bf16", "f32"), "bf16": ("f32",), "f32": ()}
+"""What OpenVINO's CPU plugin runs a precision as when the CPU lacks it, in order of preference."""
+
+
+@dataclass(frozen=True)
+class PrecisionResolution:
+    """The precision a mode asked for and the one the CPU computes in (they differ when the CPU
+    lacks native arithmetic for it: `note` says so in the report and on the CLI)."""
+
+    requested: str
+    runs_as: str
+
+    @property
+    def note(self) -> str | None:
+        if self.runs_as == self.requested:
+            return None
+        return (f"{self.requested} requested; this CPU has no native {self.requested} arithmetic; "
+                f"OpenVINO runs it as {self.runs_as}")
+
+
+def resolve_precision(requested: str, capabilities: frozenset[str] | set[str]) -> PrecisionResolution:
+    """What a CPU with `capabilities` (OpenVINO's `OPTIMIZATION_CAPABILITIES`) computes `requested` in:
+    the precision itself when native, else the first substitute it has (f16 -> bf16 -> f32)."""
+    requested = check_precision(requested)
+    for candidate in (requested, *SUBSTITUTES[requested]):
+        if candidate == "f32" or NATIVE_CAPABILITY[candidate] in capabilities:
+            return PrecisionResolution(requested, candidate)
+    raise AssertionError("f32 always resolves")  # pragma: no cover
+
+
 def mode_name(precision: str, weights: str | None) -> str:
     """`f32`, `bf16`, `f32+int8w`, ...: the key of `BOUNDS`."""
     return precision if weights is None else f"{precision}+{weights}w"

@@ -15,10 +15,9 @@ from xdsl.dialects.builtin import ModuleOp
 from forge.analysis import metrics
 
 if TYPE_CHECKING:
+    from forge.driver.compilation import Compilation
     from forge.frontend.export import CallSignature, CastPolicy
-    from forge.frontend.fx_importer import ImportedProgram
     from forge.pipeline import PassRecord
-    from forge.stage_times import StageTimes
 
 
 def count_body_ops(module: ModuleOp) -> int:
@@ -35,32 +34,26 @@ def used_weights(module: ModuleOp) -> set[str]:
     return {op.properties["name"].data for op in module.walk() if op.name.endswith(".weight")}
 
 
-def compile_report(
-    model_name: str, imported: ImportedProgram, records: list[PassRecord], times: StageTimes, module: ModuleOp,
-    executor: Any, **fields: Any,
-) -> dict[str, Any]:
-    """The stages, passes, op counts, plan and program figures of one compile (`fields`: runtime, device,
-    ops_imported, ops_optimized, fused_attention)."""
-    program = executor.program
+def compile_report(c: Compilation) -> dict[str, Any]:
+    """The passes, op counts, plan and program figures of one compile, its runtime settings and modes (the
+    stage times are added when the compile's stage list has run: `Compilation.account_wall_clock`)."""
+    program = c.executor.program
     return {
-        "model": model_name,
-        "runtime": fields["runtime"],
-        "device": fields["device"],
-        "export_ms": round(times.export_ms, 3),
-        "import_ms": round(times.import_ms, 3),
-        "passes": pass_rows(records),
-        "passes_ms": round(times.passes_ms, 3),
-        "lower_ms": round(times.lower_ms, 3),
-        "emit_ms": round(times.emit_ms, 3),
-        "device_compile_ms": round(times.device_compile_ms, 3),
-        "ops_imported": fields["ops_imported"],
-        "ops_optimized": fields["ops_optimized"],
-        "fused_attention": fields["fused_attention"],
-        **plan_metrics(module),
-        **cpu_steps(module),
+        "model": c.options.name or type(c.model).__name__,
+        "runtime": c.options.runtime,
+        "device": c.options.device,
+        "passes": pass_rows(c.records),
+        "ops_imported": c.counts["ops_imported"],
+        "ops_optimized": c.counts["ops_optimized"],
+        "fused_attention": c.counts["fused_attention"],
+        "frontend_steps": [r.to_json() for r in c.imported.normalization],
+        **plan_metrics(c.module),
+        **cpu_steps(c.module),
         "segments": len(program.segments),
-        "weights": len(imported.weights),
-        "weight_bytes": imported.weights.nbytes,
+        "weight_bytes": c.weights.nbytes,
+        "precision": c.options.precision,
+        "weights": c.options.weights or "f32",
+        "runtime_config": program.runtime.config(),
     }
 
 

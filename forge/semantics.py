@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import func
@@ -95,6 +95,9 @@ class SemanticMismatch(Exception):
     op: Operation | None = None
     """Where to point: the op the interpreter failed on, else the differing output's producer."""
     inputs_note: str = ""
+    rewritten: list[RewriteSite] = field(default_factory=list)
+    """Where the pass changed the IR (`rewritten_sites`): on a whole model the differing output is far
+    from the rewrite that broke it."""
 
     def __post_init__(self) -> None:
         super().__init__(self.summary())
@@ -104,6 +107,18 @@ class SemanticMismatch(Exception):
         if self.difference is not None:
             return f"changed {self.difference.describe()}"
         return f"left IR the reference interpreter cannot run: {self.interpreter_error}"
+
+    def rewritten_notes(self) -> list[str]:
+        """Where the pass rewrote the IR, those in the differing function first (`REWRITTEN_SHOWN` places)."""
+        if not self.rewritten:
+            return []
+        count = len(self.rewritten)
+        first = f" (in @{self.difference.function} first)" if self.difference is not None else ""
+        head = f"the pass rewrote {count} place{'s' if count != 1 else ''}{first}:"
+        lines = [head, *(f"  {site.describe()}" for site in self.rewritten[:REWRITTEN_SHOWN])]
+        if count > REWRITTEN_SHOWN:
+            lines.append(f"  ... and {count - REWRITTEN_SHOWN} more")
+        return lines
 
     def diagnostic(self, n_passes: int, fallback: str) -> Diagnostic:
         """The error forge-opt prints (the caller adds the reproducer notes)."""
@@ -121,9 +136,94 @@ class SemanticMismatch(Exception):
                 "--verify-semantics checks passes whose output the reference interpreter runs "
                 "(aten, npuir and buffer IR)"
             ]
+        notes += self.rewritten_notes()
         notes.append(self.inputs_note)
         loc = op_location(self.op) if self.op is not None else None
         return Diagnostic(message, loc, length=len(self.op.name) if self.op else 1, prefix=fallback, notes=notes)
+
+
+REWRITTEN_SHOWN = 5
+"""How many rewritten places a mismatch lists."""
+
+
+@dataclass
+class RewriteSite:
+    """One place a pass changed: the ops that disappeared from it and those that appeared."""
+
+    where: str
+    """`file:line:col`, or `<unknown location>`."""
+    function: str | None
+    gone: list[str] = field(default_factory=list)
+    new: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        if not self.new:
+            change = f"{', '.join(self.gone)} erased"
+        elif not self.gone:
+            change = f"{', '.join(self.new)} inserted"
+        else:
+            change = f"{', '.join(self.gone)} -> {', '.join(self.new)}"
+        return f"{self.where}: {change}"
+
+
+def _op_key(op: Operation) -> tuple[Any, ...]:
+    """What an op is, for telling the ops a pass replaced: name, location, properties, result types (not
+    its operands: a replaced op's users read the replacement, and are not rewritten themselves)."""
+    return (op.name, str(op.location), tuple(op.properties.items()), tuple(op.result_types))
+
+
+def _where(op: Operation) -> str:
+    """An op's location; for one a pass created without a location, that of its first located user (or
+    operand), where it was put."""
+    if (loc := op_location(op)) is not None:
+        return str(loc)
+    neighbours = [use.operation for r in op.results for use in r.uses]
+    neighbours += [o.owner for o in op.operands if isinstance(o.owner, Operation)]
+    for other in neighbours:
+        if (loc := op_location(other)) is not None:
+            return str(loc)
+    return "<unknown location>"
+
+
+def _function_of(op: Operation) -> str | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        parent = parent.parent_op()
+    return parent.sym_name.data if isinstance(parent, func.FuncOp) else None
+
+
+def rewritten_sites(before: ModuleOp, after: ModuleOp, function: str | None = None) -> list[RewriteSite]:
+    """The places where a pass replaced, erased or inserted ops (comparing the module `before` it with
+    the module `after` it), in source order, those in `function` first."""
+    old: dict[tuple[Any, ...], list[Operation]] = {}
+    for op in before.walk():
+        if op is not before:
+            old.setdefault(_op_key(op), []).append(op)
+    added: list[Operation] = []
+    for op in after.walk():
+        if op is not after:
+            same = old.get(_op_key(op))
+            if same:
+                same.pop()
+            else:
+                added.append(op)
+    sites: dict[str, RewriteSite] = {}
+    removed = [op for same in old.values() for op in same]
+    for changed, gone in ((removed, True), (added, False)):
+        for op in changed:
+            where = _where(op)
+            site = sites.setdefault(where, RewriteSite(where, _function_of(op)))
+            names = site.gone if gone else site.new
+            if op.name not in names:
+                names.append(op.name)
+
+    def order(site: RewriteSite) -> tuple[Any, ...]:
+        parts = site.where.rsplit(":", 2)
+        position = (0, parts[0], int(parts[1]), int(parts[2])) if len(parts) == 3 and parts[1].isdigit() \
+            and parts[2].isdigit() else (1, site.where, 0, 0)
+        return (site.function != function, *position)
+
+    return sorted(sites.values(), key=order)
 
 
 # --- inputs and weights ---------------------------------------------------------------------------
@@ -380,13 +480,15 @@ class SemanticChecker(PipelineObserver):
             outputs = run_functions(module, self.weights, self.inputs)
         except InterpreterFailure as e:
             return SemanticMismatch(name=name, index=index, before=self.before, interpreter_error=e.message,
-                                    op=e.op, inputs_note=self.inputs_note())
+                                    op=e.op, inputs_note=self.inputs_note(),
+                                    rewritten=rewritten_sites(self.before, module))
         for function, expected in self.reference.items():
             difference = self._first_difference(function, expected, outputs[function], name)
             if difference is not None:
                 return SemanticMismatch(name=name, index=index, before=self.before, difference=difference,
                                         op=_output_producer(module, function, difference.index),
-                                        inputs_note=self.inputs_note())
+                                        inputs_note=self.inputs_note(),
+                                        rewritten=rewritten_sites(self.before, module, function))
         return None
 
     def _first_difference(

@@ -19,7 +19,7 @@ import json
 import os
 import tempfile
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -264,33 +264,74 @@ class WeightStore:
         except Exception as e:  # SafetensorError, OSError, bad dtype/shape in the header, ...
             raise WeightsError(f"cannot read weights file {path}: {e}") from e
 
-        fmt = metadata.get(_META_FORMAT)
-        if fmt is not None and fmt != FORMAT_VERSION:
-            raise WeightsError(f"weights file {path}: unsupported format {fmt!r} "
-                               f"(expected {FORMAT_VERSION!r})")
-        try:
-            aliases = json.loads(metadata.get(_META_ALIASES, "{}"))
-            order = json.loads(metadata.get(_META_ORDER, "null"))
-        except json.JSONDecodeError as e:
-            raise WeightsError(f"weights file {path}: corrupt Forge metadata: {e}") from e
-        if not isinstance(aliases, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in aliases.items()
-        ):
-            raise WeightsError(f"weights file {path}: corrupt alias table")
-        if order is None:
-            order = list(tensors)
-        if (not isinstance(order, list) or not all(isinstance(n, str) for n in order)
-                or sorted(order) != sorted(tensors)):
-            raise WeightsError(f"weights file {path}: entry list does not match the stored tensors")
-        for alias, target in aliases.items():
-            if target not in tensors or alias in tensors:
-                raise WeightsError(f"weights file {path}: alias {alias!r} -> {target!r} is invalid")
-
+        aliases, order = _forge_metadata(path, list(tensors), metadata)
         store = cls()
         for name in order:
             store.add(name, tensors[name])
         store._aliases.update(aliases)
         return store
+
+
+def _forge_metadata(path: Path, names: list[str], metadata: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The aliases and the entry order a weights file records (Forge's header metadata), checked
+    against the tensors it holds; `WeightsError` naming `path` when they are inconsistent."""
+    fmt = metadata.get(_META_FORMAT)
+    if fmt is not None and fmt != FORMAT_VERSION:
+        raise WeightsError(f"weights file {path}: unsupported format {fmt!r} "
+                           f"(expected {FORMAT_VERSION!r})")
+    try:
+        aliases = json.loads(metadata.get(_META_ALIASES, "{}"))
+        order = json.loads(metadata.get(_META_ORDER, "null"))
+    except json.JSONDecodeError as e:
+        raise WeightsError(f"weights file {path}: corrupt Forge metadata: {e}") from e
+    if not isinstance(aliases, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in aliases.items()
+    ):
+        raise WeightsError(f"weights file {path}: corrupt alias table")
+    if order is None:
+        order = list(names)
+    if (not isinstance(order, list) or not all(isinstance(n, str) for n in order)
+            or sorted(order) != sorted(names)):
+        raise WeightsError(f"weights file {path}: entry list does not match the stored tensors")
+    for alias, target in aliases.items():
+        if target not in names or alias in names:
+            raise WeightsError(f"weights file {path}: alias {alias!r} -> {target!r} is invalid")
+    return aliases, order
+
+
+_DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1,
+                "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1, "U16": 2, "U32": 4, "U64": 8}
+
+
+def check_weights_file(path: str | os.PathLike[str]) -> list[str]:
+    """The entry names of a weights file, read from its safetensors header without torch (a few ms
+    where `WeightStore.load` imports torch, seconds): the same `WeightsError`s as `load` for a missing,
+    truncated or inconsistent file, so that a bad file is reported before anything needs its tensors."""
+    path = Path(path)
+    if not path.is_file():
+        raise WeightsError(f"weights file not found: {path}")
+    try:
+        with open(path, "rb") as f:
+            size = int.from_bytes(f.read(8), "little")
+            if size <= 0 or size > os.path.getsize(path) - 8:
+                raise ValueError(f"header size {size} does not fit the file")
+            header = json.loads(f.read(size))
+        if not isinstance(header, dict):
+            raise ValueError("the header is not a JSON object")
+        metadata = header.pop("__metadata__", None) or {}
+        data_bytes = os.path.getsize(path) - 8 - size
+        for name, entry in header.items():
+            start, end = entry["data_offsets"]
+            count = 1
+            for dim in entry["shape"]:
+                count *= dim
+            if entry["dtype"] not in _DTYPE_BYTES or end - start != count * _DTYPE_BYTES[entry["dtype"]] \
+                    or not 0 <= start <= end <= data_bytes:
+                raise ValueError(f"entry {name!r} does not fit its dtype, shape or the file")
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise WeightsError(f"cannot read weights file {path}: {e}") from e
+    _, order = _forge_metadata(path, list(header), metadata)
+    return order
 
 
 # -- model.mlir + model.safetensors ---------------------------------------------------------------
@@ -349,13 +390,31 @@ __all__ = [
 # module's store here; forge-opt attaches the companion weights file, the compiler its import's store.
 
 _STORES: weakref.WeakKeyDictionary[ModuleOp, WeightStore] = weakref.WeakKeyDictionary()
+_LOADERS: weakref.WeakKeyDictionary[ModuleOp, Callable[[], WeightStore]] = weakref.WeakKeyDictionary()
 
 
 def attach_weights(module: ModuleOp, store: WeightStore) -> None:
     """Make `store` the WeightStore of `module` (what `weights_of` returns)."""
+    _LOADERS.pop(module, None)
     _STORES[module] = store
+
+
+def attach_weights_loader(module: ModuleOp, load: Callable[[], WeightStore]) -> None:
+    """Give `module` a WeightStore that `load()` makes when `weights_of` first asks for it: forge-opt
+    attaches a companion weights file this way, so a run whose passes never read weights never
+    imports torch."""
+    _STORES.pop(module, None)
+    _LOADERS[module] = load
+
+
+def pending_weights_loader(module: ModuleOp) -> Callable[[], WeightStore] | None:
+    """The loader of `module`'s store while it has not run (`attach_weights_loader`), else None."""
+    return _LOADERS.get(module)
 
 
 def weights_of(module: ModuleOp) -> WeightStore | None:
     """The WeightStore attached to `module`, or None when the IR came without weights."""
+    load = _LOADERS.pop(module, None)
+    if load is not None:
+        _STORES[module] = load()
     return _STORES.get(module)

@@ -395,7 +395,7 @@ def _example(program, node):
     from xdsl.dialects.builtin import ModuleOp
     from xdsl.ir import Region
 
-    from forge.frontend import fx_importer
+    from forge.frontend import fx_importer, normalize
 
     builder = fx_importer._GraphBuilder(program, "f")
     block = builder.block
@@ -409,7 +409,7 @@ def _example(program, node):
     builder._call(node)
     results = builder.values[node]
     block.add_op(func.ReturnOp(*(results if isinstance(results, list) else [results])))
-    name = fx_importer._target_name(node.target).removeprefix("aten.").replace(".", "_")
+    name = normalize.target_name(node.target).removeprefix("aten.").replace(".", "_")
     types = ([a.type for a in block.args], [r.type for r in block.last_op.operands])
     module = ModuleOp([func.FuncOp(name, types, Region(block))])
     module.verify()

@@ -25,7 +25,7 @@ model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU()).eval()
 x = (torch.randn(2, 8),)
 first = forge.compile(model, x).report
 second = forge.compile(model, x).report
-from forge.stage_times import STAGE_KEYS
+from forge.stage_clock import STAGE_KEYS
 sums = [abs(sum(r[k] for k in STAGE_KEYS) + r["other_ms"] - r["total_ms"]) for r in (first, second)]
 print(json.dumps({"light": light, "gc": gc.isenabled(), "first": first["lazy_import_ms"], "groups": groups,
                   "second": second["lazy_import_ms"], "other": first["other_ms"], "sums": sums}))

@@ -1,4 +1,5 @@
-"""forge.patterns' driver: PatternTable dispatch by ROOTS, sweep order, apply_patterns counting.
+"""forge.patterns' driver: PatternTable dispatch by ROOTS or the rewrite annotation, sweep order,
+apply_patterns counting.
 
 Every Forge pass runs its patterns through this driver, so its contract is pinned here on plain
 arith IR: which patterns an op is offered to and in what order, which ops a sweep visits, and what
@@ -10,11 +11,20 @@ from __future__ import annotations
 import pytest
 from xdsl.dialects import arith, func
 from xdsl.ir import Operation
-from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from forge.context import make_context
 from forge.diagnostics import parse_with_locations
-from forge.patterns import ForgePattern, PatternStats, PatternTable, apply_patterns, collect_pattern_stats, sweep
+from forge.patterns import (
+    ForgePattern,
+    PatternDefinitionError,
+    PatternStats,
+    PatternTable,
+    apply_patterns,
+    collect_pattern_stats,
+    pattern_roots,
+    sweep,
+)
 
 IR = """\
 func.func @f(%a: i32) -> i32 {
@@ -86,8 +96,48 @@ def test_a_pattern_without_roots_is_refused_by_name():
         def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
             pass
 
-    with pytest.raises(TypeError, match="Rootless names no ROOTS"):
+    with pytest.raises(TypeError, match="Rootless names no ROOTS and its match_and_rewrite names no op class"):
         PatternTable([Rootless()])
+    with pytest.raises(PatternDefinitionError):  # a diagnostic for forge-opt, not an internal error
+        PatternTable([Rootless()])
+
+
+class AnnotatedAddZero(ForgePattern):
+    """DropAddZero without ROOTS: the annotation says which ops it matches (the tutorial's recipe)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.AddiOp, rewriter: PatternRewriter) -> None:
+        rhs = op.rhs.owner
+        if isinstance(rhs, arith.ConstantOp) and rhs.value.value.data == 0:
+            rewriter.replace_all_uses_with(op.result, op.lhs)
+            rewriter.erase(op)
+
+
+class UnionRecord(RewritePattern):
+    """A plain xDSL pattern on a union of ops."""
+
+    def __init__(self, seen: list[str]):
+        self.seen = seen
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.AddiOp | arith.MuliOp, rewriter: PatternRewriter) -> None:
+        self.seen.append(op.name)
+
+
+def test_roots_come_from_the_rewrite_annotation():
+    assert pattern_roots(AnnotatedAddZero()) == (arith.AddiOp,)
+    assert pattern_roots(UnionRecord([])) == (arith.AddiOp, arith.MuliOp)
+    assert pattern_roots(DropAddZero()) == (arith.AddiOp,)  # ROOTS, when given, are used as they are
+
+
+def test_an_annotated_pattern_runs_in_apply_patterns_and_is_counted():
+    m = module()
+    with collect_pattern_stats() as stats:
+        assert apply_patterns(m, [AnnotatedAddZero()]) == 2  # %b and %d add zero
+    assert stats.fired == {"AnnotatedAddZero": 2}
+    seen: list[str] = []
+    apply_patterns(module(), [UnionRecord(seen)])
+    assert sorted(set(seen)) == ["arith.addi", "arith.muli"]
 
 
 def test_admit_filters_the_offered_ops():

@@ -9,9 +9,11 @@ import pytest
 import torch
 from xdsl.parser import Parser
 
+from dialects import aten
 from forge import context
 from forge.cli.opt import main as forge_opt
 from forge.context import make_context
+from forge.diagnostics import parse_with_locations
 from forge.interpreter import interpret
 from forge.semantics import (
     SemanticChecker,
@@ -19,6 +21,7 @@ from forge.semantics import (
     compare_output,
     generated_weights,
     random_inputs,
+    rewritten_sites,
     tolerance_for,
 )
 from forge.weights import WeightStore
@@ -150,3 +153,35 @@ def test_the_reproducer_command_fails_the_same_way(tmp_path, capsys, monkeypatch
     argv = shlex.split(command.removeprefix("note: reproduce with: "))[1:]
     assert forge_opt(argv) == 1
     assert "cannot run the IR after pass 'test-rename-weights'" in capsys.readouterr().err
+
+
+TWO_FUNCTIONS = """
+func.func @a(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %s = aten.sigmoid %x : (tensor<4xf32>) -> tensor<4xf32>
+  %m = aten.mul.Tensor %x, %s : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %m : tensor<4xf32>
+}
+func.func @b(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = aten.exp %x : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %e : tensor<4xf32>
+}
+"""
+
+
+def test_rewritten_sites_name_the_replaced_erased_and_inserted_ops_in_source_order():
+    before = parse_with_locations(make_context(), TWO_FUNCTIONS, "t.mlir")
+    after = before.clone()
+    ops = {op.results[0].name_hint: op for op in after.walk() if op.results}
+    mul, sigmoid, exp = ops["m"], ops["s"], ops["e"]
+    silu = aten.SiluOp.build_op([[mul.input]], {}, [mul.result.type], location=mul.location)  # keeps the location
+    mul.parent_block().insert_op_before(silu, mul)
+    mul.result.replace_all_uses_with(silu.result)
+    mul.detach(), mul.erase()
+    sigmoid.detach(), sigmoid.erase()
+    neg = aten.NegOp.build_op([[exp.input]], {}, [exp.input.type])  # no location: placed at its user's
+    exp.parent_block().insert_op_before(neg, exp)
+    exp.operands[0] = neg.result
+    sites = [site.describe() for site in rewritten_sites(before, after, function="b")]
+    assert sites == ["t.mlir:8:8: aten.neg inserted", "t.mlir:3:8: aten.sigmoid erased",
+                     "t.mlir:4:8: aten.mul.Tensor -> aten.silu"]
+    assert rewritten_sites(before, before.clone()) == []

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from dialects import aten
-from forge.frontend.torch_patterns import from_torch
+from forge.frontend.torch_patterns import PatternMismatchError, from_torch
 from forge.patterns import PatternStats, apply_patterns, collect_pattern_stats
 from forge.patterns.graph import GraphPattern
 from forge.plugins import pass_plugin
@@ -93,7 +93,7 @@ def test_commutative_operands_scalar_wildcards_and_predicate():
     scaled = from_torch(lambda x, k: x * k, lambda x, k: x + x * (k - 1), [torch.randn(3), 7.25], name="Scaled")
     assert scaled.wildcards == {"other"}
     vetoed = from_torch(lambda x, k: x * k, lambda x, k: x, [torch.randn(3), 7.25], name="Vetoed",
-                        predicate=lambda m: False)
+                        predicate=lambda m: False, check=False)  # wrong on purpose, never fires
     module = parse_module("""
     func.func @f(%x: tensor<3xf32>) -> tensor<3xf32> {
       %m = aten.mul.Scalar %x {other = 1.5} : (tensor<3xf32>) -> tensor<3xf32>
@@ -145,3 +145,51 @@ def test_bad_pattern_functions_are_refused():
         }""")
     with pytest.raises(ValueError, match="no func.func @replacement"):
         GraphPattern.from_mlir("func.func @search() -> () { func.return }")
+
+
+def test_a_replacement_that_computes_something_else_is_refused():
+    """issue 30: `pow(x, 3)` -> `x * x` loaded silently; the example inputs already show it is wrong."""
+    with pytest.raises(PatternMismatchError, match=r"pattern Cube: the replacement does not compute what the search "
+                       r"computes: on the example inputs, output #0 differs \(max \|diff\| [0-9.e+-]+; at \[\d+\]"):
+        from_torch(lambda x: torch.pow(x, 3), lambda x: x * x, [torch.randn(8)], name="Cube")
+    with pytest.raises(PatternMismatchError, match=r"\(torch.float32 \[4\] instead of torch.float32 \[1\]\)"):
+        from_torch(lambda x: x.sum(-1, keepdim=True), lambda x: x, [torch.randn(4)], name="Shape")
+
+
+def test_random_inputs_find_what_the_examples_hide():
+    """Right on the even example values, wrong on odd ones: the random inputs (same dtype and range) differ."""
+    with pytest.raises(PatternMismatchError, match=r"on random inputs #\d \(seed 0\), output #0 differs"):
+        from_torch(lambda x: x // 2 * 2, lambda x: x + 0, [torch.tensor([2, 4, 6, 8, 10, 12])], name="Evens")
+
+
+def test_equal_functions_pass_the_check_within_float_tolerance():
+    def written_out(x):
+        e = torch.exp(x - torch.amax(x, dim=-1, keepdim=True))
+        return e / torch.sum(e, dim=-1, keepdim=True)
+
+    from_torch(written_out, lambda x: torch.softmax(x, dim=-1), [torch.randn(2, 8)], name="Softmax")
+    from_torch(lambda x: torch.sqrt(x) * torch.sqrt(x), lambda x: torch.abs(x), [torch.rand(6) + 0.1],
+               name="PositiveOnly")  # the random inputs stay in the examples' (positive) range
+
+
+def test_scalar_properties_match_across_int_and_float_spellings():
+    """One pattern for pow(x, 2) and pow(x, 2.0) (issue 30: they needed two)."""
+    pattern = from_torch(lambda x: torch.pow(x, 2), lambda x: x * x, [torch.randn(4)], name="Square")
+    module = parse_module("""
+    func.func @f(%x: tensor<4xf32>, %i: tensor<4xi64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+      %a = aten.pow.Tensor_Scalar %x {exponent = 2} : (tensor<4xf32>) -> tensor<4xf32>
+      %b = aten.pow.Tensor_Scalar %x {exponent = 2.0} : (tensor<4xf32>) -> tensor<4xf32>
+      %c = aten.pow.Tensor_Scalar %x {exponent = 2.5} : (tensor<4xf32>) -> tensor<4xf32>
+      %d = aten.pow.Tensor_Scalar %i {exponent = 2.0} : (tensor<4xi64>) -> tensor<4xf32>
+      func.return %a, %b, %c, %d : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+    }""")
+    pows = [op for op in module.walk() if isinstance(op, aten.PowTensorScalarOp)]
+    assert not isinstance(pattern.match(pows[0]), str) and not isinstance(pattern.match(pows[1]), str)
+    assert pattern.match(pows[2]) == (
+        "node %pow (aten.pow.Tensor_Scalar): property 'exponent' is 2.5, the pattern wants 2")
+    with collect_pattern_stats(PatternStats(explain="Square")) as stats:
+        assert apply_patterns(module, [pattern]) == 2
+    # an integer tensor raised to 2.0 is a float tensor: x * x would be an integer one, so it stays
+    assert any("%d" in e and "the replacement computes tensor<4xi64>, the match tensor<4xf32>" in e
+               for e in stats.events), stats.events
+    module.verify()

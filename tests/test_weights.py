@@ -17,9 +17,13 @@ from forge.models import build_model, example_inputs
 from forge.weights import (
     WeightsError,
     WeightStore,
+    attach_weights_loader,
+    check_weights_file,
     companion_weights_path,
     load_module,
+    pending_weights_loader,
     save_module,
+    weights_of,
 )
 
 WTE = "hf.transformer.wte.weight"
@@ -160,6 +164,8 @@ def test_missing_file_is_a_weights_error(tmp_path: Path) -> None:
     path = tmp_path / "absent.safetensors"
     with pytest.raises(WeightsError, match="absent.safetensors"):
         WeightStore.load(path)
+    with pytest.raises(WeightsError, match="absent.safetensors"):
+        check_weights_file(path)
 
 
 @pytest.mark.parametrize(
@@ -180,6 +186,8 @@ def test_corrupt_file_is_a_weights_error(tmp_path: Path, damage) -> None:
     path.write_bytes(damage(path.read_bytes()))
     with pytest.raises(WeightsError, match="w.safetensors"):
         WeightStore.load(path)
+    with pytest.raises(WeightsError, match="w.safetensors"):  # the header check, without torch, agrees
+        check_weights_file(path)
 
 
 @pytest.mark.parametrize(
@@ -198,6 +206,35 @@ def test_inconsistent_metadata_is_a_weights_error(tmp_path: Path, metadata) -> N
     save_file({"w": torch.zeros(2)}, str(path), metadata=metadata)
     with pytest.raises(WeightsError, match="meta.safetensors"):
         WeightStore.load(path)
+    with pytest.raises(WeightsError, match="meta.safetensors"):
+        check_weights_file(path)
+
+
+def test_the_header_check_names_the_entries_in_order(tmp_path: Path) -> None:
+    store = WeightStore()
+    store.add("b", torch.ones(2, 3))
+    store.add("a", torch.zeros(3, dtype=torch.int64))
+    store.add("tied", store["b"])
+    path = store.save(tmp_path / "w.safetensors")
+    assert check_weights_file(path) == ["b", "a"]
+
+
+def test_a_lazy_store_is_loaded_once_on_first_use(tmp_path: Path) -> None:
+    from xdsl.dialects.builtin import ModuleOp
+
+    module = ModuleOp([])
+    calls = []
+
+    def load() -> WeightStore:
+        calls.append(1)
+        store = WeightStore()
+        store.add("w", torch.ones(1))
+        return store
+
+    attach_weights_loader(module, load)
+    assert pending_weights_loader(module) is load and calls == []
+    assert weights_of(module)["w"].item() == 1.0 and weights_of(module) is weights_of(module)
+    assert calls == [1] and pending_weights_loader(module) is None
 
 
 def test_plain_safetensors_file_loads_without_aliases(tmp_path: Path) -> None:

@@ -52,6 +52,7 @@ from xdsl.ir import Operation, SSAValue
 from dialects import buffer as B
 from dialects.torch_types import dtype_of, shape_of
 from forge.kinds import KINDS, NotOnNpu, is_i1
+from forge.stage_clock import charged
 from forge.weights import WeightStore, weights_of
 
 from .analysis import SegmentPlan, analyze, describe_op, op_text
@@ -410,7 +411,8 @@ def build_segment(
     graph: CompiledGraph | None = None
     if compile:
         try:
-            graph = builder.compile()
+            with charged("device_compile_ms"):  # the running compile's device-compile stage
+                graph = builder.compile()
         except GraphBuildError as e:
             raise EmitError(f"emit: segment {seg.index}: device compile failed: {e}") from e
     compile_ms = (time.perf_counter() - start) * 1e3

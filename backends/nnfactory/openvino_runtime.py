@@ -31,6 +31,7 @@ directly into the call's new tensor is rebound per call, a few microseconds). Th
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,13 +42,23 @@ import openvino.opset8 as opset8
 import openvino.opset16 as ops
 from openvino._pyopenvino import NodeFactory as _NodeFactory
 
-from forge.precision import PrecisionError, check_precision, check_weights, runtime_properties
+from forge.precision import (
+    PrecisionError,
+    PrecisionResolution,
+    check_precision,
+    check_weights,
+    resolve_precision,
+    runtime_properties,
+)
 
 from .graph_builder import GraphBuilder
 from .graph_values import Node, TensorSpec
 from .runtime import CompiledGraph, Runtime, RuntimeUnavailable
 
-__all__ = ["OpenVINOGraphBuilder", "OpenVINOCompiledGraph", "OpenVINORuntime", "core", "is_available"]
+__all__ = [
+    "CAPABILITIES_ENV", "OpenVINOGraphBuilder", "OpenVINOCompiledGraph", "OpenVINORuntime", "core", "cpu_capabilities",
+    "is_available",
+]
 
 _NP_TO_OV = {
     np.dtype(np.float16): ov.Type.f16,
@@ -71,6 +82,25 @@ def is_available() -> bool:
 def core() -> ov.Core:
     """The process-wide ``ov.Core`` (creating one is slow; plugins load once)."""
     return ov.Core()
+
+
+CAPABILITIES_ENV = "FORGE_CPU_CAPABILITIES"
+"""Set to a comma-separated list (`FP32,INT8`) to stand in for the CPU's answer: a test (or a user
+reproducing another machine) sees which precisions Forge would resolve there."""
+
+
+def cpu_capabilities() -> frozenset[str]:
+    """What the CPU computes natively, as OpenVINO's CPU plugin reports it (`OPTIMIZATION_CAPABILITIES`:
+    FP32, BF16, FP16, INT8, ...), or the fake in `FORGE_CPU_CAPABILITIES`."""
+    fake = os.environ.get(CAPABILITIES_ENV)
+    if fake is not None:
+        return frozenset(c.strip().upper() for c in fake.split(",") if c.strip())
+    return _reported_capabilities()
+
+
+@functools.cache
+def _reported_capabilities() -> frozenset[str]:
+    return frozenset(str(c) for c in core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"))
 
 
 _FACTORIES: dict[str, Any] = {}
@@ -378,8 +408,10 @@ class OpenVINORuntime(Runtime):
         if base == "NPU" and self.precision == "bf16":
             raise PrecisionError("precision 'bf16': the NPU computes in f16 (use f16 or the default)")
         self.properties: dict[str, Any] = {}
+        self.runs_as = self.precision
         if base == "CPU":
-            self.properties.update(runtime_properties(self.precision, self.weights, threads))
+            self.runs_as = resolve_precision(self.precision, cpu_capabilities()).runs_as
+            self.properties.update(runtime_properties(self.runs_as, self.weights, threads))
         elif base == "GPU":
             self.properties["INFERENCE_PRECISION_HINT"] = self.precision
         self.properties.update(properties or {})
@@ -396,14 +428,21 @@ class OpenVINORuntime(Runtime):
                 continue
 
     def config(self) -> dict[str, Any]:
-        return {
+        """The settings; `runs_as` is the precision the device computes in (read back from the compiled
+        graph when there is one), with `substitution` saying why when it is not the requested one."""
+        npu = self.device.startswith("NPU")
+        runs_as = "f16" if npu else str(self.effective.get("INFERENCE_PRECISION_HINT", self.runs_as))
+        config = {
             "runtime": self.name,
             "device": self.device,
-            "precision": "f16 (NPU native)" if self.device.startswith("NPU") else self.precision,
+            "precision": "f16 (NPU native)" if npu else self.precision,
+            "runs_as": runs_as,
             "weights": self.weights or "f32",
             "requested": {k: _plain(v) for k, v in self.properties.items()},
             "effective": dict(self.effective),
         }
+        note = None if npu else PrecisionResolution(self.precision, runs_as).note
+        return {**config, "substitution": note} if note else config
 
 
 def _device_available(base: str) -> bool:

@@ -179,7 +179,7 @@ class Runtime(abc.ABC):
 
     def config(self) -> dict[str, Any]:
         """The runtime's settings (``report["runtime_config"]``)."""
-        return {"runtime": self.name, "device": self.device, "precision": self.precision,
+        return {"runtime": self.name, "device": self.device, "precision": self.precision, "runs_as": self.precision,
                 "weights": self.weights or "f32"}
 
     def record_compiled(self, compiled: Any) -> None:

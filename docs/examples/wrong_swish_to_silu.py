@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dialects import aten
 from forge.context import register_pass
-from forge.patterns import ForgePattern
+from forge.patterns import ForgePattern, apply_patterns
 
 
 class WrongSwishToSilu(ForgePattern):
@@ -41,4 +41,4 @@ class WrongSwishToSiluPass(ModulePass):
     name = "wrong-swish-to-silu"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(WrongSwishToSilu(), apply_recursively=False).rewrite_module(op)
+        apply_patterns(op, [WrongSwishToSilu()])

@@ -9,10 +9,10 @@ func.func @f(%a: i32) -> i32 {
   func.return %a : i32
 }
 
-// UNKNOWN:      forge-opt: error: unknown pass 'nosuch-pass' (`forge-opt --help` lists the available passes)
+// UNKNOWN:      forge-opt: error: unknown pass 'nosuch-pass' (`forge-opt --help` lists the passes; a plug-in's passes are known once it is loaded: add --load-pass-plugin FILE)
 // UNKNOWN-NOT:  {{.}}
 
-// SUGGEST:      forge-opt: error: unknown pass 'canonicalise'; did you mean 'canonicalize'{{.*}}?
+// SUGGEST:      forge-opt: error: unknown pass 'canonicalise'; did you mean 'canonicalize'{{.*}}? (`forge-opt --help` lists the passes{{.*}})
 // SUGGEST-NOT:  {{.}}
 
 // OPTION:       forge-opt: error: pass 'canonicalize' has no option 'foo'; it takes no options

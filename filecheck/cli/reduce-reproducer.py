@@ -39,6 +39,10 @@ print(again.stderr.replace(str(out), "OUT"))
 
 # CHECK:      exit 1
 # CHECK:      error: pass 'negate-silu' (#1 of 1) changed the results of @forward
+# CHECK-NEXT: %linear_7 = aten.linear %alias, %p_hf_lm_head_weight
+# The error points at the output that differs (the LM head), the notes at where the pass rewrote the IR:
+# CHECK:      note: the pass rewrote 1 place (in @forward first):
+# CHECK-NEXT: note:   HERE/inputs/llama-1l.mlir:145:13: aten.neg inserted
 # CHECK:      note: reproducer (the IR before this pass) written to OUT/forge-opt-reproducer.mlir
 # CHECK-NEXT: note: reproduce with: forge-opt OUT/forge-opt-reproducer.mlir --load-pass-plugin HERE/inputs/plugins/negate_silu.py --verify-semantics -p negate-silu
 # CHECK-NEXT: note: reduce with: forge-reduce OUT/forge-opt-reproducer.mlir --expect-error 'pass '"'"'negate{{.*}}silu'"'"' \(#\d+ of \d+\) changed the results' --test '{{.*}} --no-reproducer' -o OUT/forge-opt-reproducer.reduced.mlir

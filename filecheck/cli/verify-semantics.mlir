@@ -18,6 +18,8 @@
 // CHECK-NEXT:        ^~~~~~~~
 // CHECK-NEXT: note: first differing output: #0 (tensor<4xf32>): max |diff| {{[0-9.e+-]+}} at [{{[0-3]}}] (before {{.*}}, after {{.*}}); {{[1-4]}} of 4 elements differ
 // CHECK-NEXT: note: tolerance: atol=0.0001, rtol=0.0001 (float32)
+// CHECK-NEXT: note: the pass rewrote 1 place (in @f first):
+// CHECK-NEXT: note:   {{.*}}verify-semantics.mlir:[[# @LINE + 6]]:8: aten.neg inserted
 // CHECK-NEXT: note: inputs: forge.semantics.random_inputs with seed 0{{$}}
 // CHECK-NEXT: note: reproducer (the IR before this pass) written to {{.*}}forge-opt-reproducer.mlir
 // CHECK-NEXT: note: reproduce with: forge-opt {{.*}}forge-opt-reproducer.mlir --load-pass-plugin {{.*}}inputs/plugins/negate_exp.py --verify-semantics -p negate-exp{{$}}
@@ -28,12 +30,15 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 // OPTIONS:      note: tolerance: atol=0.5, rtol=0 (float32)
-// OPTIONS-NEXT: note: inputs: forge.semantics.random_inputs with seed 7
+// OPTIONS:      note: inputs: forge.semantics.random_inputs with seed 7
 // OPTIONS:      note: reproduce with: forge-opt {{.*}} --verify-semantics --verify-semantics-seed=7 --verify-semantics-atol=0.5 --verify-semantics-rtol=0.0 -p negate-exp{{$}}
 
 // UNRUNNABLE-NOT: Traceback
 // UNRUNNABLE:      verify-semantics.mlir: error: the reference interpreter cannot run the IR after pass 'exp-to-arith' (#1 of 1): @f at 'arith.negf': InterpretationError: Could not find interpretation function for op arith.negf
 // UNRUNNABLE-NEXT: note: --verify-semantics checks passes whose output the reference interpreter runs (aten, npuir and buffer IR)
+// UNRUNNABLE-NEXT: note: the pass rewrote 2 places:
+// UNRUNNABLE-NEXT: note:   {{.*}}verify-semantics.mlir:{{[0-9]+}}:8: aten.exp erased
+// UNRUNNABLE-NEXT: note:   {{.*}}verify-semantics.mlir:{{[0-9]+}}:3: arith.negf inserted
 // UNRUNNABLE-NEXT: note: inputs: forge.semantics.random_inputs with seed 0
 // UNRUNNABLE-NEXT: note: reproducer (the IR before this pass) written to
 // UNRUNNABLE-NEXT: note: reproduce with: forge-opt {{.*}} --verify-semantics -p exp-to-arith{{$}}

@@ -17,6 +17,11 @@
 // CHECK-NEXT:          ^~~~~~~~~
 // CHECK-NEXT: note: first differing output: #0 (tensor<2x8xf32>): max |diff| {{[0-9.e+-]+}} at [{{[0-9]+}}, {{[0-9]+}}] (before {{.*}}, after {{.*}}); {{[0-9]+}} of 16 elements differ
 // CHECK-NEXT: note: tolerance: atol=0.0001, rtol=0.0001 (float32)
+// CHECK-NEXT: note: the pass rewrote 4 places (in @gated first):
+// CHECK-NEXT: note:   {{.*}}wrong-swish-to-silu.mlir:{{[0-9]+}}:10: aten.sigmoid erased
+// CHECK-NEXT: note:   {{.*}}wrong-swish-to-silu.mlir:{{[0-9]+}}:10: aten.mul.Tensor -> aten.silu
+// CHECK-NEXT: note:   {{.*}}wrong-swish-to-silu.mlir:{{[0-9]+}}:10: aten.sigmoid erased
+// CHECK-NEXT: note:   {{.*}}wrong-swish-to-silu.mlir:{{[0-9]+}}:12: aten.mul.Tensor -> aten.silu
 // CHECK-NEXT: note: inputs: forge.semantics.random_inputs with seed 0; weights: generated from their types (seed 0)
 // CHECK-NEXT: note: reproducer (the IR before this pass) written to {{.*}}forge-opt-reproducer.mlir
 // CHECK-NEXT: note: reproduce with: forge-opt {{.*}}forge-opt-reproducer.mlir --load-pass-plugin {{.*}}docs/examples/wrong_swish_to_silu.py --verify-semantics -p wrong-swish-to-silu{{$}}

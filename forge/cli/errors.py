@@ -10,16 +10,26 @@ traceback, then a diagnostic at the op it was about, and exits 70.
 
 from __future__ import annotations
 
+import sys
 import traceback
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
-from xdsl.utils.exceptions import DiagnosticException
+from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from forge.cli.blame import UserFault, format_traceback, non_attribute_message, non_attribute_property, user_fault
-from forge.diagnostics import Diagnostic, SourceManager, attached_op, find_failing_op, one_line, op_diagnostic
+from forge.diagnostics import (
+    Diagnostic,
+    SourceManager,
+    attached_op,
+    find_failing_op,
+    one_line,
+    op_diagnostic,
+    parse_error_diagnostic,
+)
 from forge.pipeline import PassFailure
 
 PROG = "forge-opt"
@@ -89,6 +99,51 @@ class PassRunError(Exception):
         return []
 
 
+@dataclass
+class Diagnosis:
+    """How forge-opt reports an error: the diagnostic, the exit code, and a traceback to print first
+    (an internal error, or `--show-traceback`)."""
+
+    diagnostic: Diagnostic
+    code: int
+    traceback: str = ""
+
+
+def diagnose(
+    error: BaseException,
+    *,
+    module: ModuleOp | None,
+    input_name: str,
+    n_passes: int,
+    show_traceback: bool = False,
+) -> Diagnosis:
+    """The diagnostic for `error`, raised while forge-opt processed `module`."""
+    if isinstance(error, ForgeOptError):
+        return Diagnosis(Diagnostic(error.message, prefix=error.prefix, notes=error.notes, context=error.context),
+                         EXIT_ERROR)
+    if isinstance(error, ParseError):
+        return Diagnosis(parse_error_diagnostic(error), EXIT_ERROR)
+    diag = _semantics_diagnostic(error, n_passes, input_name)
+    if diag is not None:
+        return Diagnosis(diag, EXIT_ERROR)
+    cause, op, notes = _cause(error, module, n_passes)
+    shown = ""
+    if isinstance(cause, DiagnosticException):
+        diag, code = op_diagnostic(str(cause), op, fallback=input_name), EXIT_ERROR
+    elif (user := _user_error(cause, op, module, error, input_name)) is not None:
+        if show_traceback:
+            shown = format_traceback(cause)
+        diag, code = user, EXIT_ERROR
+        if not show_traceback:
+            notes.append("rerun with --show-traceback to print the Python traceback" + (
+                " (the reproducer has it)" if isinstance(error, PassRunError) and error.reproducer else ""))
+    else:  # an internal error: show where it happened
+        shown = "".join(traceback.format_exception(cause))
+        diag, code = _internal_error(cause, op), EXIT_INTERNAL
+    diag.notes += notes
+    return Diagnosis(diag, code, shown)
+
+
 def report(
     error: BaseException,
     stderr: IO[str],
@@ -100,26 +155,11 @@ def report(
     show_traceback: bool = False,
 ) -> int:
     """Print `error`, raised while forge-opt processed `module`, as a diagnostic; return the exit code."""
-    diag = _semantics_diagnostic(error, n_passes, input_name)
-    if diag is not None:
-        print(diag.format(sources), file=stderr)
-        return EXIT_ERROR
-    cause, op, notes = _cause(error, module, n_passes)
-    if isinstance(cause, DiagnosticException):
-        diag, code = op_diagnostic(str(cause), op, fallback=input_name), EXIT_ERROR
-    elif (user := _user_error(cause, op, module, error, input_name)) is not None:
-        if show_traceback:
-            print(format_traceback(cause), file=stderr, end="")
-        diag, code = user, EXIT_ERROR
-        if not show_traceback:
-            notes.append("rerun with --show-traceback to print the Python traceback" + (
-                " (the reproducer has it)" if isinstance(error, PassRunError) and error.reproducer else ""))
-    else:  # an internal error: show where it happened
-        traceback.print_exception(cause, file=stderr)
-        diag, code = _internal_error(cause, op), EXIT_INTERNAL
-    diag.notes += notes
-    print(diag.format(sources), file=stderr)
-    return code
+    diagnosis = diagnose(error, module=module, input_name=input_name, n_passes=n_passes,
+                         show_traceback=show_traceback)
+    print(diagnosis.traceback, file=stderr, end="")
+    print(diagnosis.diagnostic.format(sources), file=stderr)
+    return diagnosis.code
 
 
 def _user_error(
@@ -150,6 +190,8 @@ def _who(fault: UserFault, error: BaseException) -> str:
 
 def _semantics_diagnostic(error: BaseException, n_passes: int, input_name: str) -> Diagnostic | None:
     """--verify-semantics errors: an input it cannot check, or a pass that changed the results."""
+    if "forge.semantics" not in sys.modules:  # then no error can come from it: do not import it to ask
+        return None
     from forge.semantics import SemanticMismatch, SemanticsError  # lazy: xDSL's interpreter
 
     if isinstance(error, SemanticsError):

@@ -105,14 +105,16 @@ def stage_pipeline(stage: str, pipeline: str | None = None, disable: Sequence[st
     return names
 
 
-def _import(args: argparse.Namespace):
-    from forge.frontend.fx_importer import import_module  # lazy: start-up cost (torch)
-    from forge.weights import attach_weights
+def _import(args: argparse.Namespace, until: str | None = None):
+    """The imported module (and, with `until`, the compile's stages up to that IR run on it)."""
+    from forge.driver.compilation import Compilation  # lazy: start-up cost (torch, xDSL)
+    from forge.driver.options import CompileOptions
+    from forge.driver.stages import IMPORT_MODULE, stages_until
 
     model, inputs, _ = build(args)
-    imported = import_module(model, inputs)
-    attach_weights(imported.module, imported.weights)
-    return imported
+    options = CompileOptions.of(pipeline=getattr(args, "pipeline", None), disable=tuple(getattr(args, "disable", ())))
+    c = Compilation(options, model=model, args=inputs)
+    return c.run((IMPORT_MODULE, *(stages_until(until) if until else ()))).imported
 
 
 def _write(module, weights, output: Path | None) -> str:
@@ -149,16 +151,13 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_emit_stage(args: argparse.Namespace) -> int:
     """`forge compile --emit STAGE` for an IR stage: run the compiler's passes up to it and stop."""
-    from forge.pass_stages import run_passes  # lazy: start-up cost (xDSL)
-
     for flag in ("check", "save", "plot_memory", "autotune", "report"):
         if getattr(args, flag, None):
             raise ImportCommandError(
                 f"--emit {args.emit} stops after that stage; --{flag.replace('_', '-')} needs the whole compile"
             )
     names = stage_pipeline(args.emit, args.pipeline, args.disable)
-    imported = _import(args)
-    run_passes(imported.module, names)
+    imported = _import(args, until=args.emit)
     where = _write(imported.module, imported.weights, args.output)
     target = args.output or "out.mlir"
     raw = Path(target).with_name(Path(target).stem + ".raw.mlir")

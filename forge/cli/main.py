@@ -5,6 +5,7 @@
     forge compile resnet --small --check      # every zoo family: text, vision, audio
     forge models                              # name, kind, attention implementations, inputs
     forge generate gpt2 --prompt-len 128 --new-tokens 64   # KV-cache generation (forge/cli/generate.py)
+    forge lit-init my-tests/                  # a lit.cfg for tests of your own (forge/cli/lit_init.py)
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from typing import Any
 
 from forge.cli.generate import add_generate_parser, cmd_generate
 from forge.cli.import_cmd import IR_STAGES, add_import_parser, cmd_emit_stage, cmd_import
+from forge.cli.lit_init import add_lit_init_parser, cmd_lit_init
 from forge.errors import CompileError
+from forge.torch_support import UnsupportedTorchError, check_torch
 
 EMIT_STAGES = ("aten", "npuir", "buffer", "nnfactory-py")
 
@@ -54,6 +57,11 @@ def _parser() -> argparse.ArgumentParser:
             "--pipeline", help=f"comma-separated pass pipeline (default: {','.join(DEFAULT_PIPELINE)})"
         )
         p.add_argument("--disable", action="append", default=[], metavar="PASS", help="skip a pass (repeatable)")
+        p.add_argument(
+            "--load-pass-plugin", action="append", default=[], metavar="FILE",
+            help="import the Python file FILE, whose passes register with forge.context.register_pass, so that "
+            "--pipeline can name them (repeatable; forge-opt's flag)",
+        )
         p.add_argument("--report", type=Path, metavar="FILE", help="write the report as JSON")
         p.add_argument("--check", action="store_true", help="measure parity against eager PyTorch")
         p.add_argument(
@@ -93,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("models", help="list the zoo models")
     add_import_parser(sub)
     add_generate_parser(sub)
+    add_lit_init_parser(sub)
     return parser
 
 
@@ -238,6 +247,8 @@ def format_precision(report: dict[str, Any]) -> str:
     settings = cfg.get("effective") or cfg.get("requested") or {}
     line = (f"precision {report.get('precision', 'f32')}, weights {report.get('weights', 'f32')}; runtime settings: "
             + (", ".join(f"{k}={v}" for k, v in settings.items()) or "defaults"))
+    if cfg.get("substitution"):
+        line += f"\nnote: {cfg['substitution']}"
     acc = report.get("accuracy")
     if acc:
         b = acc["bounds"]
@@ -393,11 +404,33 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_plugins(paths: list[str]) -> int:
+    """--load-pass-plugin: import each file (its passes register); 1 after the error of one that fails."""
+    from forge.plugins import PluginError, load_pass_plugin  # lazy: start-up cost
+
+    for path in paths:
+        try:
+            load_pass_plugin(path)
+        except PluginError as err:
+            print(f"{err.location()}: error: {err.message}", file=sys.stderr)
+            return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "models":
         print(format_models())
         return 0
+    if args.command == "lit-init":
+        return cmd_lit_init(args)
+    try:
+        check_torch()
+    except UnsupportedTorchError as err:
+        print(f"forge: error: {err}", file=sys.stderr)
+        return 1
+    if getattr(args, "load_pass_plugin", None) and (code := _load_plugins(args.load_pass_plugin)):
+        return code
     from forge.frontend.fx_importer import ImportError_  # lazy: start-up cost (torch)
 
     try:

@@ -14,11 +14,13 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import functools
 import inspect
 import os
 import re
 import textwrap
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from pathlib import Path
 
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
@@ -47,8 +49,8 @@ def registered_test_passes() -> dict[str, PassFactory]:
 
 def plugin_files(argv: Sequence[str]) -> list[str]:
     """The --load-pass-plugin files named on a command line (before it is parsed)."""
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--load-pass-plugin", action="append", default=[])
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("--load-pass-plugin", "-load-pass-plugin", action="append", default=[])
     known, _ = parser.parse_known_args(list(argv))
     return known.load_pass_plugin
 
@@ -96,11 +98,8 @@ def _field_docs(cls: type) -> dict[str, str]:
     bases, first sentence each."""
     docs: dict[str, str] = {}
     for klass in reversed(cls.__mro__):
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
-        except (OSError, TypeError, SyntaxError):
-            continue
-        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        node = _class_node(klass)
+        body = node.body if node is not None else []
         for stmt, after in zip(body, body[1:], strict=False):
             if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
                     and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
@@ -111,25 +110,50 @@ def _field_docs(cls: type) -> dict[str, str]:
     return docs
 
 
+def _class_node(cls: type) -> ast.ClassDef | None:
+    """The class statement of `cls` in its module's source (each module is parsed once)."""
+    try:
+        path = inspect.getsourcefile(cls)
+    except TypeError:  # builtins
+        return None
+    return _class_nodes(path).get(cls.__qualname__) if path else None
+
+
+@functools.cache
+def _class_nodes(path: str) -> dict[str, ast.ClassDef]:
+    try:
+        tree = ast.parse(Path(path).read_text())
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return {}
+    return {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+
+
 def _close_matches(name: str, names: Iterable[str], n: int) -> list[str]:
-    """difflib's close matches, for "did you mean" hints (difflib imported only when a name is wrong)."""
+    """difflib's close matches, for "did you mean" hints (difflib imported only when a name is wrong);
+    a stricter cutoff than difflib's 0.6, which offers `dmp-to-mpi` for `pow-to-mul`."""
     import difflib
 
-    return difflib.get_close_matches(name, list(names), n=n)
+    return difflib.get_close_matches(name, list(names), n=n, cutoff=0.75)
+
+
+PLUGIN_HINT = "a plug-in's passes are known once it is loaded: add --load-pass-plugin FILE"
 
 
 def format_pass_list(available: Mapping[str, PassFactory], forge_names: Collection[str]) -> str:
-    """Every registered pass, once, with its one-line description and options, Forge's first
-    (the --help epilog)."""
+    """Every registered pass, once: Forge's (and plug-ins') with their one-line description and options,
+    xDSL's by name (`--help-pass NAME` describes one; importing all ~150 of xDSL's pass modules to describe
+    them would take `forge-opt --help` seconds) (the --help epilog)."""
     forge = [n for n in available if n in forge_names]
     xdsl = [n for n in available if n not in forge_names]
     lines = ["Forge passes (options: -p 'pass{option=value ...}'; --help-pass NAME shows one in full):"]
     lines += _pass_rows(available, forge) if forge else ["  (none registered yet)"]
-    lines += ["", "xDSL passes:", *_pass_rows(available, xdsl)]
+    lines += ["", "xDSL passes (--help-pass NAME describes one):"]
+    lines += textwrap.wrap(", ".join(sorted(xdsl)), _WIDTH, initial_indent="  ", subsequent_indent="  ",
+                           break_on_hyphens=False)
     lines += [
         "",
         f"{TEST_PASSES_ENV}=1 in the environment also registers the test-only passes of "
-        "forge/testing/passes.py.",
+        "forge/testing/passes.py; --load-pass-plugin FILE adds a plug-in's passes to this list.",
         "Exit codes: 0 success, 1 error in the input or pipeline, 2 bad command line, 70 internal error.",
     ]
     return "\n".join(lines)
@@ -162,13 +186,15 @@ def format_pass_help(name: str, available: Mapping[str, PassFactory]) -> str:
     if name not in available:
         close = _close_matches(name, available, n=3)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        raise ForgeOptError(f"unknown pass '{name}' for --help-pass{hint}")
+        raise ForgeOptError(f"unknown pass '{name}' for --help-pass{hint} ({PLUGIN_HINT})")
     pass_cls = available[name]()
     doc = inspect.getdoc(pass_cls) or ""
     if doc.startswith(f"{pass_cls.__name__}("):
         doc = ""
     lines = [f"{name}  ({pass_cls.__module__}.{pass_cls.__name__})", ""]
     lines += [doc or "(no description)", ""]
+    if _is_function_local(name, available):
+        lines += ["Works function by function: --pass-pipeline accepts it inside 'func.func(...)'.", ""]
     options = pass_options(pass_cls)
     if options:
         lines.append("Options:")
@@ -207,10 +233,92 @@ def _pattern_names(cls: type) -> set[str]:
 # --- -p ---------------------------------------------------------------------------------------------
 
 
+MODULE_ANCHORS = ("builtin.module",)
+FUNCTION_ANCHORS = ("func.func", "any")
+
+FUNCTION_LOCAL_PASSES = frozenset({
+    # Forge's: they rewrite or check ops inside functions, one function at a time.
+    "dce", "cse", "fold", "fuse-attention", "fuse-ops", "layout", "check-buffer-allocation",
+    # xDSL's.
+    "canonicalize", "xdsl-cse", "xdsl-dce", "constant-fold-interp",
+})
+"""Passes whose effect on a module is their effect on each function alone, so that mlir-opt's
+`func.func(p)` means the same as `p`. A plug-in's pass says so with `function_local = True` on its class.
+The lowering passes are not: they record a summary of the whole module on it (`npuir.lowering`, ...)."""
+
+
+def _is_function_local(name: str, available: Mapping[str, PassFactory]) -> bool:
+    if name in FUNCTION_LOCAL_PASSES:
+        return True
+    return name in available and bool(getattr(available[name](), "function_local", False))
+
+
+def flatten_nested_pipeline(pipeline: str, available: Mapping[str, PassFactory]) -> str:
+    """mlir-opt's `--pass-pipeline` nesting, `builtin.module(func.func(a,b),c)`, as the flat list forge-opt
+    runs (`a,b,c`), accepted only where it means the same: `builtin.module(...)` around everything,
+    `func.func(...)` / `any(...)` around function-local passes. A pipeline without nesting is returned as is."""
+    items: list[tuple[str, tuple[str, ...], int]] = []  # (pass text, anchors around it, column)
+    anchors: list[str] = []
+    start, depth, quote, nested = 0, 0, False, False
+    text = pipeline + ","
+    for i, c in enumerate(text):
+        if quote:
+            quote = c != '"'
+        elif c == '"':
+            quote = True
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif depth == 0 and c == "(":
+            nested = True
+            anchors.append(text[start:i].strip())
+            start = i + 1
+        elif depth == 0 and c in "),":
+            if text[start:i].strip():
+                items.append((text[start:i].strip(), tuple(anchors), start + 1))
+            if c == ")":
+                if not anchors:
+                    raise _nesting_error(pipeline, i + 1, "')' closes no anchor")
+                anchors.pop()
+            start = i + 1
+    if anchors:
+        raise _nesting_error(pipeline, len(pipeline), f"'{anchors[-1]}(' is not closed")
+    if not nested:
+        return pipeline
+    for name, around, column in items:
+        _check_anchors(pipeline, name, around, column, available)
+    return ",".join(name for name, _, _ in items)
+
+
+def _check_anchors(pipeline: str, spec: str, around: tuple[str, ...], column: int,
+                   available: Mapping[str, PassFactory]) -> None:
+    levels = list(around)
+    if levels and levels[0] in MODULE_ANCHORS:
+        levels = levels[1:]
+    if not levels:
+        return
+    anchor = levels[0]
+    if anchor not in FUNCTION_ANCHORS or len(levels) > 1:
+        raise _nesting_error(pipeline, column, f"forge-opt runs passes on the module or on each function: "
+                             f"'{'('.join(around)}(' is not an anchor it knows (write builtin.module(...) and "
+                             "func.func(...), or the flat list: -p a,b)")
+    name = spec.split("{", 1)[0].strip()
+    if not _is_function_local(name, available):
+        raise _nesting_error(pipeline, column, f"pass '{name}' runs on the whole module, not on each function: "
+                             f"write it outside '{anchor}(...)'")
+
+
+def _nesting_error(pipeline: str, column: int, message: str) -> ForgeOptError:
+    return ForgeOptError(f"invalid pass pipeline at column {column}: {message}",
+                         context=[f"  {pipeline}", "  " + " " * (column - 1) + "^"])
+
+
 def parse_pass_pipeline(
     pipeline: str, available: Mapping[str, PassFactory]
 ) -> tuple[tuple[ModulePass, ...], tuple[str, ...]]:
     """The pass instances of `-p pipeline`, and each pass as written (aliases such as `xdsl-cse` kept)."""
+    pipeline = flatten_nested_pipeline(pipeline, available)
     try:
         specs = list(parse_pipeline(pipeline))
     except ArgSpecParseError as e:
@@ -224,8 +332,7 @@ def instantiate_pass(spec: ArgSpec, available: Mapping[str, PassFactory]) -> Mod
     if spec.name not in available:
         close = _close_matches(spec.name, available, n=3)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        hint = hint or " (`forge-opt --help` lists the available passes)"
-        raise ForgeOptError(f"unknown pass '{spec.name}'{hint}")
+        raise ForgeOptError(f"unknown pass '{spec.name}'{hint} (`forge-opt --help` lists the passes; {PLUGIN_HINT})")
     pass_cls = available[spec.name]()
     fields = [f.name for f in dataclasses.fields(pass_cls) if f.init and f.name != "name"]
     unknown = [k for k in spec.normalize_parameter_names().parameters if k not in fields]

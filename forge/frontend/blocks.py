@@ -18,7 +18,9 @@ again. `export_and_import(model, args, kwargs)` traces one representative per di
    only: a cache object, a list or a dict the block could change in place is not reused), and every
    attribute the representative's forward *read* has an equal value on the call's block (`_same`: numbers
    and strings by value, submodules and weights by their path inside the block, other tensors by value,
-   other objects by identity or by an equal `__dict__`). Anything not proven equal starts a new group.
+   other objects, modules outside the block included (transformers' per-instance kernel wrappers), by identity
+   or by class and equal state, recursively to a bounded depth). Anything not proven equal starts a new group,
+   and the report names what differed (`report["blocks"]["groups"][i]["split"]`).
    The trace is a function of the code, the attributes it reads, the input metadata and global state; with
    all reads equal, an instance's trace is the representative's (up to its weights). HF layers carry
    `layer_idx`: on the use_cache=False path nothing reads it and the layers share one group; a forward
@@ -37,6 +39,7 @@ and says why (`report["blocks"]["off"]`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import math
 import os
@@ -250,7 +253,9 @@ def reads_equal(
     reads: set[tuple[str, str]], rep: nn.Module, other: nn.Module, rep_side: _Side | None = None
 ) -> str | None:
     """None when every recorded read has an equal value on `other`, else the first read that differs
-    (`rep_side`: `_Side.of(rep)`, when the caller keeps it)."""
+    (`rep_side`: `_Side.of(rep)`, when the caller keeps it). Values are compared by what they are
+    (`_same`): numbers by value, the block's own submodules and weights by path, other objects (modules
+    outside the block included) by class and state, recursively to a bounded depth."""
     a, b = rep_side or _Side.of(rep), _Side.of(other)
     for path, name in sorted(reads):
         ma, mb = a.by_path.get(path), b.by_path.get(path)
@@ -278,9 +283,12 @@ def _same(x: Any, y: Any, a: _Side, b: _Side, depth: int, seen: set[tuple[int, i
         return True
     if isinstance(x, nn.Module):
         px, py = a.modules.get(id(x)), b.modules.get(id(y))
-        if px is None and py is None:
-            return x is y  # outside the blocks: the same module, or proven nothing
-        return px is not None and px == py
+        if px is not None or py is not None:
+            return px == py  # a submodule of the block: the instance's own at the same path
+        if x is y:
+            return True
+        # Outside the blocks' trees (a per-instance kernel wrapper, a table of them): equal by what it is,
+        # its class (checked above) and its state, below.
     if isinstance(x, torch.Tensor):
         wx, wy = a.weights.get(id(x)), b.weights.get(id(y))
         if wx is not None or wy is not None:
@@ -292,19 +300,52 @@ def _same(x: Any, y: Any, a: _Side, b: _Side, depth: int, seen: set[tuple[int, i
         return x == y
     if isinstance(x, types.MethodType):
         return x.__func__ is y.__func__ and _same(x.__self__, y.__self__, a, b, depth + 1, seen)
-    if isinstance(x, (types.FunctionType, types.BuiltinFunctionType, type)):
+    if isinstance(x, (types.BuiltinFunctionType, type)):
         return x is y
     seen = seen | {key}
     if isinstance(x, (tuple, list)):
-        return len(x) == len(y) and all(_same(i, j, a, b, depth + 1, seen) for i, j in zip(x, y, strict=True))
+        return _same_items(x, y, a, b, depth, seen)
     if isinstance(x, (set, frozenset)):
         return x == y and all(isinstance(i, _PRIMITIVES) for i in x)
     if isinstance(x, dict):
         return list(x) == list(y) and all(_same(x[k], y[k], a, b, depth + 1, seen) for k in x)
-    dx, dy = getattr(x, "__dict__", None), getattr(y, "__dict__", None)
-    if isinstance(dx, dict) and isinstance(dy, dict) and not hasattr(type(x), "__slots__"):
-        return _same(dx, dy, a, b, depth + 1, seen)
-    return False
+    if isinstance(x, types.FunctionType):  # a per-instance closure or lambda: the same code on equal state
+        return (x.__code__ is y.__code__ and x.__globals__ is y.__globals__
+                and _same_items(_function_state(x), _function_state(y), a, b, depth, seen))
+    if isinstance(x, functools.partial):
+        return _same_items((x.func, x.args, x.keywords), (y.func, y.args, y.keywords), a, b, depth, seen)
+    if _state_in_dict(type(x)):
+        return _same(x.__dict__, y.__dict__, a, b, depth + 1, seen)
+    return False  # state we cannot see (a C type's fields, __slots__): not proven equal
+
+
+def _same_items(xs: Any, ys: Any, a: _Side, b: _Side, depth: int, seen: set[tuple[int, int]]) -> bool:
+    return len(xs) == len(ys) and all(_same(i, j, a, b, depth + 1, seen) for i, j in zip(xs, ys, strict=True))
+
+
+def _function_state(f: types.FunctionType) -> tuple[Any, ...]:
+    cells = tuple(c.cell_contents if _cell_set(c) else _MISSING for c in f.__closure__ or ())
+    return (f.__defaults__, f.__kwdefaults__, cells, f.__dict__)
+
+
+def _cell_set(cell: types.CellType) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 (an empty cell raises)
+    except ValueError:
+        return False
+    return True
+
+
+@functools.cache
+def _state_in_dict(cls: type) -> bool:
+    """Whether an instance's whole state is its `__dict__`: every class of its MRO but `object` is written in
+    Python (a heap type) and none has `__slots__` (a C base such as functools.partial keeps fields elsewhere)."""
+    if cls is types.SimpleNamespace:
+        return True
+    heap_type = 1 << 9  # Py_TPFLAGS_HEAPTYPE
+    return "__dict__" in dir(cls) and all(
+        c is object or (c.__flags__ & heap_type and "__slots__" not in c.__dict__) for c in cls.__mro__
+    )
 
 
 def _same_tensor(x: torch.Tensor, y: torch.Tensor) -> bool:
@@ -340,6 +381,8 @@ class Group:
     instances: list[int] = field(default_factory=list)
     """The plan's instances that reuse the representative (not the representative itself)."""
     side: _Side | None = None
+    split: str | None = None
+    """Why this block did not join an earlier group of its class (what differed), None for the first."""
 
 
 @dataclass
@@ -372,7 +415,8 @@ class BlockPlan:
             "reused": reused,
             "groups": [
                 {"block": type(g.rep).__name__, "representative": g.rep_path,
-                 "instances": [g.rep_path, *(self.instances[i].path for i in g.instances)]}
+                 "instances": [g.rep_path, *(self.instances[i].path for i in g.instances)],
+                 **({"split": g.split} if g.split else {})}
                 for g in self.groups
             ],
             **({"inline": dict(self.inline)} if self.inline else {}),
@@ -459,9 +503,9 @@ class _Session:
             return self._inline(path, block, forward, args, kwargs, why)
         call_key = (type(block), spec, tuple(keys))
         weights_key = self.weights_keys[path]
-        group = self._find_group(block, call_key, weights_key)
+        group, split = self._find_group(block, call_key, weights_key)
         if group is None:
-            return self._represent(path, block, forward, args, kwargs, call_key, weights_key)
+            return self._represent(path, block, forward, args, kwargs, call_key, weights_key, split)
         if group.gid in self.unreusable:
             return self._inline(path, block, forward, args, kwargs, f"{group.rep_path} writes its attributes")
         iid = len(self.plan.instances)
@@ -477,16 +521,26 @@ class _Session:
         self.plan.inline[key] = why
         return forward(block, *args, **kwargs)
 
-    def _find_group(self, block, call_key, weights_key) -> Group | None:
+    def _find_group(self, block, call_key, weights_key) -> tuple[Group | None, str | None]:
+        """The group `block`'s call joins, else (None, why it joins none of its class: what first differed)."""
+        split = None
         for group in self.plan.groups:
-            if group.call_key == call_key and group.weights_key == weights_key:
+            if type(group.rep) is not type(block):
+                continue
+            if group.call_key != call_key:
+                split = split or f"its call differs from {group.rep_path}'s (inputs' structure, shapes or values)"
+            elif group.weights_key != weights_key:
+                split = split or f"its parameters or buffers differ from {group.rep_path}'s"
+            else:
                 if group.side is None:
                     group.side = _Side.of(group.rep)
-                if reads_equal(group.reads, group.rep, block, group.side) is None:
-                    return group
-        return None
+                differs = reads_equal(group.reads, group.rep, block, group.side)
+                if differs is None:
+                    return group, None
+                split = split or f"attribute {differs} differs from {group.rep_path}'s"
+        return None, split
 
-    def _represent(self, path, block, forward, args, kwargs, call_key, weights_key) -> Any:
+    def _represent(self, path, block, forward, args, kwargs, call_key, weights_key, split=None) -> Any:
         """Trace the block here, its inputs and outputs marked, recording what it reads: a new group."""
         _, mark_in, mark_out = block_ops()
         gid = next(_GIDS)
@@ -515,7 +569,7 @@ class _Session:
                 self.plan.inline[path] = f"returns a {type(value).__name__}"
                 return out
         used = _used_inputs([v for v in marked if isinstance(v, torch.Tensor)])
-        group = Group(gid, path, block, call_key, weights_key, out_spec, out_leaves, set(rec.reads), used)
+        group = Group(gid, path, block, call_key, weights_key, out_spec, out_leaves, set(rec.reads), used, split=split)
         self.plan.groups.append(group)
         _OUTPUTS[gid] = metas
         if rec.writes or not metas:
@@ -709,7 +763,7 @@ def export_and_import(model: nn.Module, args: tuple[Any, ...], kwargs: dict[str,
     try:
         start = time.perf_counter()
         imported = import_stitched(program, plan)
-        imported.import_ms = (time.perf_counter() - start) * 1e3 - imported.decompose_ms
+        imported.import_ms = (time.perf_counter() - start) * 1e3
     finally:
         plan.close()
     imported.export_ms = export_ms

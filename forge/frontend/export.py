@@ -47,6 +47,7 @@ from torch.export.graph_signature import ConstantArgument, InputKind, OutputKind
 
 from forge.frontend.errors import ImportError_
 from forge.frontend.node_locations import recorded_model_frames
+from forge.stage_clock import charged
 
 __all__ = [
     "CallError", "CallSignature", "CastPolicy", "ExportError", "InputLeaf", "cast_policy", "export_model",
@@ -372,6 +373,11 @@ def export_model_around(
 
 
 def _export_model(model, args, kwargs, *, around=None):
+    with charged("export_ms"):  # the running compile's export stage
+        return _export_in_stage(model, args, kwargs, around)
+
+
+def _export_in_stage(model, args, kwargs, around):
     args, kwargs = tuple(args), dict(kwargs or {})
     parameters = _forward_parameters(model)
     _check_binding(model, parameters, args, kwargs)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import operator
 import re
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,18 +41,15 @@ from dialects import aten
 from dialects.aten_schema import ArgKind, equals_default, to_attribute
 from dialects.torch_types import UnsupportedTypeError, tensor_type
 from forge.frontend import symbolic
-from forge.frontend.decompose import decompose_missing
 from forge.frontend.errors import DataDependentShapeError, ImportError_, InputMutationError, UnsupportedOpsError
 from forge.frontend.functionalize import (
     buffer_writes,
-    functional_overload,
-    inplace_rewrites,
-    is_inplace,
     mutated_chain,
-    torch_functionalize,
 )
-from forge.frontend.node_locations import LIBRARY_PATHS, recorded_model_frames
-from forge.weights import WeightStore
+from forge.frontend.node_locations import location_text, model_frame, recorded_model_frames
+from forge.frontend.normalize import StepRecord, flatten, normalize, op_class
+from forge.stage_clock import charged
+from forge.weights import WeightStore, attach_weights
 
 __all__ = [
     "DataDependentShapeError",
@@ -111,13 +107,17 @@ class ImportedProgram:
     inputs: list[InputSpec]
     states: list[StateSpec] = field(default_factory=list)
     export_ms: float = 0.0
-    decompose_ms: float = 0.0
     import_ms: float = 0.0
     stats: dict[str, int] = field(default_factory=dict)
     weight_sources: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Store name -> (input kind: PARAMETER, BUFFER, CONSTANT_TENSOR, ...; the program's first target for it)."""
     blocks: dict[str, Any] | None = None
     """Block reuse (forge/frontend/blocks.py): the report's `blocks` entry, when the import stitched blocks."""
-    """Store name -> (input kind: PARAMETER, BUFFER, CONSTANT_TENSOR, ...; the program's first target for it)."""
+    normalization: list[StepRecord] = field(default_factory=list)
+    """The frontend's normalization steps before the build (forge/frontend/normalize.py), in order."""
+
+    def __post_init__(self) -> None:
+        attach_weights(self.module, self.weights)  # the module's passes find its weights (`weights_of`)
 
 
 # --- entry points ------------------------------------------------------------------------------
@@ -129,7 +129,7 @@ def import_module(
     """Export `model` on `example_args` (static shapes) and import it (`state`: see the module
     docstring)."""
     start = time.perf_counter()
-    with torch.no_grad(), recorded_model_frames():
+    with charged("export_ms"), torch.no_grad(), recorded_model_frames():
         program = torch.export.export(model, tuple(example_args))
     export_ms = (time.perf_counter() - start) * 1e3
     imported = import_program(program, func_name=func_name, state=state)
@@ -146,171 +146,24 @@ def import_program(
     `forge::block`): `handler(builder, node)` adds the ops for `node` to `builder.block` and returns its
     result values; such targets are neither decomposed nor reported unsupported.
 
-    Stages: refuse data-dependent shapes; functionalize (torch's pass only when a mutation goes
-    through an alias); decompose the ops the dialect lacks, to a fixpoint; report what is still
-    unsupported, all at once; build the IR (in-place ops on private values as their functional
-    overloads, static SymInt plumbing as numbers). `state=True`: mutated buffers are states
-    (torch's functionalization runs first, so every write is a BUFFER_MUTATION output).
+    The program is normalized first (forge/frontend/normalize.py: named FX-level steps, each recorded in
+    `normalization`), then the IR is built (in-place ops on private values as their functional overloads,
+    static SymInt plumbing as numbers). `state=True`: mutated buffers are states.
     """
     start = time.perf_counter()
     leaves = dict(leaves or {})
-
-    def _missing_targets(program: ExportedProgram) -> set[Any]:
-        return _lacking_targets(program) - set(leaves)
-
-    symbolic.analyze(program.graph, _location_text, _target_name)  # data-dependent shapes: fail early
-    if state and _mutates_buffers(program) and (_missing_targets(program) or inplace_rewrites(
-        program, _location_text, allow_buffers=True
-    ) is None):
-        _check_dtypes(program)
-        # one run_decompositions both functionalizes and decomposes what we lack (index_copy):
-        # each re-trace costs seconds, so the decomposition round is the functionalization; a
-        # program whose buffer writes are all private in-place ops the dialect has (`index_put_`)
-        # needs neither: the builder imports them as functional updates of the state
-        program, rounds = decompose_missing(program, _missing_targets)
-        if rounds == 0:
-            program = torch_functionalize(program, _location_text, allow_buffers=True)
-    if inplace_rewrites(program, _location_text, allow_buffers=state) is None:
-        _check_dtypes(program)  # torch's pass trips over complex views with internal assertions
-        program = torch_functionalize(program, _location_text)
-    exported = program
-    try:
-        program, rounds = decompose_missing(program, _missing_targets)
-    except ImportError_:
-        _check_dtypes(program)  # a complex intermediate is the likelier, clearer cause
-        raise
-    decompose_ms = (time.perf_counter() - start) * 1e3
-    rewrites = inplace_rewrites(program, _location_text, original=exported, allow_buffers=state)
-    if rewrites is None:  # a decomposition introduced an aliased mutation
-        _check_dtypes(program)
-        program = torch_functionalize(program, _location_text, allow_buffers=state)
-        rewrites = {}
-    facts = symbolic.analyze(program.graph, _location_text, _target_name)
-    _raise_on_unsupported(program, rewrites, facts, set(leaves))
-    start = time.perf_counter()
-    builder = _GraphBuilder(program, func_name, rewrites, facts, state, leaves)
-    imported = builder.build()
+    with charged("import_ms"):  # the running compile's import stage (normalization charges its own steps)
+        normalized = normalize(program, state=state, leaves=frozenset(leaves))
+        builder = _GraphBuilder(normalized.program, func_name, normalized.rewrites, normalized.facts, state, leaves)
+        imported = builder.build()
     imported.import_ms = (time.perf_counter() - start) * 1e3
-    imported.decompose_ms = decompose_ms
-    imported.stats["decompose_rounds"] = rounds
+    imported.normalization = normalized.records
+    imported.stats["decompose_rounds"] = normalized.rounds
     return imported
 
 
-def _mutates_buffers(program: ExportedProgram) -> bool:
-    """Whether some op writes into a buffer (in place, or as a functional BUFFER_MUTATION output)."""
-    if program.graph_signature.buffers_to_mutate:
-        return True
-    buffers = {s.arg.name for s in program.graph_signature.input_specs if s.kind == InputKind.BUFFER}
-    for node in program.graph.nodes:
-        if node.op == "call_function" and is_inplace(node.target):
-            root = node.args[0]
-            while isinstance(root, torch.fx.Node) and root.op == "call_function" and root.args:
-                root = root.args[0]
-            if isinstance(root, torch.fx.Node) and root.name in buffers:
-                return True
-    return False
-
-
-def _check_dtypes(program: ExportedProgram) -> None:
-    """Every tensor of the graph has a dtype Forge represents (no complex, no float8), else one clear
-    error at the first node that makes one (run before torch's functionalization, which fails on
-    complex views with internal assertions; otherwise the builder reports dtypes as it goes)."""
-    for node in program.graph.nodes:
-        for val in _flatten(node.meta.get("val")):
-            if isinstance(val, torch.Tensor):
-                try:
-                    tensor_type((), val.dtype)
-                except UnsupportedTypeError as err:
-                    raise ImportError_(f"{_location_text(node)}: {node.name}: {err}") from None
-
-
-# --- what the dialect lacks -----------------------------------------------------------------------
-
-
-def _effective_target(node: torch.fx.Node) -> Any:
-    """The overload the node imports as: an in-place op as its functional twin."""
-    if is_inplace(node.target):
-        return functional_overload(node.target) or node.target
-    return node.target
-
-
-def _is_plumbing(node: torch.fx.Node) -> bool:
-    target = node.target
-    return target is operator.getitem or target in symbolic.SCALAR_TARGETS or target in symbolic.ASSERTIONS
-
-
-def op_class(target: Any) -> type[aten.AtenOp] | None:
-    """The `aten` op class of a torch overload (None: the dialect lacks it), built on first use: reading
-    `aten.OPS_BY_TARGET` builds all 426 classes (~100 ms of a cold compile) to look up the few a graph has."""
-    if not isinstance(target, torch._ops.OpOverload):
-        return None
-    return aten.op_for(f"{target.namespace}::{target._opname}.{target._overloadname}")
-
-
-def _lacking_targets(program: ExportedProgram) -> set[Any]:
-    """The overloads of the graph the dialect lacks (what decomposition should remove)."""
-    missing = set()
-    for node in program.graph.nodes:
-        if node.op == "call_function" and not _is_plumbing(node):
-            target = _effective_target(node)
-            if op_class(target) is None:
-                missing.add(target)
-    return missing
-
-
-def _raise_on_unsupported(
-    program: ExportedProgram, rewrites: dict, facts: symbolic.SymbolicFacts, leaves: set[Any] = frozenset()
-) -> None:
-    counts: Counter[str] = Counter()
-    first: dict[str, str] = {}
-    for node in program.graph.nodes:
-        if node.op != "call_function" or node.target is operator.getitem or facts.handled(node):
-            continue
-        if node.target in leaves:
-            continue
-        if op_class(rewrites.get(node, node.target)) is not None:
-            continue
-        name = _target_name(node.target)
-        if name == "with_effects" and len(node.args) > 1:
-            name = f"with_effects({_target_name(node.args[1])})"
-        counts[name] += 1
-        first.setdefault(name, _location_text(node))
-    if counts:
-        raise UnsupportedOpsError({name: (count, first[name]) for name, count in counts.items()})
-
-
-def _target_name(target: Any) -> str:
-    schema = getattr(target, "_schema", None)
-    if schema is not None:
-        overload = target._overloadname
-        return f"{schema.name.replace('::', '.')}.{overload}"
-    return getattr(target, "__name__", str(target))
-
-
-# --- locations -----------------------------------------------------------------------------------
-
-_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
-
-
-def _model_frame(node: torch.fx.Node) -> tuple[str, int] | None:
-    """The innermost frame of the node's stack trace that is model code (not torch internals)."""
-    trace = node.meta.get("stack_trace")
-    if not trace:
-        return None
-    frames = _FRAME.findall(trace)
-    for path, line in reversed(frames):
-        if not any(p in path for p in LIBRARY_PATHS):
-            return path, int(line)
-    return (frames[-1][0], int(frames[-1][1])) if frames else None
-
-
-def _location_text(node: torch.fx.Node) -> str:
-    frame = _model_frame(node)
-    return f"{frame[0]}:{frame[1]}" if frame else f"node {node.name}"
-
-
 def _location(node: torch.fx.Node) -> Attribute:
-    frame = _model_frame(node)
+    frame = model_frame(node)
     if frame is None:
         return UnknownLoc()
     return FileLineColLoc(StringAttr(frame[0]), IntAttr(frame[1]), IntAttr(0))
@@ -443,7 +296,7 @@ class _GraphBuilder:
         try:
             result_types = _result_types(node)
         except UnsupportedTypeError as err:
-            raise ImportError_(f"{_location_text(node)}: {node.name}: {err}") from None
+            raise ImportError_(f"{location_text(node)}: {node.name}: {err}") from None
         op = cls.build_op(groups, properties, result_types, location=_location(node))
         self.block.add_op(op)
         if cls.SIGNATURE.variadic_result:
@@ -481,11 +334,11 @@ class _GraphBuilder:
                 groups.append(self._tensor_group(spec, value, properties))
             elif spec.kind is ArgKind.GENERATOR:
                 if value is not None:
-                    raise ImportError_(f"{_location_text(node)}: {node.name}: random generators are not supported")
+                    raise ImportError_(f"{location_text(node)}: {node.name}: random generators are not supported")
             elif given and not equals_default(spec, value) and value is not None:
                 properties[spec.name] = to_attribute(spec.kind, value)
             elif given and value is None and not spec.has_default:
-                raise ImportError_(f"{_location_text(node)}: {node.name}: required argument '{spec.name}' is None")
+                raise ImportError_(f"{location_text(node)}: {node.name}: required argument '{spec.name}' is None")
         return groups, properties
 
     def _tensor_group(self, spec, value: Any, properties: dict[str, Attribute]) -> list[SSAValue]:
@@ -509,7 +362,7 @@ class _GraphBuilder:
         return op.result
 
     def _finish(self, node: torch.fx.Node) -> ImportedProgram:
-        results = _flatten(node.args[0])
+        results = flatten(node.args[0])
         if self.states:  # user outputs first, then each state's final value in argument order
             updates = {}
             user = []
@@ -576,15 +429,9 @@ def _takes_numbers(candidate: Any, original: Any, numbers: set[str]) -> bool:
     return True
 
 
-def _flatten(value: Any) -> list[Any]:
-    if isinstance(value, (list, tuple)):
-        return [x for v in value for x in _flatten(v)]
-    return [value]
-
-
 def _result_types(node: torch.fx.Node) -> list[Attribute]:
     val = node.meta.get("val")
-    tensors = _flatten(val) if val is not None else []
+    tensors = flatten(val) if val is not None else []
     return [tensor_type(tuple(int(d) for d in t.shape), t.dtype) for t in tensors if isinstance(t, torch.Tensor)]
 
 

@@ -13,6 +13,7 @@ reads it unchanged. torch keeps only `forward` frames when it records for export
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -66,3 +67,24 @@ def recorded_model_frames() -> Iterator[None]:
     finally:
         TracerBase.create_node = original
         torch.fx.config.do_not_emit_stack_traces = was_off
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def model_frame(node: torch.fx.Node) -> tuple[str, int] | None:
+    """(path, line) of the innermost frame of the node's stack trace that is model code (not torch's)."""
+    trace = node.meta.get("stack_trace")
+    if not trace:
+        return None
+    frames = _FRAME.findall(trace)
+    for path, line in reversed(frames):
+        if not any(p in path for p in LIBRARY_PATHS):
+            return path, int(line)
+    return (frames[-1][0], int(frames[-1][1])) if frames else None
+
+
+def location_text(node: torch.fx.Node) -> str:
+    """`<path>:<line>` of the node's model frame (what errors name), else `node <name>`."""
+    frame = model_frame(node)
+    return f"{frame[0]}:{frame[1]}" if frame else f"node {node.name}"

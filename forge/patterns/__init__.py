@@ -1,14 +1,15 @@
 """Rewrite patterns that report what they did, and the one driver that applies them.
 
 Write a pattern as usual (`match_and_rewrite` with `@op_type_rewrite_pattern`), but derive from
-`ForgePattern` and name the op classes it can match in `ROOTS`. Every successful rewrite is counted
+`ForgePattern`. The op classes it can match are those of the annotation (`op: aten.MulTensorOp`, or
+a union), or the `ROOTS` it names (for a method without the annotation). Every successful rewrite is counted
 per pattern class into the statistics of the running pass (`collect_pattern_stats`), and
 `return self.fail(op, "why")` records why a candidate op did not match, which
 `forge-opt --explain-pattern NAME` prints. Nothing is formatted unless someone asked for it, so
 reporting costs a counter increment per rewrite.
 
 Every pass drives its patterns the same way: a `PatternTable` offers an op only to the patterns
-whose `ROOTS` hold its class, in the order given, until one rewrites; `apply_patterns` does that
+rooted on its class (`pattern_roots`), in the order given, until one rewrites; `apply_patterns` does that
 in one sweep (`sweep`) over every op nested in a module, forward or in reverse (users first). A
 pass that is not made of patterns (dce's deadness, cse) visits the ops with the same `sweep`.
 """
@@ -16,16 +17,19 @@ pass that is not made of patterns (dce's deadness, cse) visits the ops with the 
 from __future__ import annotations
 
 import functools
+import inspect
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import ClassVar
+from types import UnionType
+from typing import ClassVar, Union, get_args, get_origin
 
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import DiagnosticException
 
 from forge.diagnostics import location_of, with_op
 
@@ -116,7 +120,8 @@ class ForgePattern(RewritePattern):
     """Base of Forge's patterns: rewrites are counted, failures can be explained."""
 
     ROOTS: ClassVar[tuple[type[Operation], ...]] = ()
-    """The op classes the pattern can match: `PatternTable` offers it only ops of these classes."""
+    """The op classes the pattern can match, when its `match_and_rewrite` does not say so with
+    `@op_type_rewrite_pattern` (`pattern_roots`): `PatternTable` offers it only ops of these classes."""
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -135,11 +140,60 @@ class ForgePattern(RewritePattern):
             stats.events.append(f"{type(self).__name__} did not match {describe_op(op)}: {text}")
 
 
+# --- roots ---------------------------------------------------------------------------------------------
+
+
+class PatternDefinitionError(DiagnosticException, TypeError):
+    """A pattern the driver cannot run (no op class to offer it): the pattern author's mistake, which
+    forge-opt reports as a diagnostic."""
+
+
+def pattern_roots(pattern: RewritePattern) -> tuple[type[Operation], ...]:
+    """The op classes `pattern` matches: its `ROOTS`, else the op type (or union) its
+    `match_and_rewrite` is annotated with under `@op_type_rewrite_pattern`."""
+    roots = tuple(getattr(pattern, "ROOTS", ()))
+    if roots:
+        return roots
+    roots = _annotated_roots(type(pattern))
+    if not roots:
+        name = type(pattern).__name__
+        raise PatternDefinitionError(
+            f"{name} names no ROOTS and its match_and_rewrite names no op class: annotate its op parameter "
+            f"(`@op_type_rewrite_pattern` + `op: aten.MulTensorOp`, or a union) or set `ROOTS = (OpClass, ...)`")
+    return roots
+
+
+@functools.cache
+def _annotated_roots(cls: type) -> tuple[type[Operation], ...]:
+    """The op classes in the annotation of `cls.match_and_rewrite`'s op parameter (() if there is none,
+    or it is `Operation` itself). Under `@op_type_rewrite_pattern` the method is xDSL's wrapper, whose
+    closure holds the function it wraps."""
+    method = cls.match_and_rewrite
+    method = getattr(method, "__wrapped__", method)  # ForgePattern's counting wrapper
+    candidates = [method]
+    for cell in getattr(method, "__closure__", None) or ():
+        content = cell.cell_contents
+        if inspect.isfunction(content):
+            candidates.insert(0, content)
+    for function in candidates:
+        try:
+            params = list(inspect.signature(function, eval_str=True).parameters.values())
+        except (NameError, TypeError, ValueError, AttributeError):
+            continue
+        if len(params) != 3:
+            continue
+        annotation = params[1].annotation
+        types = get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
+        if types and all(isinstance(t, type) and issubclass(t, Operation) and t is not Operation for t in types):
+            return types
+    return ()
+
+
 # --- the driver --------------------------------------------------------------------------------------
 
 
 class PatternTable:
-    """Patterns indexed by the op classes in their `ROOTS`, tried in the given order.
+    """Patterns indexed by the op classes they match (`pattern_roots`), tried in the given order.
 
     `apply(op)` offers `op` to the patterns rooted on `type(op)` until one rewrites, and says whether
     one did: an op no pattern roots on costs one dict lookup (a greedy applier would call every
@@ -147,14 +201,12 @@ class PatternTable:
     `@op_type_rewrite_pattern`, so they also run in xDSL's walkers.
     """
 
-    def __init__(self, patterns: Iterable[ForgePattern], admit: Callable[[Operation], bool] | None = None):
+    def __init__(self, patterns: Iterable[RewritePattern], admit: Callable[[Operation], bool] | None = None):
         self.patterns = tuple(patterns)
         self.admit = admit
-        self.by_root: dict[type[Operation], list[ForgePattern]] = {}
+        self.by_root: dict[type[Operation], list[RewritePattern]] = {}
         for pattern in self.patterns:
-            if not pattern.ROOTS:
-                raise TypeError(f"{type(pattern).__name__} names no ROOTS (the op classes it matches)")
-            for root in pattern.ROOTS:
+            for root in pattern_roots(pattern):
                 self.by_root.setdefault(root, []).append(pattern)
         self._rewriter: PatternRewriter | None = None
 
@@ -200,7 +252,7 @@ def sweep(root: Operation, visit: Callable[[Operation], bool], *, reverse: bool 
     return done
 
 
-def apply_patterns(root: Operation, patterns: PatternTable | Iterable[ForgePattern], *,
+def apply_patterns(root: Operation, patterns: PatternTable | Iterable[RewritePattern], *,
                    reverse: bool = False) -> int:
     """One `sweep` offering each op nested in `root` to its patterns; returns how many rewrote."""
     table = patterns if isinstance(patterns, PatternTable) else PatternTable(patterns)

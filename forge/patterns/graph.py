@@ -11,7 +11,10 @@ more); its ops must appear in the module with the same op class and result index
 - `aten.add.Tensor` (alpha 1) and `aten.mul.Tensor` match their operands in either order;
 - properties (constants and scalars: `alpha`, `dim`, `eps`, ...) must equal the traced ones, unless
   their name is in `wildcards` (then any value matches, and the replacement op's property of that
-  name takes the matched value when it had the traced value);
+  name takes the matched value when it had the traced value); a scalar matches across its int and
+  float spellings when the numbers are equal (`pow(x, 2)` and `pow(x, 2.0)`: the replacement's
+  result types are still checked against the match's, so integer tensors are not rewritten into
+  float ones);
 - types are not compared (a pattern traced on `tensor<4xf32>` matches any shape): the replacement
   ops' result types are inferred from their operands; use `predicate` for shape conditions;
 - an intermediate value (not an output) with users outside the match fails the match, or with
@@ -236,7 +239,8 @@ class GraphPattern(ForgePattern):
     def _op(self, pop: Operation, plan: _OpPlan, op: Operation, m: Match) -> None:
         properties = op.properties
         for name, want in plan.fixed:
-            if properties.get(name) != want:
+            got = properties.get(name)
+            if got != want and not _same_number(got, want):
                 raise _Mismatch(lambda n=name: self._property_reason(pop, op, n))
         if len(properties) != len(plan.fixed) + len(plan.wild):
             for name in properties:
@@ -397,6 +401,17 @@ def _show(op: Operation, name: str, attr: Attribute | None) -> str:
         except Exception:  # not a schema argument (e.g. operandSegmentSizes)
             pass
     return str(attr)
+
+
+def _same_number(a: Attribute | None, b: Attribute) -> bool:
+    """Whether two scalar properties hold the same number in an int and a float spelling (`2`, `2.0`);
+    bools (`i1`) are not numbers here."""
+    numbers = (builtin.IntegerAttr, builtin.FloatAttr)
+    if not (isinstance(a, numbers) and isinstance(b, numbers)) or type(a) is type(b):
+        return False
+    if any(isinstance(x, builtin.IntegerAttr) and x.type == builtin.i1 for x in (a, b)):
+        return False
+    return a.value.data == b.value.data
 
 
 def _alpha_one(op: Operation) -> bool:

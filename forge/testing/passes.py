@@ -4,7 +4,8 @@ They exist to exercise the driver's debugging flags on builtin/func/arith IR:
 `test-fail-on-op` fails (or crashes) at a chosen op, for crash reproducers and error
 reporting; `test-arith-identities` folds `x + 0` and `x * 1` with two `ForgePattern`s, for
 pattern statistics, `--debug-patterns` and `--explain-pattern`; `test-break-ir` leaves
-IR that does not verify, for `--verify-each`.
+IR that does not verify, for `--verify-each`; `test-emit-diagnostic` emits a warning, remark or
+note at chosen ops (or one with no location), for `--verify-diagnostics`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from forge.diagnostics import pass_failure
+from forge.diagnostics import emit_diagnostic, pass_failure
 from forge.patterns import ForgePattern
 
 
@@ -115,7 +116,29 @@ class TestBreakIrPass(ModulePass):
                 return
 
 
+@dataclass(frozen=True)
+class TestEmitDiagnosticPass(ModulePass):
+    """Test only: emit a diagnostic of `severity` (warning, remark, note) at every op-name op, or
+    once without a location (unknown=true)."""
+
+    __test__ = False  # not a pytest test class
+
+    name = "test-emit-diagnostic"
+
+    op_name: str = "arith.muli"
+    severity: str = "remark"
+    unknown: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.unknown:
+            emit_diagnostic(None, f"test-emit-diagnostic: a {self.severity} with no location", self.severity)
+            return
+        for inner in op.walk():
+            if inner.name == self.op_name:
+                emit_diagnostic(inner, f"test-emit-diagnostic: {self.severity} at {inner.name}", self.severity)
+
+
 TEST_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     p.name: (lambda p=p: p)
-    for p in (TestFailOnOpPass, TestArithIdentitiesPass, TestBreakIrPass)
+    for p in (TestFailOnOpPass, TestArithIdentitiesPass, TestBreakIrPass, TestEmitDiagnosticPass)
 }

@@ -4,6 +4,9 @@ Downloads the source distribution of the installed xDSL version from the package
 (`pip download --no-deps --no-binary :all: xdsl==<version>`, cached in out/compat/, never vendored),
 checks that it contains tests/filecheck, and runs the suite's lit tests with a shim directory first
 on PATH whose `xdsl-opt` execs this venv's `forge-opt` (xDSL's lit.cfg calls `xdsl-opt` by name).
+The shim spells xdsl-opt's `--verify-diagnostics` (print each chunk's error for FileCheck, exit 0) as
+forge-opt's `--xdsl-verify-diagnostics`: forge-opt's own `--verify-diagnostics` is mlir-opt's, which
+checks `expected-error` annotations instead.
 
 Forge must be a superset of xdsl-opt: every test fails the run unless it passes, except those listed
 with a reason in scripts/compat/expected-failures.txt (an excepted test that passes fails the run
@@ -60,12 +63,26 @@ def fetch_suite(xdsl_version: str) -> Path:
     return suite
 
 
+SHIM = """#!/bin/sh
+# xdsl-opt as forge-opt (scripts/compat/run.py); xdsl-opt's --verify-diagnostics is forge-opt's
+# --xdsl-verify-diagnostics.
+for arg do
+  shift
+  case "$arg" in
+    --verify-diagnostics) set -- "$@" --xdsl-verify-diagnostics ;;
+    *) set -- "$@" "$arg" ;;
+  esac
+done
+exec "{forge_opt}" "$@"
+"""
+
+
 def shim_dir() -> Path:
     """A directory whose `xdsl-opt` is this venv's `forge-opt`."""
     shim = CACHE / "bin"
     shim.mkdir(parents=True, exist_ok=True)
     script = shim / "xdsl-opt"
-    script.write_text(f'#!/bin/sh\nexec "{BIN / "forge-opt"}" "$@"\n')
+    script.write_text(SHIM.format(forge_opt=BIN / "forge-opt"))
     script.chmod(0o755)
     return shim
 

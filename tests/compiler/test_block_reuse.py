@@ -199,3 +199,61 @@ def test_the_cli_switches_reuse_off(tmp_path):
                  "--report", str(report)]) == 0
     blocks_report = json.loads(report.read_text())["blocks"]
     assert blocks_report["reused"] == 0 and blocks_report["off"] == "off"
+
+
+class Kernel(nn.Module):
+    """A kernel wrapper as transformers' hub-kernels integration attaches it: one object per layer, kept in the
+    layer's `__dict__` (not a registered submodule), equal by value across layers."""
+
+    def __init__(self, power: float = 1.0):
+        super().__init__()
+        self.power = power
+
+    def forward(self, t: torch.Tensor) -> torch.Tensor:
+        return torch.sign(t) * t.abs() ** self.power
+
+
+class KernelTableLayer(Layer):
+    def __init__(self, index: int, power: float = 1.0):
+        super().__init__(index)
+        self.__dict__["_kernel_funcs"] = {"act": Kernel(power)}  # per-instance, outside the module tree
+        self.scale_fn = (lambda k: lambda t: t * k)(1.0 + (power != 1.0))  # a per-instance closure
+
+    def forward(self, x, mask=None):
+        return self.scale_fn(self._kernel_funcs["act"](super().forward(x, mask)))
+
+
+def test_layers_with_per_instance_kernel_tables_equal_by_value_share_one_trace():
+    compiled, _ = _compile(_stack(KernelTableLayer))
+    report = compiled.report["blocks"]
+    assert (report["distinct"], report["reused"]) == (1, 3), report
+
+
+def test_a_kernel_table_that_really_differs_splits_the_group_and_the_report_names_it():
+    compiled, _ = _compile(_stack(lambda i: KernelTableLayer(i, power=2.0 if i == 2 else 1.0)))
+    report = compiled.report["blocks"]
+    assert (report["distinct"], report["reused"]) == (2, 2), report
+    split = next(g for g in report["groups"] if g["instances"] == ["layers.2"])
+    assert split["split"] == "attribute _kernel_funcs differs from layers.0's"
+    assert "split" not in report["groups"][0]
+
+
+def test_reads_equal_looks_inside_callables_and_refuses_state_it_cannot_see():
+    import functools
+
+    a, b = Layer(0), Layer(1)
+    a.fn, b.fn = functools.partial(torch.add, alpha=2), functools.partial(torch.add, alpha=2)
+    assert blocks.reads_equal({("", "fn")}, a, b) is None
+    b.fn = functools.partial(torch.add, alpha=3)
+    assert blocks.reads_equal({("", "fn")}, a, b) == "fn"
+    b.fn = functools.partial(torch.sub, alpha=2)
+    assert blocks.reads_equal({("", "fn")}, a, b) == "fn"
+
+    class Slotted:
+        __slots__ = ("k",)
+
+        def __init__(self, k):
+            self.k = k
+
+    a.opaque, b.opaque = Slotted(1), Slotted(1)  # fields outside __dict__: never assumed equal
+    assert blocks.reads_equal({("", "opaque")}, a, b) == "opaque"

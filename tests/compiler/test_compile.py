@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import forge
-from forge.artifact import load
 from forge.compiler import compile as forge_compile
+from forge.driver.load import load
 from forge.errors import LoadError
 from forge.parity import parity
 from tests.conftest import small_model

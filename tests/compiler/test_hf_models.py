@@ -15,12 +15,12 @@ import torch.utils._pytree as pytree
 
 transformers = pytest.importorskip("transformers")
 
-from forge.artifact import load  # noqa: E402
 from forge.cli.main import format_report  # noqa: E402
 from forge.compiler import compile as forge_compile  # noqa: E402
+from forge.driver.load import load  # noqa: E402
 from forge.errors import CompileError, LoadError  # noqa: E402
 from forge.frontend.export import CallError  # noqa: E402
-from forge.stage_times import STAGE_KEYS  # noqa: E402
+from forge.stage_clock import STAGE_KEYS  # noqa: E402
 
 MAX_ABS = 2.1e-5  # the fp32 fidelity bar of tests/compiler/test_compile.py
 VOCAB, SEQ = 128, 8

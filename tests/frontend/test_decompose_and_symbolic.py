@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from forge.frontend import fx_importer, symbolic
+from forge.frontend import normalize, symbolic
 from forge.frontend.fx_importer import DataDependentShapeError, import_module
 from forge.interpreter import interpret
 
@@ -28,8 +28,8 @@ def test_decomposition_repeats_until_no_missing_op_is_left(monkeypatch):
     """upsample_bicubic2d decomposes into `_unsafe_index`; without that op in the dialect a second
     round decomposes it too (a single round left it unsupported)."""
     lacking = torch.ops.aten._unsafe_index.Tensor
-    known = fx_importer.op_class
-    monkeypatch.setattr(fx_importer, "op_class", lambda target: None if target is lacking else known(target))
+    known = normalize.op_class
+    monkeypatch.setattr(normalize, "op_class", lambda target: None if target is lacking else known(target))
     x = torch.randn(1, 2, 4, 4)
     imported = import_module(Bicubic(), (x,))
     assert imported.stats["decompose_rounds"] == 2

@@ -38,7 +38,7 @@ def test_inplace_chain_on_a_private_value_imports_as_functional_ops(monkeypatch)
     def no_torch_pass(*args, **kwargs):
         raise AssertionError("torch's functionalization ran for a private in-place chain")
 
-    monkeypatch.setattr("forge.frontend.fx_importer.torch_functionalize", no_torch_pass)
+    monkeypatch.setattr("forge.frontend.normalize.torch_functionalize", no_torch_pass)
     imported = check_parity(InplaceChain(), torch.randn(4, 3))
     assert op_names(imported.module) == ["aten.clone", "aten.add.Scalar", "aten.div.Scalar", "aten.relu"]
 

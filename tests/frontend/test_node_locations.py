@@ -8,8 +8,7 @@ import torch
 from torch.fx.proxy import TracerBase
 
 from forge.frontend.export import ExportError, export_model
-from forge.frontend.fx_importer import _location_text
-from forge.frontend.node_locations import recorded_model_frames
+from forge.frontend.node_locations import location_text, recorded_model_frames
 from forge.models import build_model, example_inputs
 
 
@@ -37,7 +36,7 @@ def _line(marker: str) -> int:
 
 
 def _locations(program) -> dict[str, str]:
-    return {n.name: _location_text(n) for n in program.graph.nodes if n.op == "call_function"}
+    return {n.name: location_text(n) for n in program.graph.nodes if n.op == "call_function"}
 
 
 def test_ops_are_located_at_the_innermost_model_forward():
@@ -58,8 +57,8 @@ def test_locations_equal_torchs_own_stack_traces(name):
         torchs = torch.export.export(model, args)
         with recorded_model_frames():
             ours = torch.export.export(model, args)
-    assert [(n.name, _location_text(n)) for n in ours.graph.nodes] == [
-        (n.name, _location_text(n)) for n in torchs.graph.nodes
+    assert [(n.name, location_text(n)) for n in ours.graph.nodes] == [
+        (n.name, location_text(n)) for n in torchs.graph.nodes
     ]
 
 

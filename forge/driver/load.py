@@ -1,0 +1,66 @@
+"""`load(dir)`: a model saved by `CompiledModel.save`, re-emitted for a device without compiling it again
+(the EMIT stage alone; forge/artifact_files.py reads the directory back)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from forge.artifact import CompiledModel
+from forge.artifact_files import SAVED_IR, SAVED_META, SAVED_WEIGHTS, meta_call, read_saved, saved_weights
+from forge.diagnostics import one_line
+from forge.driver.compilation import Compilation
+from forge.driver.options import CompileOptions
+from forge.driver.stages import EMIT
+from forge.errors import LoadError
+
+
+def load(
+    directory: str | Path, *, runtime: str | None = None, device: str | None = None, weights_from: Any = None
+) -> CompiledModel:
+    """Load a model saved by `CompiledModel.save`: parse its buffer IR, re-emit, compile for the device.
+
+    No optimization or planning pass runs again: the plan in the IR is used as saved. Anything
+    wrong with the directory (missing, corrupt or inconsistent files) is a `LoadError` naming
+    the file. A model saved by `compile_meta` binds its external weights from the safetensors files
+    meta.json names (or `weights_from`, which overrides them), memory-mapped.
+    """
+    directory = Path(directory)
+    saved = read_saved(directory, weights_from)
+    meta = saved.meta
+    target = f"runtime {runtime or meta['runtime']!r} ({'given' if runtime else SAVED_META}), "
+    target += f"device {device or meta['device']!r} ({'given' if device else SAVED_META})"
+    runtime = runtime or meta["runtime"]
+    device = device or meta["device"]
+    modes = meta.get("report", {})  # the precision modes it was compiled with
+    options = CompileOptions(
+        runtime=runtime,
+        device=device,
+        precision=modes.get("precision", "f32"),
+        weights=saved_weights(modes.get("weights")),
+    )
+    c = Compilation(options, imported=saved)
+    try:
+        c.run((EMIT,))
+    except Exception as err:  # the emitter's EmitError, the runtime's errors for a bad device
+        raise LoadError(
+            f"{directory}: cannot build the program of {SAVED_IR} with {SAVED_WEIGHTS} for {target}: "
+            f"{type(err).__name__}: {one_line(str(err))}"
+        ) from err
+    executor = c.executor
+    report = {**modes, **{key: round(c.clock.ms[key], 3) for key in ("emit_ms", "device_compile_ms")}}
+    signature, cast, notes = meta_call(directory, meta, saved.inputs, saved.results)
+    if notes:
+        report["notes"] = [*report.get("notes", []), *notes]
+    return CompiledModel(
+        executor,
+        saved.module,
+        saved.weights,
+        saved.inputs,
+        report=report,
+        runtime=runtime,
+        device=device,
+        signature=signature,
+        cast=cast,
+        external_weights=saved.external,
+    )
