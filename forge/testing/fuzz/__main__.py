@@ -4,6 +4,7 @@
     python -m forge.testing.fuzz --ops aten::div.Scalar_mode --cases 400
     python -m forge.testing.fuzz --table                # the per-overload table of the state so far
     python -m forge.testing.fuzz --show aten::amax.default --seed 3   # one batch, every non-pass case
+    python -m forge.testing.fuzz --replay [--refresh]  # the regression cases now (--refresh: rewrite `open`)
 """
 
 from __future__ import annotations
@@ -27,10 +28,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--table", action="store_true", help="print the per-overload table of the state")
     parser.add_argument("--show", metavar="OP", help="run one batch of OP in this process and print its failures")
     parser.add_argument("--seed", type=int, default=1, help="the seed of --show")
+    parser.add_argument("--replay", action="store_true", help="replay tests/fuzz/regressions and say what changed")
+    parser.add_argument("--refresh", action="store_true", help="with --replay: rewrite each file's open failures")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         return worker_main()
+    if args.replay:
+        return _replay(args.refresh)
     from forge.testing.fuzz.strategies import fuzzed_ops
 
     ops = args.ops.split(",") if args.ops else fuzzed_ops()
@@ -60,6 +65,24 @@ def _show(op: str, batch: int, seed: int) -> int:
         if o.status != PASS:
             print(o.summary())
     print(f"{len(outcomes)} cases, {sum(o.status == PASS for o in outcomes)} pass")
+    return 0
+
+
+def _replay(refresh: bool) -> int:
+    from forge.testing.fuzz import regressions
+
+    entries = regressions.load()
+    outcomes = regressions.replay(entries)
+    changed = 0
+    for r, o in zip(entries, outcomes, strict=True):
+        now = regressions.failures_now(o)
+        if now != r.open:
+            changed += 1
+            print(f"{r.path.name}: open {r.open or '{}'} -> now {now or '{}'}")
+    still = sum(1 for o in outcomes if regressions.failures_now(o))
+    print(f"{len(entries)} regression cases, {still} with an open failure, {changed} changed")
+    if refresh and changed:
+        print(f"rewrote {regressions.refresh(entries, outcomes)} files")
     return 0
 
 

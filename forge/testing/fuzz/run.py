@@ -15,8 +15,9 @@ A case's outcome per stage is one of `STATUSES`: `pass`; `wrong` (a wrong value,
 a silent wrong result, the worst bug); `error` (Forge raised something that is not a user-facing
 error: a crash); `refused` (a clear CompileError/ImportError naming why: a coverage gap, not a
 wrong result); `deviation` (a difference from torch listed in forge.testing.fuzz.deviations);
-`not_exportable` (torch.export itself refused the call: not Forge's). Its overall status is the
-worst of its stages.
+`not_exportable` (torch.export itself refused the call: not Forge's); `unstable` (torch's own
+kernel gives other values on a second call, e.g. _upsample_bilinear2d_aa's signed zeros: there is
+no reference to judge by, so the case is not judged). Its overall status is the worst of its stages.
 """
 
 from __future__ import annotations
@@ -36,10 +37,10 @@ from forge.testing.fuzz.cases import BatchModule, Case
 from forge.testing.fuzz.compare import mismatch
 from forge.testing.fuzz.deviations import documented
 
-PASS, WRONG, ERROR, REFUSED, DEVIATION, NOT_EXPORTABLE = (
-    "pass", "wrong", "error", "refused", "deviation", "not_exportable"
+PASS, WRONG, ERROR, REFUSED, DEVIATION, NOT_EXPORTABLE, UNSTABLE = (
+    "pass", "wrong", "error", "refused", "deviation", "not_exportable", "unstable"
 )  # fmt: skip
-STATUSES = (WRONG, ERROR, REFUSED, DEVIATION, NOT_EXPORTABLE, PASS)
+STATUSES = (WRONG, ERROR, REFUSED, DEVIATION, NOT_EXPORTABLE, UNSTABLE, PASS)
 """Worst first: a case's overall status is the first of these any of its stages has."""
 RUNTIMES = ("openvino", "nnfactory")
 STAGES = ("interpret", *RUNTIMES)
@@ -86,10 +87,15 @@ def run_cases(
     `expected`: torch's results of each case (computed when None). `on_stage(name)` is told each
     stage as it starts (a worker process blames a crash on it)."""
     cases = list(cases)
+    outcomes = [Outcome(c) for c in cases]
     if expected is None:
         expected = [eager(c) for c in cases]
-    outcomes = [Outcome(c) for c in cases]
-    index = list(range(len(cases)))
+        for outcome, first in zip(outcomes, expected, strict=True):
+            again = mismatch(outcome.case.op, first, eager(outcome.case))
+            if again is not None:
+                for stage in ["interpret", *runtimes]:
+                    outcome.stages[stage] = (UNSTABLE, f"torch gives other values on a second call: {again}")
+    index = [i for i, o in enumerate(outcomes) if not o.stages]
     _run(index, cases, list(expected), outcomes, ["interpret", *runtimes], on_stage or (lambda _: None))
     return outcomes
 
@@ -105,6 +111,8 @@ def eager(case: Case) -> list[torch.Tensor]:
 def _run(index, cases, expected, outcomes, stages, on_stage) -> None:
     """Run `stages` for the cases at `index`; a batch-wide failure splits the batch and retries the
     failed stage and the ones after it on each part."""
+    if not index:
+        return
     mine = [cases[i] for i in index]
     for n, stage in enumerate(stages):
         try:
