@@ -5,8 +5,10 @@ table; tests/fuzz pins each entry with a case that still shows it (an entry whos
 gone fails its test, so the list cannot go stale).
 
 A fuzz case that differs from torch at a stage is a documented deviation, not a failure, when an
-entry names its overload's packet and that stage, and the case's arguments hold one of the entry's
-trigger values (`Case.special_values`: nan, inf, -0.0, subnormal).
+entry names its overload's packet and that stage, the case's arguments hold one of the entry's
+trigger values (`Case.special_values`: nan, inf, -0.0, subnormal), and the difference is of the
+entry's kind (`problems`: how forge.testing.fuzz.compare words it). Each entry has an `example`
+that shows it: tests/fuzz/test_deviations.py runs the examples and fails when one matches torch.
 """
 
 from __future__ import annotations
@@ -29,9 +31,51 @@ class Deviation:
     """Special values of the arguments that trigger it (any of them)."""
     what: str
     """What the runtime gives instead of torch's value, for the docs."""
+    problems: tuple[str, ...] = ("NaN differs",)
+    """How the difference starts (compare's wording): other differences of the same case are failures."""
+    example: str = ""
+    """A call that shows it on every stage of `stages`: `aten::<op>.<overload>(<arguments>)`, the arguments
+    a Python expression over torch, nan and inf. tests/fuzz/test_deviations.py pins it."""
 
 
-DEVIATIONS: tuple[Deviation, ...] = ()
+def _packets(*names: str) -> frozenset[str]:
+    return frozenset(f"aten::{n}" for n in names)
+
+
+BOTH = frozenset({"openvino", "nnfactory"})
+
+DEVIATIONS: tuple[Deviation, ...] = (
+    Deviation(
+        "nan-through-max-min",
+        _packets("relu", "clamp", "hardtanh", "minimum", "maximum", "amax", "max_pool1d", "max_pool2d"),
+        BOTH, frozenset({"nan"}),
+        "NaN is dropped: relu(nan) = 0, clamp(nan, -1, 1) = -1, minimum/maximum(nan, 1) = 1, amax and "
+        "max-pooling over a window with a NaN give the largest other value (OpenVINO's Relu, Clamp, "
+        "Minimum, Maximum, ReduceMax and MaxPool CPU kernels; torch propagates NaN)",
+        example="aten::relu.default(torch.tensor([nan, 1.0]))",
+    ),
+    Deviation(
+        "nan-ordered-compare",
+        _packets("gt", "ge"), BOTH, frozenset({"nan"}),
+        "`nan > x` and `nan >= x` are true on OpenVINO (ge on both runtimes, gt on the openvino one); "
+        "torch gives false (IEEE: every ordered comparison with NaN is false)",
+        problems=("value differs",),
+        example="aten::ge.Scalar(torch.tensor([nan, 1.0]), 0.0)",
+    ),
+    Deviation(
+        "softmax-of-inf",
+        _packets("softmax", "_softmax", "log_softmax", "_log_softmax"), BOTH, frozenset({"inf"}),
+        "a row holding +inf: torch gives NaN in the whole row (inf - inf), OpenVINO's SoftMax gives 1 at the "
+        "inf and 0 elsewhere (log_softmax: 0 and -inf)",
+        example="aten::softmax.int(torch.tensor([[inf, 1.0]]), 1)",
+    ),
+    Deviation(
+        "exp-of-nan",
+        _packets("exp"), BOTH, frozenset({"nan"}),
+        "exp(nan) is +inf on OpenVINO's Exp CPU kernel; torch gives nan",
+        example="aten::exp.default(torch.tensor([nan, 0.0]))",
+    ),
+)
 
 
 def documented(case: Case, stage: str, problem: str) -> Deviation | None:
@@ -39,6 +83,20 @@ def documented(case: Case, stage: str, problem: str) -> Deviation | None:
     packet = case.op.rpartition(".")[0]
     specials = case.special_values()
     for dev in DEVIATIONS:
-        if packet in dev.packets and stage in dev.stages and dev.triggers & specials:
+        if (packet in dev.packets and stage in dev.stages and dev.triggers & specials
+                and problem.removeprefix("result ").lstrip("0123456789: ").startswith(dev.problems)):
             return dev
     return None
+
+
+def example_case(dev: Deviation) -> Case:
+    """The entry's example as a fuzz case."""
+    import math
+
+    import torch
+
+    from forge.testing.fuzz.cases import Case
+
+    op, _, rest = dev.example.partition("(")  # eval: the text is this table's own, never input
+    args = eval(f"({rest[:-1]},)", {"torch": torch, "nan": math.nan, "inf": math.inf})
+    return Case(op, args)
