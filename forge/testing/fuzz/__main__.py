@@ -5,6 +5,7 @@
     python -m forge.testing.fuzz --table                # the per-overload table of the state so far
     python -m forge.testing.fuzz --show aten::amax.default --seed 3   # one batch, every non-pass case
     python -m forge.testing.fuzz --replay [--refresh]  # the regression cases now (--refresh: rewrite `open`)
+    python -m forge.testing.fuzz --docs                 # rewrite the fuzz section of docs/coverage.md
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="the seed of --show")
     parser.add_argument("--replay", action="store_true", help="replay tests/fuzz/regressions and say what changed")
     parser.add_argument("--refresh", action="store_true", help="with --replay: rewrite each file's open failures")
+    parser.add_argument("--docs", type=Path, nargs="?", const=Path("docs/coverage.md"),
+                        help="rewrite the fuzz section of this page (default docs/coverage.md)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -49,6 +52,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(campaign_table(State(args.state), ops))
         return 0
+    if args.docs:
+        return _docs(args.docs, State(args.state) if args.state.exists() else None, ops)
     state = run_campaign(ops, target=args.cases, batch=args.batch, jobs=args.jobs, state_path=args.state,
                          hours=args.hours, progress=lambda line: print(line, flush=True))
     done = sum(1 for op in ops if state.op(op).cases >= args.cases)
@@ -65,6 +70,23 @@ def _show(op: str, batch: int, seed: int) -> int:
         if o.status != PASS:
             print(o.summary())
     print(f"{len(outcomes)} cases, {sum(o.status == PASS for o in outcomes)} pass")
+    return 0
+
+
+def _docs(page: Path, state: State | None, ops: list[str]) -> int:
+    from forge.testing.fuzz import regressions, report
+
+    if state is None:
+        note = "No campaign state here: run `make fuzz` (its table goes here)."
+    else:
+        ran = [s for s in state.ops.values() if s.cases]
+        cases = sum(s.cases for s in ran)
+        found = sum(len(s.failures) for s in ran)
+        note = (f"{len(ran)} overloads, {cases} cases, {sum(s.seconds for s in ran) / 60:.0f} min of worker time; "
+                f"{found} distinct failure kinds found (each shrunk and saved as a regression case, then fixed, "
+                "documented as a deviation, or listed as open above). Statuses are each case's worst stage.")
+    report.write_section(page, report.section(regressions.load(), state, ops, note))
+    print(f"wrote the fuzz section of {page}")
     return 0
 
 
