@@ -65,8 +65,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         "softmax-of-inf",
         _packets("softmax", "_softmax", "log_softmax", "_log_softmax"), BOTH, frozenset({"inf"}),
-        "a row holding +inf: torch gives NaN in the whole row (inf - inf), OpenVINO's SoftMax gives 1 at the "
-        "inf and 0 elsewhere (log_softmax: 0 and -inf)",
+        "a row holding +inf and a finite value: torch gives NaN in the whole row (inf - inf), OpenVINO's "
+        "SoftMax gives NaN at the inf but 0 at the finite values (log_softmax: -inf there); rows of only "
+        "infinities are NaN on both",
         example="aten::softmax.int(torch.tensor([[inf, 1.0]]), 1)",
     ),
     Deviation(
