@@ -99,6 +99,13 @@ def _parser() -> argparse.ArgumentParser:
         else:
             p.add_argument("--iterations", type=int, default=50, help="timed runs after warm-up")
     sub.add_parser("models", help="list the zoo models")
+    p = sub.add_parser("bisect", help="the first op whose imported value diverges from torch's, with its source line")
+    p.add_argument("model", choices=ZOO, help="zoo model")
+    p.add_argument("--layers", type=int, help="number of layers (default: the zoo default)")
+    p.add_argument("--attn", choices=(*ATTN_IMPLS, NO_ATTENTION), help="attention implementation")
+    p.add_argument("--seq-len", type=int, default=128, help="sequence length (token inputs only)")
+    p.add_argument("--small", action="store_true", help="the small test-size variant")
+    p.add_argument("--seed", type=int, default=0, help="seed for weights and inputs")
     add_import_parser(sub)
     add_generate_parser(sub)
     add_lit_init_parser(sub)
@@ -417,6 +424,16 @@ def _load_plugins(paths: list[str]) -> int:
     return 0
 
 
+def _cmd_bisect(args: argparse.Namespace) -> int:
+    """Import stage only, for now (forge/testing/bisect.py says what it covers)."""
+    from forge.testing.bisect import first_divergence  # lazy: start-up cost
+
+    model, inputs = _build(args)
+    found = first_divergence(model, tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,))
+    print(found if found is not None else "no divergence at import: every op's value matches torch's")
+    return 1 if found is not None else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "models":
@@ -438,6 +455,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_import(args)
         if args.command == "generate":
             return cmd_generate(args)
+        if args.command == "bisect":
+            return _cmd_bisect(args)
         if args.command == "compile" and args.emit in IR_STAGES:
             return cmd_emit_stage(args)  # stops after that stage (forge/cli/import_cmd.py)
         return _cmd_compile(args) if args.command == "compile" else _cmd_run(args)

@@ -52,3 +52,15 @@ def test_a_planted_wrong_kernel_is_named_at_its_op(monkeypatch):
     found = first_divergence(PositionalEncoding(), (T,))
     assert found is not None and found.op == "aten.exp" and found.node == "exp", found
     assert found.location is not None and found.location[1] == LINE + 1
+
+
+def test_forge_bisect_prints_the_first_divergent_op_and_fails(monkeypatch, capsys):
+    import forge.cli.main as cli
+
+    original = fx_importer._scalar_overload
+    plain = op_class(torch.ops.aten.div.Scalar)
+    monkeypatch.setattr(fx_importer, "_scalar_overload",
+                        lambda node, target: plain if "div" in str(target) else original(node, target))
+    monkeypatch.setattr(cli, "_build", lambda args: (PositionalEncoding(), (T,)))
+    assert cli.main(["bisect", "gpt2", "--small"]) == 1
+    assert capsys.readouterr().out.startswith(f"aten.div.Scalar (div) at {__file__}:{LINE}, import:")
