@@ -17,7 +17,7 @@ DEMO_PIPELINE ?= $(shell $(BIN)/python -c 'from forge.pipelines import OPTIMIZAT
 export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: install nnfactory lint test test-latest lock demo opt-demo docs bench coverage compat clean-venv
+.PHONY: install nnfactory lint test test-latest lock demo opt-demo docs bench coverage compat fuzz clean-venv
 
 install: $(STAMP)
 
@@ -105,6 +105,18 @@ $(BENCH_STAMP): $(STAMP)
 # tests/coverage runs the same harness in `make test`; this only renders the page.
 coverage: $(STAMP)
 	$(BIN)/python -m forge.coverage --quiet --write docs/coverage.md
+
+# The differential fuzz campaign (issue 28): every overload of the aten table to FUZZ_CASES generated
+# cases on the interpreter and both runtimes, in FUZZ_JOBS worker processes; resumable (the state is
+# out/fuzz/state.json: run it again to go on). Each new kind of failure is shrunk and saved under
+# tests/fuzz/regressions/, which `make test` replays; then its table goes into docs/coverage.md.
+# `make test` itself runs a fixed budget (forge/testing/fuzz/budget.py). FUZZ_ARGS: e.g. --hours 2,
+# --ops aten::div.Scalar_mode,aten::amax.default.
+FUZZ_CASES ?= 200
+FUZZ_JOBS ?= 2
+fuzz: $(STAMP) nnfactory
+	$(BIN)/python -m forge.testing.fuzz --cases $(FUZZ_CASES) --jobs $(FUZZ_JOBS) $(FUZZ_ARGS)
+	$(BIN)/python -m forge.testing.fuzz --docs $(FUZZ_ARGS)
 
 clean-venv:
 	rm -rf $(VENV)

@@ -362,20 +362,29 @@ class AtenOp(IRDLOperation):
         """Broadcast shape, and the dtype the real kernel gives on 1-element tensors of the same
         ranks and dtypes (so type promotion is exactly torch's). Cheaper than meta tensors, whose
         Python elementwise kernels import torch._dynamo on first use (seconds per process)."""
-        import torch
-
         shapes = [shape_of(v.type) for v in self.operands]
         try:
             shape = broadcast_shapes(*shapes)
-            probes = [
-                torch.ones((1,) * len(s), dtype=dtype_of(v.type)) for s, v in zip(shapes, self.operands, strict=True)
-            ]
-            args, kwargs = self.call_arguments(probes, device=torch.device("cpu"))
-            out = self.SIGNATURE.target(*args, **kwargs)
+            try:
+                out = self._probe(shapes, 1)
+            except RuntimeError as err:  # an integer divided by a zero number: empty probes divide nothing
+                if "ZeroDivisionError" not in str(err):
+                    raise
+                out = self._probe(shapes, 0)
         except Exception as err:  # torch reports invalid operands as assorted exception types
             first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             raise VerifyException(f"{self.name}: {first_line}") from None
         return [tensor_type(shape, out.dtype)]
+
+    def _probe(self, shapes: Sequence[tuple[int, ...]], size: int) -> Any:
+        """The kernel's result on probe tensors of `shapes`' ranks whose dimensions are all `size` (0-d
+        ones stay 0-d: a dimension or its absence is what type promotion reads)."""
+        import torch
+
+        operands = zip(shapes, self.operands, strict=True)
+        probes = [torch.ones((size,) * len(s), dtype=dtype_of(v.type)) for s, v in operands]
+        args, kwargs = self.call_arguments(probes, device=torch.device("cpu"))
+        return self.SIGNATURE.target(*args, **kwargs)
 
 
 def _same_result_types(qualname: str, inferred: Sequence[Attribute], declared: Sequence[Attribute]) -> bool:

@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    Signedness,
     StringAttr,
     TensorType,
     f64,
@@ -91,6 +92,18 @@ class Fallback(Exception):
 
 def is_float(elt: Attribute) -> bool:
     return not isinstance(elt, IntegerType)
+
+
+def wrapped(value: int, elt: IntegerType) -> int:
+    """`value` as torch converts a Python int to the integer dtype `elt`: modulo 2**width (`uint8 + -2`
+    adds 254, `int32 + 2**40` adds 0)."""
+    width = elt.width.data
+    if width == 1:
+        return 1 if value else 0
+    value %= 1 << width
+    if elt.signedness.data != Signedness.UNSIGNED and value >= 1 << (width - 1):
+        value -= 1 << width
+    return value
 
 
 def normalize_dim(d: int, rank: int) -> int:
@@ -308,6 +321,7 @@ class FunctionLowering:
                 value = int(value)
             else:
                 value = int(value)
+            value = wrapped(value, elt)
             key: tuple[Any, ...] = (elt, shape, value)
         else:
             value = float(value)

@@ -7,6 +7,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from forge.coverage import opinfo
 from forge.coverage.isolated import run_isolated, worker_main
@@ -95,8 +96,12 @@ def _write_page(path: str, results: list[OpResult], seconds: float) -> None:
         "seconds": seconds + time.perf_counter() - start,
         "torch": torch.__version__,
     }
+    from forge.testing.fuzz.report import MARKER  # the fuzzer's section (python -m forge.testing.fuzz --docs)
+
+    old = Path(path).read_text() if Path(path).exists() else ""
+    kept = MARKER + old.split(MARKER, 1)[1] if MARKER in old else ""
     with open(path, "w") as f:
-        f.write(page.render_page(results, rows, meta))
+        f.write(page.render_page(results, rows, meta) + ("\n" + kept if kept else ""))
     print(f"wrote {path}")
 
 

@@ -235,6 +235,10 @@ class CastPolicy:
     compute_dtype: torch.dtype
     weights: int = 0
     inputs: tuple[str, ...] = ()
+    output_dtypes: tuple[torch.dtype | None, ...] | None = None
+    """The dtype of each flat output of the model as it is (None: not a tensor), when known: `restore`
+    casts each float output back to its own dtype, so a bf16 model's float32 logits (or a float32
+    result beside f16 ones) stay float32. Unknown (None): every float output goes back to `model_dtype`."""
 
     def apply(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """(args, kwargs) with their floating tensors in the compute dtype."""
@@ -246,7 +250,13 @@ class CastPolicy:
         return value
 
     def restore(self, outputs: list[Any]) -> list[Any]:
-        """Float outputs back in the model's dtype."""
+        """Float outputs back in the dtype the model gives them (`output_dtypes`), else the model's dtype."""
+        if self.output_dtypes is not None and len(self.output_dtypes) == len(outputs):
+            return [
+                o.to(d) if isinstance(o, torch.Tensor) and d is not None and o.is_floating_point() and o.dtype != d
+                else o
+                for o, d in zip(outputs, self.output_dtypes, strict=True)
+            ]
         return [
             o.to(self.model_dtype) if isinstance(o, torch.Tensor) and o.dtype == self.compute_dtype else o
             for o in outputs
@@ -259,6 +269,8 @@ class CastPolicy:
             "weights_cast": self.weights,
             "inputs_cast": list(self.inputs),
             "outputs_cast_to": _dtype_name(self.model_dtype),
+            **({"output_dtypes": [d and _dtype_name(d) for d in self.output_dtypes]}
+               if self.output_dtypes is not None else {}),
         }
 
     def note(self) -> str:
@@ -275,7 +287,12 @@ class CastPolicy:
         return CastPolicy(
             _dtype_named(entry["model_dtype"]), _dtype_named(entry["compute_dtype"]),
             int(entry.get("weights_cast", 0)), tuple(entry.get("inputs_cast", ())),
+            _output_dtypes_named(entry.get("output_dtypes")),
         )
+
+
+def _output_dtypes_named(names: list[str | None] | None) -> tuple[torch.dtype | None, ...] | None:
+    return None if names is None else tuple(n and _dtype_named(n) for n in names)
 
 
 def _dtype_name(dtype: torch.dtype) -> str:
@@ -308,7 +325,24 @@ def cast_policy(
     counts = Counter(t.dtype for t in tensors) or Counter(t.dtype for _, t in leaves)
     model_dtype = counts.most_common(1)[0][0]
     copied = copy.deepcopy(model).to(dtype) if cast_weights else model
-    return copied, CastPolicy(model_dtype, dtype, cast_weights, cast_inputs)
+    return copied, CastPolicy(model_dtype, dtype, cast_weights, cast_inputs, _output_dtypes(model, args, kwargs))
+
+
+def _output_dtypes(model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple | None:
+    """The dtype of each flat output of `model` as it is (before any cast), from one run on fake tensors
+    (shapes and dtypes only, no arithmetic); None when the model cannot run so, e.g. on meta weights
+    (its float outputs are then cast back to the model's dtype, as before)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode  # lazy: only a cast model needs it
+
+    if _is_transformers_model(model):
+        register_cache_types(model)  # its cache arguments are copied as pytrees, never run on in place
+    try:
+        with FakeTensorMode(allow_non_fake_inputs=True) as mode, torch.no_grad():
+            fake_args, fake_kwargs = pytree.tree_map_only(torch.Tensor, mode.from_tensor, (tuple(args), dict(kwargs)))
+            out = model(*fake_args, **fake_kwargs)
+    except Exception:  # fake tensors are an optimization of knowing the dtypes; the old rule still holds
+        return None
+    return tuple(x.dtype if isinstance(x, torch.Tensor) else None for x in pytree.tree_leaves(out))
 
 
 def _named_leaves(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[str, Any]]:

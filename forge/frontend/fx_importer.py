@@ -401,21 +401,39 @@ def _is_number(value: Any) -> bool:
 
 
 def _scalar_overload(node: torch.fx.Node, target: Any) -> type[aten.AtenOp] | None:
-    """`add.Tensor(x, 1.0)` means `add.Scalar(x, 1.0)`: the overload whose `other` is a Scalar."""
+    """The overload of the same packet that takes a Scalar where the graph passes a Python number for a
+    Tensor argument: `add.Tensor(x, 1.0)` means `add.Scalar(x, 1.0)`, `div.Tensor_mode(x, 2, rounding_mode=
+    "floor")` means `div.Scalar_mode(...)`. Every other argument must agree (name, kind, default), so no
+    option is dropped on the way (`div.Scalar` would lose the rounding mode). None: keep the node's own
+    overload (its numbers become 0-d constants)."""
     cls = op_class(target)
-    tensor_names = [s.name for s in cls.SIGNATURE.tensor_args if s.kind is ArgKind.TENSOR]
-    positional = {s.name: node.args[i] for i, s in enumerate(cls.SIGNATURE.args) if i < len(node.args)}
+    sig = cls.SIGNATURE
+    positional = {s.name: node.args[i] for i, s in enumerate(sig.args) if i < len(node.args)}
     bound = {**positional, **node.kwargs}
-    numbers = [n for n in tensor_names if _is_number(bound.get(n))]
+    numbers = {s.name for s in sig.tensor_args if s.kind is ArgKind.TENSOR and _is_number(bound.get(s.name))}
     if not numbers:
         return None
     packet = getattr(torch.ops.aten, target._schema.name.split("::")[1], None)
-    candidate = getattr(packet, "Scalar", None) if packet is not None else None
-    scalar_cls = op_class(candidate)
-    if scalar_cls is None:
-        return None
-    scalar_args = {s.name for s in scalar_cls.SIGNATURE.args if s.kind is ArgKind.SCALAR}
-    return scalar_cls if set(numbers) <= scalar_args else None
+    for overload_name in packet.overloads() if packet is not None else ():
+        candidate = op_class(getattr(packet, overload_name))
+        if candidate is not None and candidate is not cls and _takes_numbers(candidate.SIGNATURE, sig, numbers):
+            return candidate
+    return None
+
+
+def _takes_numbers(candidate: Any, original: Any, numbers: set[str]) -> bool:
+    """Whether `candidate` binds the node's arguments as `original` does, with Scalars for `numbers`."""
+    if [s.name for s in candidate.args] != [s.name for s in original.args]:
+        return False
+    for c, o in zip(candidate.args, original.args, strict=True):
+        if o.name in numbers:
+            if c.kind is not ArgKind.SCALAR:
+                return False
+        elif (c.kind, c.has_default, c.default) != (o.kind, o.has_default, o.default) or (
+            c.kwarg_only and not o.kwarg_only
+        ):
+            return False
+    return True
 
 
 def _result_types(node: torch.fx.Node) -> list[Attribute]:

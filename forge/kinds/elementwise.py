@@ -420,11 +420,32 @@ class Reduce(KindSpec):
             return x
         if is_i1(in_types[0]):
             x = em.num01(x)
-        return getattr(em.g, self.NPU[p.get_str("kind")])(x, axes, p.get_flag("keepdims"))
+        kind, keep = p.get_str("kind"), p.get_flag("keepdims")
+        out = getattr(em.g, self.NPU[kind])(x, axes, keep)
+        if kind == "max" and dtype_of(in_types[0]).is_floating_point:
+            out = _all_minus_inf_is_minus_inf(em, x, out, axes, keep)
+        return out
 
     def flops(self, p: N.Params, in_types: Sequence[Attribute], out_type: Attribute) -> float:
         """One per input element."""
         return float(elements(in_types[0]))
+
+
+def _all_minus_inf_is_minus_inf(em: SegmentHelpers, x: Any, out: Any, axes: list[int], keep: bool) -> Any:
+    """OpenVINO's ReduceMax (and ReduceMin) start from the lowest finite value, so the max of a row of
+    -inf (a fully masked attention row) comes out -3.4e38 where torch gives -inf. With `every` = 1 where
+    the row is all -inf, else 0: out - log(1 / (1 - every)) is out - (+0.0) = out (a -0.0 stays -0.0),
+    or out - inf = -inf. Arithmetic only: a select or a minimum (NNFactory builds both from concat and
+    gather) loses a reshape after some reductions and aborts the process. Costs a compare, a ReduceMin
+    of 0/1 and four elementwise ops per max-reduction (reductions are rare next to matmuls; softmax has
+    its own kind)."""
+    minus_inf = em.scalar(-math.inf, x.dtype)
+    every = em.g.reduce_min(em.num01(em.g.equal(x, minus_inf)), axes, keep)
+    one = em.scalar(1.0, every.dtype)
+    bound = em.g.log(em.g.eltwise_div(one, em.g.eltwise_sub(one, every)))
+    if bound.dtype != out.dtype:
+        bound = em.g.convert(bound, out.dtype)
+    return em.g.eltwise_sub(out, bound)
 
 
 # =================================================================================== convert

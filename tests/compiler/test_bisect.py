@@ -155,3 +155,32 @@ def test_forge_bisect_says_what_is_wrong_with_its_target(capsys):
 
     assert main(["bisect", "no_such_model"]) == 1
     assert "neither a zoo model nor module:callable" in capsys.readouterr().err
+
+
+class PositionalEncoding(nn.Module):
+    """Issue 28's case: a floor division by a Python number in a positional encoding."""
+
+    def forward(self, t):
+        a = t * 2
+        b = torch.div(a, 3, rounding_mode="floor")  # FLOOR
+        return torch.exp(b * 0.1) + 1
+
+
+def test_the_issues_floor_division_imported_as_plain_division_is_named_at_import(monkeypatch):
+    """The bug the issue found by hand, planted again: `div.Tensor_mode(x, 3, rounding_mode="floor")` imported
+    as `div.Scalar`, which drops the rounding mode. The bisector says so in one command."""
+    real = fx_importer._scalar_overload
+    plain = fx_importer.op_class(torch.ops.aten.div.Scalar)
+    monkeypatch.setattr(fx_importer, "_scalar_overload",
+                        lambda node, target: plain if "div" in str(target) else real(node, target))
+    lines, start = inspect.getsourcelines(PositionalEncoding.forward)
+    line = start + next(i for i, text in enumerate(lines) if "# FLOOR" in text)
+    first = bisect(PositionalEncoding(), (torch.linspace(-20, 20, 16),)).first
+    assert (first.stage, first.op, first.location) == ("import", "aten.div.Scalar", f"{__file__}:{line}"), first
+    assert 0 < first.max_abs <= 1 and first.scale > 1
+    assert str(first).startswith(f"aten.div.Scalar at {__file__}:{line}, import: max |diff|")
+
+
+def test_the_fixed_floor_division_matches_at_every_stage():
+    result = bisect(PositionalEncoding(), (torch.linspace(-20, 20, 16),))
+    assert result.first is None, result.summary()

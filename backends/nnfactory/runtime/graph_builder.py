@@ -467,7 +467,10 @@ class GraphBuilder(SpatialOps):
         table = self.concat(flat, axis=1)
         idx = cond if cond.dtype == np.bool_ else self.abs(self.sign(cond))  # nonzero -> 1
         idx = self.convert(self.reshape(self._broadcast_to(idx, shape), (n, 1)), np.int32)
-        picked = self.gather(table, idx, axis=1, batch_dims=1)
+        if n == 1:  # NNFactory's batched Gather over a single row crashes the process: a plain one instead
+            picked = self.gather(self.reshape(table, (2,)), self.reshape(idx, (1,)), axis=0)
+        else:
+            picked = self.gather(table, idx, axis=1, batch_dims=1)
         return self.reshape(picked, shape).handle
 
     def _broadcast_to(self, x: Node, shape: tuple[int, ...]) -> Node:

@@ -1,0 +1,1 @@
+"""The differential fuzzer (issue 28): every overload of the `aten` table against torch's own kernels."""

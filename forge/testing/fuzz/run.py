@@ -1,0 +1,243 @@
+"""Running cases through Forge and judging each one: `run_cases(cases)`.
+
+Many cases run as one module (`BatchModule`): one torch.export, one import, one interpreter run and
+one `forge.compile` per runtime serve them all, and each case's results are compared on their own.
+When a stage fails for the batch as a whole (an exception, not a wrong value), the batch is split
+(by overload first, then in halves) until the failing cases stand alone, so a refusal of one case
+costs a few more compiles, not the batch.
+
+The stages of a case, each judged against torch's kernel (forge.testing.fuzz.compare):
+
+    export (torch.export) -> import -> verify -> interpret (the reference interpreter)
+    openvino, nnfactory: forge.compile(..., runtime=...) and a call of the compiled program
+
+A case's outcome per stage is one of `STATUSES`: `pass`; `wrong` (a wrong value, dtype or shape:
+a silent wrong result, the worst bug); `error` (Forge raised something that is not a user-facing
+error: a crash); `refused` (a clear CompileError/ImportError naming why: a coverage gap, not a
+wrong result); `deviation` (a difference from torch listed in forge.testing.fuzz.deviations);
+`not_exportable` (torch.export itself refused the call: not Forge's); `unstable` (torch's own
+kernel gives other values on a second call, e.g. _upsample_bilinear2d_aa's signed zeros: there is
+no reference to judge by, so the case is not judged). Its overall status is the worst of its stages.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from dialects.torch_types import UnsupportedTypeError
+from forge.driver.compile_errors import CompileError
+from forge.frontend.import_errors import FrontendError
+from forge.testing.fuzz.cases import BatchModule, Case
+from forge.testing.fuzz.compare import mismatch
+from forge.testing.fuzz.deviations import documented
+
+PASS, WRONG, ERROR, REFUSED, DEVIATION, NOT_EXPORTABLE, UNSTABLE = (
+    "pass", "wrong", "error", "refused", "deviation", "not_exportable", "unstable"
+)  # fmt: skip
+STATUSES = (WRONG, ERROR, REFUSED, DEVIATION, NOT_EXPORTABLE, UNSTABLE, PASS)
+"""Worst first: a case's overall status is the first of these any of its stages has."""
+RUNTIMES = ("openvino", "nnfactory")
+STAGES = ("interpret", *RUNTIMES)
+"""The stages a case is judged at (export and import failures are reported at `interpret`)."""
+
+
+@dataclass
+class Outcome:
+    """What happened to one case: a status and a detail per stage."""
+
+    case: Case
+    stages: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """stage -> (status, detail)."""
+
+    @property
+    def status(self) -> str:
+        found = {s for s, _ in self.stages.values()}
+        return next((s for s in STATUSES if s in found), PASS)
+
+    def failures(self) -> dict[str, tuple[str, str]]:
+        """The stages that found a bug (wrong or error)."""
+        return {k: v for k, v in self.stages.items() if v[0] in (WRONG, ERROR)}
+
+    def summary(self) -> str:
+        worst = [f"{stage}: {status}: {detail}" for stage, (status, detail) in self.stages.items() if status != PASS]
+        return f"{self.case.describe()}\n  " + ("\n  ".join(worst) if worst else "pass")
+
+
+class StageError(Exception):
+    """A batch-wide failure of one stage, classified."""
+
+    def __init__(self, stage: str, status: str, detail: str):
+        super().__init__(f"{stage}: {status}: {detail}")
+        self.stage, self.status, self.detail = stage, status, detail
+
+
+def run_cases(
+    cases: Sequence[Case],
+    runtimes: Sequence[str] = RUNTIMES,
+    expected: Sequence[Sequence[torch.Tensor]] | None = None,
+    on_stage: Callable[[str], None] | None = None,
+) -> list[Outcome]:
+    """Every case through every stage (`runtimes`: the compiled ones), one outcome each, in order.
+    `expected`: torch's results of each case (computed when None). `on_stage(name)` is told each
+    stage as it starts (a worker process blames a crash on it)."""
+    cases = list(cases)
+    outcomes = [Outcome(c) for c in cases]
+    if expected is None:
+        expected = [eager(c) for c in cases]
+        for outcome, first in zip(outcomes, expected, strict=True):
+            again = mismatch(outcome.case.op, first, eager(outcome.case))
+            if again is not None:
+                for stage in ["interpret", *runtimes]:
+                    outcome.stages[stage] = (UNSTABLE, f"torch gives other values on a second call: {again}")
+    index = [i for i, o in enumerate(outcomes) if not o.stages]
+    _run(index, cases, list(expected), outcomes, ["interpret", *runtimes], on_stage or (lambda _: None))
+    return outcomes
+
+
+def eager(case: Case) -> list[torch.Tensor]:
+    """torch's results of the case, with a fixed seed (random ops draw the same numbers each time)."""
+    torch.manual_seed(0)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return case.call()
+
+
+def _run(index, cases, expected, outcomes, stages, on_stage) -> None:
+    """Run `stages` for the cases at `index`; a batch-wide failure splits the batch and retries the
+    failed stage and the ones after it on each part."""
+    if not index:
+        return
+    mine = [cases[i] for i in index]
+    for n, stage in enumerate(stages):
+        try:
+            on_stage(stage)
+            got = _stage(stage, mine, [expected[i] for i in index])
+        except StageError as err:
+            if len(index) == 1:
+                _record_failure(outcomes[index[0]], err, stages[n:])
+                if err.status == NOT_EXPORTABLE or (err.status == REFUSED and err.detail.startswith("import")):
+                    return
+                continue
+            for part in _split(index, cases):
+                _run(part, cases, expected, outcomes, stages[n:], on_stage)
+            return
+        for i, result in zip(index, got, strict=True):
+            outcomes[i].stages[stage] = _judge(stage, cases[i], expected[i], result)
+
+
+def _record_failure(outcome: Outcome, err: StageError, stages: list[str]) -> None:
+    """A single case's stage failed. What torch.export refuses or the importer refuses, every later
+    stage (a compile exports and imports the same graph) refuses alike: recorded without running."""
+    outcome.stages[stages[0]] = (err.status, err.detail)
+    if err.status == NOT_EXPORTABLE or (err.status == REFUSED and err.detail.startswith("import")):
+        for later in stages[1:]:
+            outcome.stages[later] = (err.status, err.detail)
+
+
+def _split(index: list[int], cases: list[Case]) -> list[list[int]]:
+    """Parts of a failed batch: one per overload when it holds several, else two halves."""
+    by_op: dict[str, list[int]] = {}
+    for i in index:
+        by_op.setdefault(cases[i].op, []).append(i)
+    if len(by_op) > 1:
+        return list(by_op.values())
+    half = len(index) // 2
+    return [index[:half], index[half:]]
+
+
+def _judge(stage: str, case: Case, expected: Sequence[torch.Tensor], got: Sequence[Any]) -> tuple[str, str]:
+    problem = mismatch(case.op, expected, got)
+    if problem is None:
+        return PASS, ""
+    deviation = documented(case, stage, problem)
+    if deviation is not None:
+        return DEVIATION, f"{deviation.id}: {problem}"
+    return WRONG, problem
+
+
+# --- the stages ------------------------------------------------------------------------------------------
+
+
+def _stage(stage: str, cases: list[Case], expected: list[Sequence[torch.Tensor]]) -> list[list[Any]]:
+    module = BatchModule(cases)
+    module.counts = [len(e) for e in expected]
+    inputs = module.inputs()
+    if stage == "interpret":
+        outputs = _interpret(module, inputs)
+    else:
+        outputs = _compiled(module, inputs, stage)
+    return module.split(list(outputs))
+
+
+def _interpret(module: BatchModule, inputs: tuple[torch.Tensor, ...]) -> tuple[Any, ...]:
+    from forge.frontend.fx_importer import import_program
+    from forge.interpreter import interpret
+
+    try:
+        with _quiet(), torch.no_grad():
+            program = torch.export.export(module, tuple(t.clone() for t in inputs))
+    except Exception as err:  # torch.export's own assorted refusals
+        raise StageError("interpret", NOT_EXPORTABLE, f"export: {_one_line(err)}") from None
+    try:
+        with _quiet():
+            imported = import_program(program)
+    except Exception as err:
+        raise _classified("interpret", "import", err) from None
+    try:
+        imported.module.verify()
+    except Exception as err:
+        raise StageError("interpret", ERROR, f"verify after import: {_one_line(err)}") from None
+    try:
+        torch.manual_seed(0)
+        return interpret(imported.module, imported.weights, *inputs)
+    except Exception as err:
+        raise StageError("interpret", ERROR, f"interpreter: {_one_line(err)}") from None
+
+
+def _compiled(module: BatchModule, inputs: tuple[torch.Tensor, ...], runtime: str) -> list[Any]:
+    import forge
+
+    try:
+        with _quiet():
+            compiled = forge.compile(module, tuple(t.clone() for t in inputs), runtime=runtime)
+    except Exception as err:
+        raise _classified(runtime, "compile", err) from None
+    try:
+        torch.manual_seed(0)
+        out = compiled(*inputs)
+    except Exception as err:
+        raise StageError(runtime, ERROR, f"run: {_one_line(err)}") from None
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+REFUSALS = (CompileError, FrontendError, UnsupportedTypeError)
+"""Forge's user-facing errors: a refusal that names its reason, not a crash."""
+
+
+def _classified(stage: str, step: str, err: BaseException) -> StageError:
+    status = REFUSED if isinstance(err, REFUSALS) else ERROR
+    kind = "" if status == REFUSED else f"{type(err).__name__}: "
+    return StageError(stage, status, f"{step}: {kind}{_one_line(err)}")
+
+
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+
+
+def _one_line(err: BaseException, limit: int = 300) -> str:
+    text = _ADDRESS.sub("0x?", " ".join(str(err).split())) or type(err).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _quiet(warnings.catch_warnings):
+    """torch's and Forge's warnings while a generated case runs (they concern the case, not the run)."""
+
+    def __enter__(self):
+        out = super().__enter__()
+        warnings.simplefilter("ignore")
+        return out

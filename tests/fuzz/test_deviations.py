@@ -1,0 +1,38 @@
+"""Each documented deviation from torch (forge.testing.fuzz.deviations, the table in docs/coverage.md)
+pinned by its example: the interpreter matches torch and every runtime the entry names still shows
+the deviation. A deviation that disappears (a runtime update, a correction in the graph) fails here,
+so the table is corrected, never stale; one that spreads to another op or stage is no longer
+documented and fails the fuzz tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from forge.testing.fuzz.deviations import DEVIATIONS, documented, example_case
+from forge.testing.fuzz.run import DEVIATION, PASS, run_cases
+from tests.conftest import require_runtime
+
+
+@pytest.fixture(scope="module")
+def outcomes():
+    require_runtime("openvino")
+    require_runtime("nnfactory")
+    return dict(zip([d.id for d in DEVIATIONS], run_cases([example_case(d) for d in DEVIATIONS]), strict=True))
+
+
+@pytest.mark.parametrize("dev", DEVIATIONS, ids=[d.id for d in DEVIATIONS])
+def test_a_documented_deviation_still_shows_on_its_runtimes_and_nowhere_else(dev, outcomes):
+    stages = outcomes[dev.id].stages
+    assert stages["interpret"] == (PASS, ""), stages
+    for runtime in dev.stages:
+        status, detail = stages[runtime]
+        assert status == DEVIATION and detail.startswith(f"{dev.id}: "), (runtime, status, detail)
+
+
+def test_a_difference_of_another_kind_or_without_the_trigger_is_not_documented():
+    relu = example_case(DEVIATIONS[0])
+    assert documented(relu, "openvino", "NaN differs at [0] (1 of 2): 0.0, torch gives nan") is DEVIATIONS[0]
+    assert documented(relu, "openvino", "value differs at [1] (1 of 2): 2.0, torch gives 1.0") is None
+    assert documented(relu, "interpret", "NaN differs at [0] (1 of 2): 0.0, torch gives nan") is None
+    plain = relu.with_tensors([relu.tensors()[0].nan_to_num()])
+    assert documented(plain, "openvino", "NaN differs at [0] (1 of 2): 0.0, torch gives nan") is None
