@@ -10,9 +10,10 @@ compares, stage by stage, in the order the compile runs them:
     lowering   `npuir` -> `buffer`, interpreted: every value of the optimized IR, made an output
     runtime    the emitted program on the runtime: every value of the optimized IR, made an output
 
-IR values are matched to FX nodes by name (the importer names each result after its node, and a
-rewrite that replaces an op gives its result the replaced op's name); weights and constants are not
-compared (a layout pass may store them transposed). A value diverges when its dtype or shape differs,
+IR values are matched to FX nodes by the importer's record of which node each result computes
+(`ImportedProgram.value_nodes`): a value a pass keeps is compared after the pass too, a value a rewrite
+creates is not (its op's inputs and users are); weights and constants are not compared (a layout pass may
+store them transposed). A value diverges when its dtype or shape differs,
 an integer or boolean differs at all, NaNs fall elsewhere, or a float is outside the dtype's tolerance
 (`forge.driver.semantics.tolerance_for`). The first stage with a divergent value names it: the first such
 op in program order, its source location in the model, the max |diff| and the reference's scale.
@@ -176,7 +177,8 @@ def reference_values(program: ExportedProgram, user_inputs: Sequence[torch.Tenso
 
 
 class _OpRecorder(Interpreter.Listener):
-    """Each op's tensor results as the reference interpreter computes them."""
+    """Each op's tensor results as the reference interpreter computes them (copies: an implementation may
+    reuse a dead input's storage for a later result)."""
 
     def __init__(self) -> None:
         self.values: list[tuple[Operation, SSAValue, torch.Tensor]] = []
@@ -184,7 +186,7 @@ class _OpRecorder(Interpreter.Listener):
     def did_interpret_op(self, op: Operation, results: tuple[Any, ...]) -> None:
         for result, value in zip(op.results, results, strict=False):
             if isinstance(value, torch.Tensor):
-                self.values.append((op, result, value))
+                self.values.append((op, result, value.detach().clone()))
 
 
 def interpreted_values(module: ModuleOp, weights: Any, inputs: Sequence[torch.Tensor]) -> tuple[_OpRecorder, list]:
@@ -207,10 +209,11 @@ def _location(op: Operation) -> str:
     return str(loc) if loc is not None else "an unknown location (an op a pass created)"
 
 
-def first_ir_divergence(stage: str, recorder: _OpRecorder, reference: dict[str, torch.Tensor]) -> Divergence | None:
-    """The first op (program order) whose value differs from the FX node of the same name."""
+def first_ir_divergence(stage: str, recorder: _OpRecorder, reference: dict[str, torch.Tensor],
+                        value_nodes: dict[Any, str]) -> Divergence | None:
+    """The first op (program order) whose value differs from the FX node it computes."""
     for op, result, value in recorder.values:
-        name = result.name_hint
+        name = value_nodes.get(result)
         if op.name in NOT_COMPARED or name is None or name not in reference:
             continue
         bad, max_abs, scale = compare(reference[name], value)
@@ -329,8 +332,8 @@ def bisect(model: torch.nn.Module, args: Sequence[Any], kwargs: dict[str, Any] |
         def check() -> Divergence | None:
             recorder, outputs = interpreted_values(module, weights, inputs)
             state["recorder"] = recorder
-            return first_ir_divergence(stage, recorder, fx.values) or output_divergence(stage, module, fx.outputs,
-                                                                                        outputs)
+            return (first_ir_divergence(stage, recorder, fx.values, imported.value_nodes)
+                    or output_divergence(stage, module, fx.outputs, outputs))
         return check
 
     if run.stage("frontend normalization", frontend) or run.stage("import", in_ir("import")):

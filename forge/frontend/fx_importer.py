@@ -117,6 +117,9 @@ class ImportedProgram:
     """The frontend's normalization steps before the build (forge/frontend/normalize.py), in order."""
     normalized_program: ExportedProgram | None = None
     """The program the IR was built from (`import_program(..., keep_normalized=True)` only)."""
+    value_nodes: dict[Any, str] = field(default_factory=dict)
+    """Each op result -> the name of the FX node it computes (`keep_normalized=True` only: name hints lose
+    their numeric suffixes, so they cannot tell `mul` from `mul_1`)."""
 
     def __post_init__(self) -> None:
         attach_weights(self.module, self.weights)  # the module's passes find its weights (`weights_of`)
@@ -165,6 +168,8 @@ def import_program(
     imported.normalization = normalized.records
     if keep_normalized:
         imported.normalized_program = normalized.program
+        imported.value_nodes = {value: node.name for node, value in builder.values.items()
+                                if node.op == "call_function" and isinstance(value, SSAValue)}
     imported.stats["decompose_rounds"] = normalized.rounds
     return imported
 
