@@ -22,8 +22,11 @@ def runtimes() -> list[str]:
 
 
 class ConstantPad(nn.Module):
+    """A pad the NPU computes on: a pad alone between the graph's input and output is a data-movement
+    island, which device-affinity scheduling rightly leaves on the CPU."""
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.pad(x, (1, 2, 0, 1), value=0.5)
+        return F.pad(x, (1, 2, 0, 1), value=0.5) * 3
 
 
 class ConvBlock(nn.Module):
