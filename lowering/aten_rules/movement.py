@@ -242,16 +242,21 @@ def _repeat(L: FunctionLowering, op: aten.AtenOp) -> None:
 # --- slices, splits, concatenation ---------------------------------------------------------------
 
 
-@rule("aten.slice.Tensor")
-def _slice(L: FunctionLowering, op: aten.AtenOp) -> None:
-    x = L.vmap[op.operands[0]]
+def _slice_of(op: aten.AtenOp, x) -> tuple[int, int, int, int]:
+    """(axis, start, end, step) of a slice-like op on `x`; a step below 1 falls back."""
     shape = type_of(x).get_shape()
     axis = normalize_dim(op.arg("dim"), len(shape))
     start, end = slice_bounds(op.arg("start"), op.arg("end"), shape[axis])
     step = op.arg("step")
     if step < 1:
         raise Fallback
-    L.bind(op.results[0], L.slice(x, axis, start, end, step))
+    return axis, start, end, step
+
+
+@rule("aten.slice.Tensor")
+def _slice(L: FunctionLowering, op: aten.AtenOp) -> None:
+    x = L.vmap[op.operands[0]]
+    L.bind(op.results[0], L.slice(x, *_slice_of(op, x)))
 
 
 @rule("aten.select.int")
@@ -441,13 +446,7 @@ def _copy(L: FunctionLowering, op: aten.AtenOp) -> None:
 @rule("aten.slice_scatter")
 def _slice_scatter(L: FunctionLowering, op: aten.AtenOp) -> None:
     x, src = L.vmap[op.operands[0]], L.vmap[op.operands[1]]
-    shape = type_of(x).get_shape()
-    axis = normalize_dim(op.arg("dim"), len(shape))
-    start, end = slice_bounds(op.arg("start"), op.arg("end"), shape[axis])
-    step = op.arg("step")
-    if step < 1:
-        raise Fallback
-    L.bind(op.results[0], scatter_slice(L, x, src, axis, start, end, step))
+    L.bind(op.results[0], scatter_slice(L, x, src, *_slice_of(op, x)))
 
 
 @rule("aten.select_scatter")

@@ -12,7 +12,7 @@ already lists as open (forge.testing.fuzz.regressions), so any new failure fails
 from __future__ import annotations
 
 from forge.testing.fuzz import regressions
-from forge.testing.fuzz.run import Outcome, run_cases
+from forge.testing.fuzz.run import PASS, Outcome, run_cases
 from forge.testing.fuzz.strategies import draw_cases
 
 SEED = 0
@@ -48,3 +48,13 @@ def new_failures(outcomes: list[Outcome], known: set[tuple[str, str]]) -> list[s
         f"{stage}: {kind}: {o.case.describe()}"
         for o in outcomes for stage, kind in regressions.failures_now(o).items() if (stage, kind) not in known
     ]
+
+
+def check_op(op: str, found: list[regressions.Regression]) -> None:
+    """The budget test of one overload (an AssertionError naming what to fix): every case drawn, no failure
+    of a kind not listed open, and at least half passing (a broken strategy is not a passing budget)."""
+    outcomes = run_op(op)
+    assert len(outcomes) == CASES, f"{op}: drew {len(outcomes)} cases"
+    new = new_failures(outcomes, known_open(op, found))
+    assert not new, "\n".join(new)
+    assert sum(o.status == PASS for o in outcomes) >= CASES // 2, [o.summary() for o in outcomes]
