@@ -61,10 +61,14 @@ class DropAddZero(ForgePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.AddiOp, rewriter: PatternRewriter) -> None:
-        rhs = op.rhs.owner
-        if isinstance(rhs, arith.ConstantOp) and rhs.value.value.data == 0:
-            rewriter.replace_all_uses_with(op.result, op.lhs)
-            rewriter.erase(op)
+        _drop_add_zero(op, rewriter)
+
+
+def _drop_add_zero(op: arith.AddiOp, rewriter: PatternRewriter) -> None:
+    rhs = op.rhs.owner
+    if isinstance(rhs, arith.ConstantOp) and rhs.value.value.data == 0:
+        rewriter.replace_all_uses_with(op.result, op.lhs)
+        rewriter.erase(op)
 
 
 def names(ops: list[Operation]) -> list[str]:
@@ -107,10 +111,7 @@ class AnnotatedAddZero(ForgePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.AddiOp, rewriter: PatternRewriter) -> None:
-        rhs = op.rhs.owner
-        if isinstance(rhs, arith.ConstantOp) and rhs.value.value.data == 0:
-            rewriter.replace_all_uses_with(op.result, op.lhs)
-            rewriter.erase(op)
+        _drop_add_zero(op, rewriter)
 
 
 class UnionRecord(RewritePattern):

@@ -13,10 +13,11 @@ compares, stage by stage, in the order the compile runs them:
 IR values are matched to FX nodes by the importer's record of which node each result computes
 (`ImportedProgram.value_nodes`): a value a pass keeps is compared after the pass too, a value a rewrite
 creates is not (its op's inputs and users are); weights and constants are not compared (a layout pass may
-store them transposed). A value diverges when its dtype or shape differs,
-an integer or boolean differs at all, NaNs fall elsewhere, or a float is outside the dtype's tolerance
-(`forge.driver.semantics.tolerance_for`). The first stage with a divergent value names it: the first such
-op in program order, its source location in the model, the max |diff| and the reference's scale.
+store them transposed). A value diverges by the rules of --verify-semantics
+(`forge.driver.semantics.compare_output`): its dtype or shape differs, an integer or boolean differs at
+all, NaNs fall elsewhere, or a float is outside the dtype's tolerance. The first stage with a divergent
+value names it: the first such op in program order, its source location in the model, the max |diff| and
+the reference's scale.
 
 Everything runs in f32 whatever precision the model would be compiled for: a reduced-precision
 difference is not a bug to bisect.
@@ -41,7 +42,8 @@ from xdsl.ir import Operation, SSAValue
 from forge.diagnostics import op_location
 from forge.driver.compilation import Compilation
 from forge.driver.options import CompileOptions
-from forge.driver.semantics import tolerance_for
+from forge.driver.parity import finite_scale
+from forge.driver.semantics import compare_output
 from forge.driver.stages import EMIT, LOWER, PLAN, passes_stage
 from forge.interpreter import interpret
 
@@ -93,36 +95,19 @@ class Bisection:
 
 
 def compare(expected: Any, got: Any) -> tuple[bool, float, float]:
-    """(diverges, max |diff|, scale = max |expected|) of two tensors, by the rules in the module docstring."""
+    """(diverges, max |diff|, scale = max |finite expected|): the rules of `--verify-semantics`
+    (`compare_output`: type, shape and dtype equal, integers exact, NaN where NaN, floats within the dtype's
+    tolerance) plus the figures a divergence is reported with."""
+    diverges = compare_output(expected, got) is not None
     if not isinstance(expected, torch.Tensor) or not isinstance(got, torch.Tensor):
-        return (expected != got, math.inf, 0.0) if not isinstance(expected, torch.Tensor) else (True, math.inf, 0.0)
-    scale = _scale(expected)
+        return diverges, math.inf if diverges else 0.0, 0.0
+    scale = finite_scale(expected)
     if expected.shape != got.shape or expected.dtype != got.dtype:
-        return True, math.inf, scale
-    if expected.numel() == 0:
-        return False, 0.0, scale
-    if not expected.dtype.is_floating_point:
-        diff = (expected.long() - got.long()).abs().max().item() if expected.dtype != torch.bool else \
-            float((expected != got).any())
-        return diff != 0, float(diff), scale
-    e, g = expected.double(), got.double()
-    if not torch.equal(torch.isnan(e), torch.isnan(g)):
-        return True, math.nan, scale
-    finite = torch.isfinite(e) & torch.isfinite(g)
-    if not torch.equal(e[~finite & ~torch.isnan(e)], g[~finite & ~torch.isnan(g)]):
-        return True, math.inf, scale
-    atol, rtol = tolerance_for(expected.dtype)
-    diff = (e[finite] - g[finite]).abs()
-    max_abs = diff.max().item() if diff.numel() else 0.0
-    bad = bool((diff > atol + rtol * e[finite].abs()).any()) if diff.numel() else False
-    return bad, max_abs, scale
-
-
-def _scale(t: torch.Tensor) -> float:
-    if t.numel() == 0 or t.dtype == torch.bool:
-        return 0.0
-    finite = t.double()[torch.isfinite(t.double())]
-    return finite.abs().max().item() if finite.numel() else 0.0
+        return diverges, math.inf, scale
+    diff = (expected.double() - got.double()).abs()
+    both_nan = torch.isnan(expected.double()) & torch.isnan(got.double())
+    diff = diff[~both_nan]
+    return diverges, (diff.nan_to_num(nan=math.inf).max().item() if diff.numel() else 0.0), scale
 
 
 # --- the reference: every FX node's value ----------------------------------------------------------------

@@ -24,13 +24,15 @@ def check_parity(model: torch.nn.Module, compiled: CompiledModel, args: Sequence
     """`measure_parity` judged: `scale` (max |eager output|), `tolerance` (`bound` + CHECK_RTOL * scale) and
     `ok`; a NaN difference is never ok."""
     measured, expected = _measured(model, compiled, args, kwargs)
-    scale = max((_finite_max(t) for t in pytree.tree_leaves(expected) if isinstance(t, torch.Tensor)), default=0.0)
+    scale = max((finite_scale(t) for t in pytree.tree_leaves(expected) if isinstance(t, torch.Tensor)), default=0.0)
     tolerance = bound + CHECK_RTOL * scale
     return {**measured, "scale": scale, "tolerance": tolerance, "ok": measured["max_abs"] <= tolerance}
 
 
-def _finite_max(t: torch.Tensor) -> float:
-    finite = t.detach().double()[torch.isfinite(t.detach().double())] if t.is_floating_point() else t.double()
+def finite_scale(t: torch.Tensor) -> float:
+    """max |t| over its finite elements (0 for an empty or all-NaN/inf tensor): what a difference is set against."""
+    values = t.detach().double()
+    finite = values[torch.isfinite(values)]
     return finite.abs().max().item() if finite.numel() else 0.0
 
 
