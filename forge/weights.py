@@ -10,6 +10,12 @@ therefore a pair of files side by side::
 Tied weights (GPT-2's ``wte`` and ``lm_head``) are one tensor under two names.  `WeightStore.add`
 recognises that by storage identity and keeps one entry; the second name becomes an *alias* that
 `resolve` maps to the canonical name, and that survives `save`/`load`.
+
+Compressed weights (`weights="int8"|"int4"`, forge/quantize.py): `WeightStore.compress` replaces an
+entry's float tensor by its `CompressedWeight` (integers and scales); `store[name]` then dequantizes
+on demand, `compressed(name)` gives the stored form to the runtime, `nbytes` counts the compressed
+bytes, and the file holds the integers under the entry's name and the scales beside them
+(`<name>::scale`), described in the header metadata (`forge.compressed`, format `forge-weights/2`).
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from typing import TYPE_CHECKING
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
+from forge.quantize import CompressedWeight, compressed_from
+
 if TYPE_CHECKING:
     import torch
     from xdsl.context import Context
@@ -33,10 +41,14 @@ if TYPE_CHECKING:
 
 WEIGHTS_SUFFIX = ".safetensors"
 FORMAT_VERSION = "forge-weights/1"
+COMPRESSED_FORMAT_VERSION = "forge-weights/2"  # a file with compressed entries (older readers refuse it)
+_FORMATS = (FORMAT_VERSION, COMPRESSED_FORMAT_VERSION)
+_SCALE_SUFFIX = "::scale"  # the scales of compressed entry <name> are the file's entry <name>::scale
 # Keys in the safetensors header metadata (a str -> str map).
 _META_FORMAT = "forge.format"
 _META_ALIASES = "forge.aliases"  # JSON object: alias name -> canonical name
 _META_ORDER = "forge.order"  # JSON list: canonical names in insertion order
+_META_COMPRESSED = "forge.compressed"  # JSON object: name -> CompressedWeight.describe()
 
 
 class WeightsError(Exception):
@@ -82,7 +94,7 @@ class WeightStore:
     """
 
     def __init__(self) -> None:
-        self._tensors: dict[str, torch.Tensor] = {}
+        self._tensors: dict[str, torch.Tensor | CompressedWeight] = {}
         self._aliases: dict[str, str] = {}
         self._by_key: dict[_StorageKey, str] = {}
         self._counters: dict[str, int] = {}
@@ -111,7 +123,8 @@ class WeightStore:
             existing = self.resolve(name)
             if key is not None and self._by_key.get(key) == existing:
                 return existing
-            if key is None and _same_storageless(self._tensors[existing], tensor):
+            held = self._tensors[existing]
+            if key is None and not isinstance(held, CompressedWeight) and _same_storageless(held, tensor):
                 return existing
             raise ValueError(f"weight {name!r} is already in the store with different data")
         if key is not None and key in self._by_key:
@@ -131,13 +144,32 @@ class WeightStore:
         """
         keep = {self.resolve(n) for n in names}
         result = WeightStore()
-        for name in self._tensors:
-            if name in keep:
-                result.add(name, self._tensors[name])
+        for name, held in self._tensors.items():
+            if name in keep and isinstance(held, CompressedWeight):
+                result._tensors[name] = held
+            elif name in keep:
+                result.add(name, held)
         for alias, canonical in self._aliases.items():
             if canonical in keep:
                 result._aliases[alias] = canonical
         return result
+
+    def compress(self, name: str, compressed: CompressedWeight) -> None:
+        """Hold `name`'s entry (and so its aliases) as `compressed` instead of its float tensor, which the
+        store then no longer references. The shape must be the entry's."""
+        canonical = self.resolve(name)
+        held = self._tensors[canonical]
+        if tuple(held.shape) != tuple(compressed.shape):
+            raise ValueError(f"weight {name!r}: compressed shape {list(compressed.shape)} is not the entry's "
+                             f"{list(held.shape)}")
+        if not isinstance(held, CompressedWeight):
+            self._by_key = {k: v for k, v in self._by_key.items() if v != canonical}
+        self._tensors[canonical] = compressed
+
+    def compressed(self, name: str) -> CompressedWeight | None:
+        """The compressed form of `name`'s entry, None when it holds a tensor."""
+        held = self._tensors[self.resolve(name)]
+        return held if isinstance(held, CompressedWeight) else None
 
     def add_all(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> dict[str, str]:
         """`add` each pair; return a map from every given name to the name to use in the IR."""
@@ -172,13 +204,16 @@ class WeightStore:
         return dict(self._aliases)
 
     def __getitem__(self, name: str) -> torch.Tensor:
-        return self._tensors[self.resolve(name)]
+        """The entry's tensor (a compressed entry is dequantized: a new f32 tensor each call)."""
+        held = self._tensors[self.resolve(name)]
+        return held.dequantize() if isinstance(held, CompressedWeight) else held
 
     def has_data(self, name: str) -> bool:
         """Whether the entry holds values: False for an *external* weight, a meta-device tensor
         (name, shape and dtype only) bound from safetensors files when the compiled model is loaded
         (forge/frontend/meta_weights.py). Passes that compute with weight values skip such entries."""
-        return self._tensors[self.resolve(name)].device.type != "meta"
+        held = self._tensors[self.resolve(name)]
+        return isinstance(held, CompressedWeight) or held.device.type != "meta"
 
     def __contains__(self, name: object) -> bool:
         return name in self._tensors or name in self._aliases
@@ -194,12 +229,14 @@ class WeightStore:
         return list(self._tensors)
 
     def items(self) -> Iterator[tuple[str, torch.Tensor]]:
-        return iter(self._tensors.items())
+        """(name, tensor) of the canonical entries; compressed ones dequantized (`compressed` for the form)."""
+        return ((name, self[name]) for name in self._tensors)
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the canonical entries (aliases cost nothing)."""
-        return sum(t.numel() * t.element_size() for t in self._tensors.values())
+        """Bytes held by the canonical entries (aliases cost nothing; a compressed entry its integers and scales)."""
+        return sum(t.nbytes if isinstance(t, CompressedWeight) else t.numel() * t.element_size()
+                   for t in self._tensors.values())
 
     def __repr__(self) -> str:
         return (f"WeightStore({len(self)} tensors, {len(self._aliases)} aliases, "
@@ -217,7 +254,13 @@ class WeightStore:
         path = Path(path)
         tensors: dict[str, torch.Tensor] = {}
         seen_storages: set[int] = set()
+        compressed: dict[str, dict[str, object]] = {}
         for name, tensor in self._tensors.items():
+            if isinstance(tensor, CompressedWeight):
+                compressed[name] = tensor.describe()
+                tensors[name] = tensor.data.contiguous()
+                tensors[name + _SCALE_SUFFIX] = tensor.scale.contiguous()
+                continue
             t = tensor.detach().to("cpu").contiguous()
             # safetensors refuses entries sharing memory; distinct entries that are views of one
             # storage (not aliases: they differ in offset/shape) get their own copy on disk.
@@ -229,10 +272,12 @@ class WeightStore:
                     seen_storages.add(ptr)
             tensors[name] = t
         metadata = {
-            _META_FORMAT: FORMAT_VERSION,
+            _META_FORMAT: COMPRESSED_FORMAT_VERSION if compressed else FORMAT_VERSION,
             _META_ALIASES: json.dumps(self._aliases),
             _META_ORDER: json.dumps(list(self._tensors)),
         }
+        if compressed:
+            metadata[_META_COMPRESSED] = json.dumps(compressed)
         path.parent.mkdir(parents=True, exist_ok=True)
         # Write beside the target then rename: a crash never leaves a half-written file, and a
         # store that was loaded (memory-mapped) from `path` stays valid while it is overwritten.
@@ -264,26 +309,41 @@ class WeightStore:
         except Exception as e:  # SafetensorError, OSError, bad dtype/shape in the header, ...
             raise WeightsError(f"cannot read weights file {path}: {e}") from e
 
-        aliases, order = _forge_metadata(path, list(tensors), metadata)
+        aliases, order, compressed = _forge_metadata(path, list(tensors), metadata)
         store = cls()
         for name in order:
-            store.add(name, tensors[name])
+            if name in compressed:
+                c = compressed[name]
+                try:
+                    store._tensors[name] = compressed_from(c["mode"], tensors[name], tensors[name + _SCALE_SUFFIX],
+                                                           c["k_axis"], tuple(c["shape"]))
+                except (ValueError, KeyError, TypeError, ZeroDivisionError) as e:
+                    raise WeightsError(f"weights file {path}: compressed entry {name!r}: {e}") from e
+            else:
+                store.add(name, tensors[name])
         store._aliases.update(aliases)
         return store
 
 
-def _forge_metadata(path: Path, names: list[str], metadata: dict[str, str]) -> tuple[dict[str, str], list[str]]:
-    """The aliases and the entry order a weights file records (Forge's header metadata), checked
-    against the tensors it holds; `WeightsError` naming `path` when they are inconsistent."""
+def _forge_metadata(path: Path, names: list[str],
+                    metadata: dict[str, str]) -> tuple[dict[str, str], list[str], dict[str, dict]]:
+    """The aliases, the entry order and the compressed entries a weights file records (Forge's header
+    metadata), checked against the tensors it holds; `WeightsError` naming `path` when they are inconsistent."""
     fmt = metadata.get(_META_FORMAT)
-    if fmt is not None and fmt != FORMAT_VERSION:
+    if fmt is not None and fmt not in _FORMATS:
         raise WeightsError(f"weights file {path}: unsupported format {fmt!r} "
-                           f"(expected {FORMAT_VERSION!r})")
+                           f"(expected one of {', '.join(map(repr, _FORMATS))})")
     try:
         aliases = json.loads(metadata.get(_META_ALIASES, "{}"))
         order = json.loads(metadata.get(_META_ORDER, "null"))
+        compressed = json.loads(metadata.get(_META_COMPRESSED, "{}"))
     except json.JSONDecodeError as e:
         raise WeightsError(f"weights file {path}: corrupt Forge metadata: {e}") from e
+    if not isinstance(compressed, dict) or not all(
+        isinstance(v, dict) and k + _SCALE_SUFFIX in names for k, v in compressed.items()
+    ):
+        raise WeightsError(f"weights file {path}: corrupt compressed-entry table")
+    names = [n for n in names if not (n.endswith(_SCALE_SUFFIX) and n[: -len(_SCALE_SUFFIX)] in compressed)]
     if not isinstance(aliases, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in aliases.items()
     ):
@@ -296,7 +356,9 @@ def _forge_metadata(path: Path, names: list[str], metadata: dict[str, str]) -> t
     for alias, target in aliases.items():
         if target not in names or alias in names:
             raise WeightsError(f"weights file {path}: alias {alias!r} -> {target!r} is invalid")
-    return aliases, order
+    if not set(compressed) <= set(order):
+        raise WeightsError(f"weights file {path}: a compressed entry is not in the entry list")
+    return aliases, order, compressed
 
 
 _DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1,
@@ -330,7 +392,7 @@ def check_weights_file(path: str | os.PathLike[str]) -> list[str]:
                 raise ValueError(f"entry {name!r} does not fit its dtype, shape or the file")
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise WeightsError(f"cannot read weights file {path}: {e}") from e
-    _, order = _forge_metadata(path, list(header), metadata)
+    _, order, _ = _forge_metadata(path, list(header), metadata)
     return order
 
 

@@ -22,6 +22,12 @@ dialect (the output of `lower-npuir-to-buffer`) and returns a `Program` (`progra
   flipped, so no copy is made (the openvino runtime shares large constant arrays; do not modify
   the weights while the program lives); other strided weights are copied
   (`SegmentStats.relayout_bytes`).
+* **Compressed weights** (a runtime in a `weights` mode, int8/int4): before the graphs are built,
+  `compress_weights` replaces in the WeightStore each float weight the program reads only as a matmul-like
+  weight or a gather table on the npu by its `CompressedWeight` (forge/quantize.py); a segment then reads
+  the store's integers and scales (`quantize.weight_node`: the dequantize-in-kernel pattern), whatever the
+  runtime's mode (a loaded compressed artifact runs compressed). The store is changed in place: the
+  compiled model and its saved artifact hold the compressed bytes, not the float ones.
 * `buffer.exec cpu` ops and transfers become `CpuStep`s and `TransferStep`s between segments;
   the executor (`executor.py`) runs them with torch into pre-allocated buffers.
 
@@ -52,6 +58,7 @@ from xdsl.ir import Operation, SSAValue
 from dialects import buffer as B
 from dialects.torch_types import dtype_of, shape_of
 from forge.kinds import KINDS, NotOnNpu, is_i1
+from forge.quantize import CompressedWeight, quantize
 from forge.stage_clock import charged
 from forge.weights import WeightStore, weights_of
 
@@ -187,20 +194,20 @@ class _SegmentEmitter:
         self.constants += 1
         self.constant_bytes += array.nbytes
 
-    def quantized_source(self, value: SSAValue, ref: ValueRef, k_axis: int, mode: str) -> None:
-        """A 2-D f32 matmul weight quantized (`backends.nnfactory.runtime.quantize.weight_node`, owned by the precision
-        work): built output-major `[N, K]`, so a weight contracted on its axis 0 is held transposed."""
+    def compressed_source(self, value: SSAValue, ref: ValueRef, cw: CompressedWeight) -> None:
+        """A compressed weight of the store (`backends.nnfactory.runtime.quantize.weight_node`): its integers
+        and scales, dequantized in the graph, output-major `[N, K]`, so a weight contracted on its axis 0
+        is held transposed."""
         from backends.nnfactory.runtime.quantize import weight_node
 
-        array, _ = self.source_array(ref)
-        self.trace.begin(ref.name, f"%{ref.name} as {mode} weights")
-        node = weight_node(self.g, array.T if k_axis == 0 else array, mode)
+        self.trace.begin(ref.name, f"%{ref.name} as {cw.mode} weights")
+        node = weight_node(self.g, cw)
         self.trace.end(node)
-        if k_axis == 0:
+        if cw.k_axis == 0:
             self.transposed.add(node)
         self.nodes[value] = node
         self.constants += 1
-        self.constant_bytes += array.size * (1 if mode == "int8" else 0.5)
+        self.constant_bytes += cw.nbytes
 
     def result(self, value: SSAValue, name: str) -> np.dtype:
         node = self.nodes[value]
@@ -290,6 +297,12 @@ class _Sources:
             found = self._arrays[key] = (tensor.detach().cpu().numpy(), expr_of(ref))  # a view, maybe strided
         return found
 
+    def compressed(self, ref: ValueRef) -> CompressedWeight | None:
+        """The store's compressed form of a weight, None for a float one (or a constant)."""
+        if ref.source != "weight" or self.weights is None or ref.key not in self.weights:
+            return None
+        return self.weights.compressed(ref.key)
+
     def tensor(self, ref: ValueRef) -> torch.Tensor:
         if ref.source == "weight":
             if self.weights is None or ref.key not in self.weights:
@@ -329,36 +342,81 @@ def _flippable_sources(seg: SegmentPlan) -> set[SSAValue]:
 
 
 # operand index -> the flag naming its transposition, for the matmul-like kinds whose weight
-# operand may be quantized (weight-only int8/int4: `Runtime.weights`)
+# operand may be compressed (weight-only int8/int4: `Runtime.weights`)
 _QUANTIZABLE_OPERANDS = {
     "linear": {1: "transpose_w"},
     "gated_mlp": {1: "transpose_w", 2: "transpose_w"},
     "matmul": {0: "transpose_a", 1: "transpose_b"},
 }
+_INT8_ONLY = "int8"
+"""The mode of a gather table (an embedding): rows are looked up, not contracted, so each row keeps its own
+int8 scale (OpenVINO's CPU Gather decompresses int8 rows; int4 mode keeps embeddings int8, as NNCF does)."""
 
 
-def _quantizable_sources(seg: SegmentPlan, refs: Mapping[SSAValue, ValueRef]) -> dict[SSAValue, int]:
-    """2-D f32 weights the segment reads only as matmul-like weight operands, each with the axis
-    it is contracted on (one axis for all its uses); weights under 16 in a dim stay f32."""
-    axes: dict[SSAValue, int | None] = {}
+def _use_of(op: B.ExecOp, i: int) -> tuple[int, str | None] | None:
+    """How operand `i` of `op` reads a 2-D weight that may be compressed: (the axis a channel's values
+    lie along, the mode it needs or None for any), or None when it must stay float."""
+    kind = op.kind.data
+    if kind == "gather" and i == 0 and op.param_view().get_int("axis") == 0:
+        return 1, _INT8_ONLY  # a row of the table per index: per-row scales
+    flag = _QUANTIZABLE_OPERANDS.get(kind, {}).get(i)
+    if flag is None:
+        return None
+    transposed = op.param_view().get_flag(flag)
+    # matmul a [M, K]: K is axis 1 unless transposed; a weight operand [K, N]: axis 0 unless transposed
+    return ((0 if transposed else 1) if i == 0 and kind == "matmul" else (1 if transposed else 0)), None
+
+
+def _compressible_uses(seg: SegmentPlan, refs: Mapping[SSAValue, ValueRef]) -> dict[SSAValue, tuple[int, str | None]]:
+    """The 2-D f32 weights the segment reads only as matmul-like weight operands or gather tables, each
+    with its channel axis (one for all its uses) and the mode one of its uses needs (int8 for a table);
+    weights under 16 in a dim stay f32. The other sources are absent."""
+    uses: dict[SSAValue, tuple[int, str | None] | None] = {}
     for op in seg.ops:
-        operands = _QUANTIZABLE_OPERANDS.get(op.kind.data, {})
         for i, v in enumerate(op.ins):
             if v not in seg.sources:
                 continue
-            flag = operands.get(i)
-            if flag is None:
-                axes[v] = None
-                continue
-            transposed = op.param_view().get_flag(flag)
-            # matmul a [M, K]: K is axis 1 unless transposed; a weight operand [K, N]: axis 0 unless transposed
-            k_axis = (0 if transposed else 1) if i == 0 and op.kind.data == "matmul" else (1 if transposed else 0)
-            axes[v] = k_axis if axes.get(v, k_axis) == k_axis else None
+            use, seen = _use_of(op, i), uses.get(v, ())
+            if use is None or seen is None or (seen and seen[0] != use[0]):
+                uses[v] = None
+            else:
+                uses[v] = (use[0], use[1] or (seen[1] if seen else None))
     return {
-        v: k for v, k in axes.items()
-        if k is not None and refs[v].source == "weight" and refs[v].dtype == torch.float32
+        v: use for v, use in uses.items()
+        if use is not None and refs[v].source == "weight" and refs[v].dtype == torch.float32
         and len(refs[v].shape) == 2 and min(refs[v].shape) >= 16
     }
+
+
+def compress_weights(analysis: Any, weights: WeightStore, mode: str) -> int:
+    """Compress in `weights` (`WeightStore.compress`) each float weight that the analysed program reads only
+    as a matmul-like weight or a gather table on the npu (no CPU step reads it), in `mode` (int8 for a weight
+    a gather reads too). Entries already compressed (another graph of the same store) are kept. Returns the
+    number compressed now."""
+    plans: dict[str, tuple[int, str | None] | None] = {}
+    for seg in analysis.segments:
+        uses = _compressible_uses(seg, analysis.refs)
+        for v in seg.sources:
+            ref = analysis.refs[v]
+            if ref.source != "weight":
+                continue
+            use, seen = uses.get(v), plans.get(str(ref.key), ())
+            if use is None or seen is None or (seen and seen[0] != use[0]):
+                plans[str(ref.key)] = None
+            else:
+                plans[str(ref.key)] = (use[0], use[1] or (seen[1] if seen else None))
+    for step in analysis.items:
+        if isinstance(step, CpuStep):
+            for r in step.ins:
+                if r.source == "weight":
+                    plans[str(r.key)] = None
+    done = 0
+    for name, plan in plans.items():
+        if plan is None or name not in weights or not weights.has_data(name) or weights.compressed(name) is not None:
+            continue
+        weights.compress(name, quantize(weights[name], plan[1] or mode, plan[0]))
+        done += 1
+    return done
 
 
 def build_segment(
@@ -381,11 +439,13 @@ def build_segment(
     try:
         in_dtypes = tuple(em.parameter(v, refs[v]) for v in seg.params)
         flippable = _flippable_sources(seg)
-        quantizable = _quantizable_sources(seg, refs) if runtime.weights else {}
+        compressible = _compressible_uses(seg, refs)
+        stored = getattr(sources, "compressed", None)  # a program writer's sources hold float arrays
         for v in seg.sources:
             current = v.owner
-            if v in quantizable:
-                em.quantized_source(v, refs[v], quantizable[v], runtime.weights)
+            cw = stored(refs[v]) if stored is not None else None
+            if cw is not None and v in compressible and compressible[v][0] == cw.k_axis:
+                em.compressed_source(v, refs[v], cw)
                 continue
             array = sources(refs[v])[0]
             transposed = v in flippable and not array.flags.c_contiguous and array.T.flags.c_contiguous
@@ -463,6 +523,8 @@ def emit(
     runtime_ms = (time.perf_counter() - start) * 1e3
     analysis = analyze(module, func_name=func_name)
     analyze_ms = (time.perf_counter() - start) * 1e3 - runtime_ms
+    if rt.weights and weights is not None:
+        compress_weights(analysis, weights, rt.weights)
     sources = _Sources(weights, analysis.constants)
     for step in analysis.items:  # cpu ops read weights from the store: fail early if missing
         if isinstance(step, CpuStep):

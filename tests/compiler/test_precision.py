@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import collections
 
-import numpy as np
 import pytest
 import torch
 
 import forge
-from backends.nnfactory.runtime import quantize as Q
 from backends.nnfactory.runtime.openvino_runtime import CAPABILITIES_ENV, cpu_capabilities
 from backends.nnfactory.runtime.openvino_settings import cores
 from forge import precision as P
+from forge import quantize as Q
 from forge.cli.main import main as cli_main
 from forge.driver import accuracy as A
 from forge.driver.compile_errors import CompileError
@@ -173,25 +172,28 @@ def test_int8_weights_on_the_gated_mlp_of_a_llama():
 
 
 def test_quantize_int8_is_per_output_channel_symmetric():
-    rng = np.random.default_rng(0)
-    w = rng.standard_normal((32, 64)).astype(np.float32) * rng.uniform(0.1, 10, (32, 1)).astype(np.float32)
-    qw = Q.quantize(w, "int8")
-    assert qw.q.dtype == np.int8 and qw.scale.shape == (32, 1)
-    np.testing.assert_allclose(qw.scale[:, 0], np.abs(w).max(1) / 127, rtol=1e-6)
-    assert np.abs(qw.q).max() == 127
-    assert (np.abs(qw.dequantize() - w) <= qw.scale / 2 + 1e-6).all()
+    gen = torch.Generator().manual_seed(0)
+    w = torch.randn(32, 64, generator=gen) * (torch.rand(32, 1, generator=gen) * 9.9 + 0.1)
+    cw = Q.quantize(w, "int8")
+    assert cw.data.dtype == torch.int8 and cw.scale.shape == (32, 1) and cw.shape == (32, 64)
+    torch.testing.assert_close(cw.scale[:, 0], w.abs().amax(1) / 127)
+    assert cw.data.abs().max() == 127
+    assert ((cw.dequantize() - w).abs() <= cw.scale / 2 + 1e-6).all()
+    transposed = Q.quantize(w.t(), "int8", k_axis=0)  # a [K, N] weight: the same channels
+    assert torch.equal(transposed.data, cw.data) and torch.equal(transposed.dequantize(), cw.dequantize().t())
 
 
 def test_quantize_int4_is_groupwise_and_packs_low_nibble_first():
-    rng = np.random.default_rng(1)
-    w = rng.standard_normal((8, 256)).astype(np.float32)
-    qw = Q.quantize(w, "int4")
-    assert qw.q.shape == (8, 2, 128) and qw.scale.shape == (8, 2, 1)
-    assert qw.q.min() >= -8 and qw.q.max() <= 7
-    assert (np.abs(qw.dequantize() - w) <= np.repeat(qw.scale[..., 0], 128, 1) / 2 + 1e-6).all()
+    w = torch.randn(8, 256, generator=torch.Generator().manual_seed(1))
+    cw = Q.quantize(w, "int4")
+    assert cw.data.shape == (8, 128) and cw.data.dtype == torch.uint8 and cw.scale.shape == (8, 2, 1)
+    q = cw.values()
+    assert q.min() >= -8 and q.max() <= 7 and cw.group == 128
+    assert ((cw.dequantize() - w).abs() <= cw.scale[..., 0].repeat_interleave(128, 1) / 2 + 1e-6).all()
     assert Q.int4_group(96) == 32 and Q.int4_group(24) == 24
-    packed = Q.pack_int4(np.array([-8, 7, 1, -1], dtype=np.int8))
-    assert packed.tolist() == [0x78, 0xF1]
+    packed = Q.pack_int4(torch.tensor([[-8, 7, 1, -1]], dtype=torch.int8))
+    assert packed.tolist() == [[0x78, 0xF1]]
+    assert Q.unpack_int4(packed, 4).tolist() == [[-8, 7, 1, -1]]
 
 
 @pytest.mark.parametrize(
