@@ -52,7 +52,7 @@ def compile_report(c: Compilation) -> dict[str, Any]:
         **cpu_steps(c.module),
         **device_shares(c.module),
         "segments": len(program.segments),
-        "weight_bytes": c.weights.nbytes,
+        "weight_bytes": c.weights.subset(used_weights(c.module)).nbytes,  # what the program reads (and saves)
         "precision": c.options.precision,
         "weights": c.options.weights or "f32",
         "runtime_config": program.runtime.config(),
