@@ -7,10 +7,12 @@ Two independent choices, validated here (`check_precision`, `check_weights`: a
   stay f32 at their boundaries; a CPU without the type natively runs the substitute
   `resolve_precision` names (OpenVINO's `OPTIMIZATION_CAPABILITIES`).
 * `weights` (`None` default, `int8`, `int4`): weight-only quantization of the 2-D weights read by
-  matmul-like ops (linear, gated_mlp, matmul).
+  matmul-like ops (linear, gated_mlp, matmul) and of embedding tables (int8 rows in both modes), stored
+  compressed in the WeightStore (forge/quantize.py) and run as compressed-weight matmuls.
 
 `BOUNDS` are each mode's stated accuracy contract (`within_bounds`). The rest of the modes lives
-in the layer that uses it: the quantization maths and graph in backends/nnfactory/runtime/quantize.py, the
+in the layer that uses it: the quantization maths and stored form in forge/quantize.py, its graph in
+backends/nnfactory/runtime/quantize.py, the
 OpenVINO settings of a mode in backends/nnfactory/runtime/openvino_settings.py, the accuracy measurement in
 forge/driver/accuracy.py.
 """

@@ -36,9 +36,13 @@ How the library is used safely:
   THROUGHPUT hint, fixed in its C++ (``scripts/nnfactory_patch.py`` pins f32) and not settable
   through its API, so ``precision`` is ``f32`` only here (``bf16``/``f16`` are a
   ``PrecisionError`` pointing at the openvino runtime); on an NPU the library computes in f16.
-  Weight-only ``int8`` works (an int8 constant, ``to(f32)`` and a multiply by the scales:
+  Weight-only ``int8`` works (the store's int8 constant, ``to(f32)`` and a multiply by the scales:
   ``backends.nnfactory.runtime.quantize.weight_node``); ``int4`` does not (NNFactory's ``constant`` takes the shape
-  of the packed bytes, so an i4 constant cannot be expressed): a ``PrecisionError``.
+  of the packed bytes, so an i4 constant cannot be expressed): a ``PrecisionError``. The library's own
+  quantized layer (``NNFactory.linear(..., wt_dtype=np.int8|np.uint8)``, ``QLinear``) takes the weights and
+  scales as *inputs* of the graph, passed on every ``run`` (``run(X, (W, scale))``), not as constants: it would
+  make each compressed weight a per-call binding of the segment, which this runtime's constant-weight
+  segments do not have (the graph would also differ per weight: shapes come from the call, not from data).
 * ``run()`` reuses the same output arrays every call; results are copied unless the
   caller passes its own output buffers, which are bound with ``set_output``.
 """
