@@ -191,3 +191,22 @@ def test_a_compressed_artifact_round_trips(compiled, llama, tmp_path):
         got, want = loaded(*x), c(*x)
         got, want = (t.logits if hasattr(t, "logits") else t[0] for t in (got, want))
         assert torch.equal(got, want)
+
+
+# --- the kernels OpenVINO runs --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode, element", [("int8", "i8"), ("int4", "i4")])
+def test_openvino_runs_compressed_weight_kernels(compiled, mode, element):
+    """Every FullyConnected reads its weights compressed and the embedding Gather reads int8 rows: the
+    Convert/Multiply of the weight path were absorbed into the kernels (none reads an integer constant)."""
+    layers: dict[str, list] = {}
+    for seg in compiled[mode].executor.program.segments:
+        for node in seg.graph.compiled_model.get_runtime_model().get_ordered_ops():
+            layers.setdefault(node.get_rt_info()["layerType"].astype(str), []).append(node)
+    types = lambda layer, i: {n.input(i).get_element_type().get_type_name() for n in layers.get(layer, [])}  # noqa: E731
+    assert types("FullyConnected", 1) == {element}
+    assert types("Gather", 0) == {"i8"}
+    weights = {"i8", "i4", "u4"}  # (u8 is the runtime's bool: the attention mask)
+    for layer in set(layers) - {"FullyConnected", "Gather", "Const", "Input"}:
+        assert not types(layer, 0) & weights, f"a {layer} reads an integer weight: not absorbed"
