@@ -17,6 +17,7 @@ import torch
 
 import forge
 from forge.models import build_model, example_inputs
+from forge.precision import F32_BOUNDS
 from forge.quantize import CompressedWeight, int4_group, quantize
 from forge.weights import WeightsError, WeightStore, check_weights_file
 
@@ -170,7 +171,8 @@ def test_compressed_weights_match_eager_on_the_same_dequantized_weights(family, 
         got = c(*x)
         want, got = (t.logits if hasattr(t, "logits") else t[0] for t in (want, got))
         diff = (got - want).abs().max().item()
-        assert diff <= 1e-4 * max(1.0, want.abs().max().item()), f"{family} {mode}: max |diff| {diff}"
+        # the f32 contract: only the summation order differs (measured ~2e-7; against eager f32: 5e-3 .. 0.11)
+        assert diff <= F32_BOUNDS.max_abs, f"{family} {mode}: max |diff| {diff}"
 
 
 # --- save / load ----------------------------------------------------------------------------------------
