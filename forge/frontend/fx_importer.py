@@ -143,7 +143,11 @@ def import_module(
 
 
 def import_program(
-    program: ExportedProgram, *, func_name: str = "forward", state: bool = False, leaves: Leaves | None = None,
+    program: ExportedProgram,
+    *,
+    func_name: str = "forward",
+    state: bool = False,
+    leaves: Leaves | None = None,
     keep_normalized: bool = False,
 ) -> ImportedProgram:
     """Import an ExportedProgram into an `aten` module plus its WeightStore.
@@ -168,8 +172,11 @@ def import_program(
     imported.normalization = normalized.records
     if keep_normalized:
         imported.normalized_program = normalized.program
-        imported.value_nodes = {value: node.name for node, value in builder.values.items()
-                                if node.op == "call_function" and isinstance(value, SSAValue)}
+        imported.value_nodes = {
+            value: node.name
+            for node, value in builder.values.items()
+            if node.op == "call_function" and isinstance(value, SSAValue)
+        }
     imported.stats["decompose_rounds"] = normalized.rounds
     return imported
 
@@ -282,11 +289,11 @@ class _GraphBuilder:
 
     def _state_tensor(self, spec) -> torch.Tensor:
         if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER) and spec.target in self.program.state_dict:
-            return self.program.state_dict[spec.target].detach()
+            return _materialized_if_empty(self.program.state_dict[spec.target].detach())
         if spec.target in self.program.constants:
             value = self.program.constants[spec.target]
             if isinstance(value, torch.Tensor):
-                return value.detach()
+                return _materialized_if_empty(value.detach())
         raise FrontendError(f"input '{spec.arg.name}' ({spec.kind.name}) has no tensor value in the program")
 
     def _call(self, node: torch.fx.Node) -> None:
@@ -459,3 +466,12 @@ def _ssa_name(name: str) -> str:
     that still ended in `_N` after that (`split_1_0`) could collide with a printer-made name.
     """
     return _NUMERIC_SUFFIXES.sub("", _SSA_UNSAFE.sub("_", name)) or "v"
+
+
+def _materialized_if_empty(tensor: torch.Tensor) -> torch.Tensor:
+    """A zero-element meta tensor as a real one: it has no values to lose or to load. (A model on the meta
+    device traced with a KV cache lifts the cache's initial `torch.tensor([])` as a meta constant, which is
+    not a checkpoint weight.)"""
+    if tensor.device.type == "meta" and tensor.numel() == 0:
+        return torch.empty(tensor.shape, dtype=tensor.dtype)
+    return tensor
