@@ -876,7 +876,7 @@ def _fused_linear(v: View) -> list[Result]:
     if bias is not None:
         check(broadcast_shapes(bias[0], out) == out, "bias")
         dtypes.append(bias[1])
-    return [(out, _same_dtype(*dtypes))]
+    return [(out, _activated(_same_dtype(*dtypes), v["activation"]))]
 
 
 @rule("forge::gated_mlp.default")
@@ -884,7 +884,18 @@ def _gated_mlp(v: View) -> list[Result]:
     (x, dx), (g, dg), (u, du) = v.t("input"), v.t("gate_weight"), v.t("up_weight")
     check(len(g) == 2 and g == u and len(x) > 0, "gated_mlp weights")
     _check_activation(v["activation"])
-    return [(matmul_shape(x, g[::-1]), _same_dtype(dx, dg, du))]
+    dtype = _same_dtype(dx, dg, du)
+    return [(matmul_shape(x, g[::-1]), promote_types(_activated(dtype, v["activation"]), dtype))]
+
+
+def _activated(dtype: str, activation: str) -> str:
+    """The dtype of a fused activation's result on `dtype` (fused_kernels.apply_activation): an
+    integer one that sigmoid or relu6 (a clamp to float bounds) makes float32."""
+    check(category(dtype) != 0, "a linear of bool tensors")
+    if category(dtype) == 2 or activation in ("none", "relu"):
+        return dtype
+    check(activation in ("sigmoid", "relu6"), "activation of integers")
+    return DEFAULT_FLOAT
 
 
 @rule("forge::matmul_transposed.default")

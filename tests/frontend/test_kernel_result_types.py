@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+import dialects.fused_kernels  # noqa: F401 - registers torch.ops.forge
+from forge.frontend.export import cast_policy
 from forge.frontend.fx_importer import import_module
 from forge.frontend.import_errors import FrontendError
 from forge.interpreter import interpret
@@ -77,3 +79,29 @@ def test_a_batch_norm_statistic_longer_than_the_channels_is_refused_at_import():
     fn = Call(lambda x, m, v: A._native_batch_norm_legit_no_training(x, None, None, m, v, 0.5, 0.1))
     with pytest.raises(FrontendError, match=r"running_var has shape \[2\].*1 channels"):
         import_module(fn, (x, mean, var))
+
+
+def test_a_cast_models_outputs_go_back_to_the_kernels_dtypes():
+    """A half model compiles in float32 and its outputs are cast back to the dtypes the model gives:
+    those of torch's kernel, not of fake tensors (a bf16 batch norm's float32 statistics, ldexp of a
+    uint8 by a float16 exponent)."""
+    c = torch.ones(3)
+    x = torch.randn(2, 3, 4, dtype=BF16)
+    fn = Call(lambda x, m, v: A._native_batch_norm_legit_no_training(x, None, None, m, v, 0.1, 1e-5))
+    _, policy = cast_policy(fn, (x, c, c), {}, torch.float32)
+    assert policy.output_dtypes == (BF16, F32, F32) == tuple(t.dtype for t in fn(x, c, c))
+    u8, e = torch.tensor(1, dtype=torch.uint8), torch.tensor(0.5, dtype=F16)
+    _, policy = cast_policy(Call(lambda x, e: A.ldexp.Tensor(x, e)), (u8, e), {}, torch.float32)
+    assert policy.output_dtypes == (F16,)
+
+
+def test_a_fused_linear_of_integers_has_its_activations_dtype():
+    """sigmoid and relu6 (a clamp to float bounds) of an integer linear give float32, as the reference
+    kernel does; gelu of integers, which the kernel refuses, is refused by the meta kernel too."""
+    x, w = torch.ones(1, 1, 1, dtype=torch.uint8), torch.full((1, 1), 7, dtype=torch.uint8)
+    F = torch.ops.forge
+    _check(lambda x, w: F.fused_linear(x, w, None, "relu6"), x, w)
+    _check(lambda x, w: F.gated_mlp(x, w, w, "sigmoid"), x.long(), w.long())
+    _check(lambda x, w: F.fused_linear(x, w, None, "relu"), x, w)
+    with pytest.raises(RuntimeError, match="gelu of uint8"):
+        F.fused_linear(x.to("meta"), w.to("meta"), None, "gelu")
