@@ -350,6 +350,9 @@ def _kernel_dtypes_mode() -> type:
     from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes  # lazy, as above
 
     from dialects import aten
+    from dialects.aten_schema import resolve_overload
+
+    targets = frozenset(resolve_overload(name) for name in aten.EXPORT_TYPES_DIFFER)
 
     class KernelDtypes(TorchDispatchMode):
         """Fake results retyped as torch's CPU kernel types them, for the overloads whose fake tensors
@@ -359,9 +362,10 @@ def _kernel_dtypes_mode() -> type:
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             out = func(*args, **kwargs)
+            if func not in targets:
+                return out
             tensors = [t for t in pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
-            name = f"{func._schema.name}.{func._overloadname}"
-            if name not in aten.EXPORT_TYPES_DIFFER or sum(t.numel() for t in tensors) > _KERNEL_PROBE_LIMIT:
+            if sum(t.numel() for t in tensors) > _KERNEL_PROBE_LIMIT:
                 return out
             with _disable_current_modes():
                 zeros = pytree.tree_map_only(
