@@ -36,6 +36,7 @@ from torch.export.graph_signature import InputKind, OutputKind
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 from dialects import aten
 from dialects.aten_schema import ArgKind, equals_default, to_attribute
@@ -317,6 +318,8 @@ class _GraphBuilder:
         except UnsupportedTypeError as err:
             raise FrontendError(f"{location_text(node)}: {node.name}: {err}") from None
         op = cls.build_op(groups, properties, result_types, location=_location(node))
+        if cls.SIGNATURE.qualname in aten.EXPORT_TYPES_DIFFER:
+            op = _kernel_typed(op, node)
         self.block.add_op(op)
         if cls.SIGNATURE.variadic_result:
             for r in op.results:
@@ -446,6 +449,30 @@ def _takes_numbers(candidate: Any, original: Any, numbers: set[str]) -> bool:
         ):
             return False
     return True
+
+
+def _kernel_typed(op: aten.AtenOp, node: torch.fx.Node) -> aten.AtenOp:
+    """`op` with the result types torch's kernel gives (aten.EXPORT_TYPES_DIFFER: the export metadata's
+    dtypes differ for some operand dtypes); a FrontendError naming the reason when the op is invalid."""
+    try:
+        op.verify_()
+        return op
+    except VerifyException:
+        pass
+    try:
+        inferred = op.infer_result_types()
+        retyped = type(op).create(
+            operands=list(op.operands),
+            result_types=inferred,
+            properties=dict(op.properties),
+            attributes=dict(op.attributes),
+            location=op.location,
+        )
+        retyped.verify_()
+    except VerifyException as err:
+        raise FrontendError(f"{location_text(node)}: {node.name}: {err}") from None
+    op.erase(safe_erase=False)
+    return retyped
 
 
 def _result_types(node: torch.fx.Node) -> list[Attribute]:
