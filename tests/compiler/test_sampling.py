@@ -199,3 +199,28 @@ def test_bad_options_are_refused_before_compiling(options, message, monkeypatch)
     monkeypatch.setattr(generation, "compile_generator", no_compile)
     with pytest.raises(GenerateError, match=message):
         generation.generate(model, torch.zeros(1, 4, dtype=torch.long), 4, **options)
+
+
+def _tokens(out: str) -> list[int]:
+    line = next(line for line in out.splitlines() if line.startswith("tokens[0]: "))
+    return [int(t) for t in line.split(": ")[1].split()]
+
+
+def test_cli_samples_seeded_and_checks_against_transformers(capsys):
+    """`forge generate --do-sample ... --check`: the tokens equal transformers' with torch.manual_seed(--seed),
+    and a --stop sequence ends the row (batch 2: row 0 stops, row 1 goes on, as transformers)."""
+    from forge.cli.main import main
+
+    args = ["generate", "llama", "--small", "--prompt-len", "8", "--new-tokens", "12", "--batch", "2", "--quiet"]
+    sampling = ["--do-sample", "--temperature", "0.8", "--top-k", "40", "--top-p", "0.9", "--seed", "3"]
+    assert main([*args, *sampling, "--repetition-penalty", "1.2", "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "check: tokens equal transformers generate(do_sample=True, the same seed)" in out
+    first = _tokens(out)
+    stop = ",".join(str(t) for t in first[2:4])
+    assert main([*args, *sampling, "--repetition-penalty", "1.2", "--stop", stop, "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "check: tokens equal transformers" in out
+    assert _tokens(out)[:4] == first[:4] and set(_tokens(out)[4:]) == {0}, "row 0 ends at its stop, padded"
+    assert main([*args, "--do-sample", "--top-p", "1.5"]) != 0
+    assert "top_p must be in (0, 1], got 1.5" in capsys.readouterr().err
