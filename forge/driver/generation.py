@@ -236,8 +236,10 @@ class Generator:
         prefill: CompiledStep,
         decode: CompiledStep,
         states: Any,
+        options: CompileOptions | None = None,
     ):
         self.hf = hf
+        self.options = options or CompileOptions()
         self.batch, self.chunk, self.cache_len = batch, chunk, cache_len
         self.prefill, self.decode = prefill, decode
         self.states = states
@@ -387,6 +389,8 @@ class Generator:
             "chunk": self.chunk,
             "cache_len": self.cache_len,
             "compiles": self.compiles,
+            "precision": self.options.precision,
+            "weights": self.options.weights,
             "prefill": self.prefill.report,
             "decode": self.decode.report,
         }
@@ -455,7 +459,7 @@ def compile_generator(
     options = CompileOptions.of(runtime=runtime, device=device, precision=precision, weights=weights, progress=progress)
     prefill = _compile_step("prefill", wrapper, prefill_args, states, options)
     decode = _compile_step("decode", wrapper, decode_args, states, options)
-    return Generator(hf, batch, chunk, cache_len, prefill, decode, states)
+    return Generator(hf, batch, chunk, cache_len, prefill, decode, states, options)
 
 
 _GENERATORS: weakref.WeakKeyDictionary[nn.Module, dict[tuple, Generator]] = weakref.WeakKeyDictionary()

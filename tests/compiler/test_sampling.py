@@ -224,3 +224,21 @@ def test_cli_samples_seeded_and_checks_against_transformers(capsys):
     assert _tokens(out)[:4] == first[:4] and set(_tokens(out)[4:]) == {0}, "row 0 ends at its stop, padded"
     assert main([*args, "--do-sample", "--top-p", "1.5"]) != 0
     assert "top_p must be in (0, 1], got 1.5" in capsys.readouterr().err
+
+
+def test_precision_and_weights_reach_both_graphs_and_key_the_generator():
+    """forge.generate(weights=int8): its own generator (the key holds precision and weights), compiled with
+    int8 weights (logits close to the f32 generator's, not equal), reused by the next int8 call."""
+    model = build_model("llama", small=True).hf
+    ids = torch.randint(0, model.config.vocab_size, (1, 6), generator=torch.Generator().manual_seed(0))
+    int8 = generation.generate(model, ids, 4, weights="int8", do_sample=True, seed=1)
+    f32 = generation.generate(model, ids, 4, precision="f32", do_sample=True, seed=1)
+    held = generation._GENERATORS[model]
+    assert set(held) == {(1, "openvino", "CPU", "f32", "int8"), (1, "openvino", "CPU", "f32", None)}
+    quantized, plain = held[(1, "openvino", "CPU", "f32", "int8")], held[(1, "openvino", "CPU", "f32", None)]
+    assert quantized.report()["weights"] == "int8" and plain.report()["weights"] is None
+    assert torch.equal(generation.generate(model, ids, 4, weights="INT8", do_sample=True, seed=1), int8)
+    assert generation._GENERATORS[model][(1, "openvino", "CPU", "f32", "int8")] is quantized, "compiled again"
+    assert int8.shape == f32.shape
+    diff = (quantized.prefill_logits(ids) - plain.prefill_logits(ids)).abs().max().item()
+    assert 0 < diff < 0.1, f"int8 weights should move the logits a little, moved {diff}"
