@@ -9,7 +9,7 @@ A prompt of `P` tokens is left-padded to `P'`, the next multiple of `C` (the pad
 positions of the real tokens `cumsum(attention_mask) - 1` as transformers computes them), and prefilled
 chunk by chunk with the same compiled graph; decoding then writes positions `P'..`. So one `Generator`,
 compiled once (two graphs), serves every `P` and `max_new_tokens` `N` with `P' + N - 1 <= T`, and
-`forge.generate` keeps one per model and (batch, runtime, device): `T` is `DEFAULT_CACHE_LEN` (capped at
+`forge.generate` keeps one per model and (batch, runtime, device, precision, weights): `T` is `DEFAULT_CACHE_LEN` (capped at
 the model's positions), doubled when a call does not fit (the only other compile).
 
 Both graphs are the same module, `StaticCacheLM`, exported at two shapes. It holds the cache as
