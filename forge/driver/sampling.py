@@ -159,7 +159,14 @@ class Decoding:
             pad = _token_list("pad_token_id", pad)[0]
         stop_ids: list[list[int]] = []
         stop_strings: list[str] = []
+        if isinstance(stop, str):
+            stop = [stop]
         for s in stop or ():
+            if isinstance(s, int):
+                raise GenerateError(
+                    f"stop is a list of stop sequences, got the token {s!r} in it: stop=[[{s}, ...]] "
+                    f"(a single token: stop=[[{s}]], or eos_token_id)"
+                )
             if isinstance(s, str):
                 if tokenizer is None:
                     raise GenerateError(f"stop string {s!r} needs tokenizer= (or give the stop sequence as token ids)")

@@ -187,6 +187,8 @@ def test_streamer_gets_every_token_in_order(model, gen):
         ({"temperature": 0.7}, r"temperature is for sampling: pass do_sample=True"),
         ({"do_sample": True, "seed": 1, "generator": torch.Generator()}, r"give seed= or generator=, not both"),
         ({"stop": ["end"]}, r"stop string 'end' needs tokenizer="),
+        ({"stop": "end"}, r"stop string 'end' needs tokenizer="),
+        ({"stop": [37, 37]}, r"stop is a list of stop sequences, got the token 37 in it: stop=\[\[37, ...\]\]"),
         ({"top_kk": 3}, r"unknown generation option\(s\): top_kk"),
     ],
 )
