@@ -9,8 +9,9 @@ A prompt of `P` tokens is left-padded to `P'`, the next multiple of `C` (the pad
 positions of the real tokens `cumsum(attention_mask) - 1` as transformers computes them), and prefilled
 chunk by chunk with the same compiled graph; decoding then writes positions `P'..`. So one `Generator`,
 compiled once (two graphs), serves every `P` and `max_new_tokens` `N` with `P' + N - 1 <= T`, and
-`forge.generate` keeps one per model and (batch, runtime, device, precision, weights): `T` is `DEFAULT_CACHE_LEN` (capped at
-the model's positions), doubled when a call does not fit (the only other compile).
+`forge.generate` keeps one per model and (batch, runtime, device, precision, weights): `T` is
+`DEFAULT_CACHE_LEN` (capped at the model's positions), doubled when a call does not fit (the only other
+compile).
 
 Both graphs are the same module, `StaticCacheLM`, exported at two shapes. It holds the cache as
 buffers `key_cache_<layer>` / `value_cache_<layer>` of shape `[B, kv_heads, T, head_dim]` (`T`, the
@@ -221,7 +222,8 @@ class Generator:
     chunk by chunk (one compiled `[B, chunk]` graph, called at cache positions `0..`), then decoded one
     token at a time (one compiled `[B, 1]` graph). `compiles` counts its graph compiles (2).
 
-    `generate(input_ids, max_new_tokens, attention_mask=None)` -> `[B, P + new]` token ids (greedy);
+    `generate(input_ids, max_new_tokens, attention_mask=None, **decoding)` -> `[B, P + new]` token ids (greedy,
+    or sampled: `forge.driver.sampling`); the decoding options are per call, so they never compile anything;
     `prefill_logits(input_ids, attention_mask=None)` runs the prefill alone (for parity checks) and
     returns the last prompt position's logits; `reset()` zeroes the cache in place. After `generate`,
     `last_timings` holds the prefill and per-token decode times (ms).
