@@ -1,6 +1,7 @@
 """forge.generate's sampling and stopping (issue 32 item 6): as transformers' `generate` does them.
 
-Small zoo decoders (GPT-2 and the Llama-style model, 2 layers, random seeded weights), one left-padded
+Small zoo decoders (GPT-2 and the Llama-style model, 2 layers, random seeded weights; Qwen2 and Gemma for the
+seeded-sampling check alone), one left-padded
 batch-2 generator per model for the module (its two compiles are most of the time). What is asserted:
 
 * seeded sampling (temperature, top-k, top-p, repetition penalty) gives transformers' tokens with the same
@@ -244,3 +245,16 @@ def test_precision_and_weights_reach_both_graphs_and_key_the_generator():
     assert int8.shape == f32.shape
     diff = (quantized.prefill_logits(ids) - plain.prefill_logits(ids)).abs().max().item()
     assert 0 < diff < 0.1, f"int8 weights should move the logits a little, moved {diff}"
+
+
+@pytest.mark.parametrize("name", ["qwen2", "gemma"])
+def test_seeded_sampling_equals_transformers_on_more_llama_style_models(name):
+    """The same check as above (one seed, the left-padded batch) on Qwen2 (GQA, qkv bias) and Gemma (one KV head,
+    scaled embeddings): other llama-style decoders, other logits."""
+    model = build_model(name, small=True).hf
+    gen = compile_generator(model, batch=2, prompt_len=PROMPT, max_new_tokens=NEW)
+    ids, mask = _prompt(model.config.vocab_size)
+    expected = _transformers(model, ids, mask, 11, **SAMPLING)
+    ours = gen.generate(ids, NEW, attention_mask=mask, seed=11, **SAMPLING)
+    assert len(set(expected.sequences[:, PROMPT:].flatten().tolist())) >= 8
+    assert torch.equal(ours, expected.sequences), f"first difference at {(ours != expected.sequences).nonzero()[:1]}"
