@@ -1,8 +1,8 @@
 """forge.generate's sampling and stopping (issue 32 item 6): as transformers' `generate` does them.
 
 Small zoo decoders (GPT-2 and the Llama-style model, 2 layers, random seeded weights; Qwen2 and Gemma for the
-seeded-sampling check alone), one left-padded
-batch-2 generator per model for the module (its two compiles are most of the time). What is asserted:
+seeded-sampling check alone), one left-padded batch-2 generator per model for the module (its two compiles are
+most of the time). What is asserted:
 
 * seeded sampling (temperature, top-k, top-p, repetition penalty) gives transformers' tokens with the same
   RNG stream: `torch.manual_seed(s)` before `model.generate(do_sample=True, ...)`, `seed=s` here. The logits
