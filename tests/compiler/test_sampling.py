@@ -177,6 +177,33 @@ def test_streamer_gets_every_token_in_order(model, gen):
     assert [r for r, _ in seen[:2]] == [0, 1], "each step streams row 0 then row 1"
 
 
+def test_a_transformers_streamer_gets_transformers_calls(model, gen):
+    """An object with put/end (transformers' BaseStreamer) gets the prompt, then each step's tokens `[B]`, then
+    end(), as transformers' generate calls it."""
+    from transformers.generation.streamers import BaseStreamer
+
+    class Recorder(BaseStreamer):
+        def __init__(self):
+            self.calls: list = []
+
+        def put(self, value):
+            self.calls.append(value.clone())
+
+        def end(self):
+            self.calls.append("end")
+
+    ids, mask = _prompt(model.config.vocab_size)
+    ours, theirs = Recorder(), Recorder()
+    out = gen.generate(ids, 6, attention_mask=mask, seed=4, streamer=ours, **SAMPLING)
+    torch.manual_seed(4)
+    with torch.no_grad():
+        model.generate(ids, attention_mask=mask, max_new_tokens=6, streamer=theirs, **SAMPLING)
+    assert ours.calls[-1] == theirs.calls[-1] == "end" and len(ours.calls) == len(theirs.calls) == 8
+    assert torch.equal(ours.calls[0], ids) and torch.equal(theirs.calls[0], ids)
+    assert all(torch.equal(a, b) for a, b in zip(ours.calls[1:-1], theirs.calls[1:-1], strict=True))
+    assert torch.equal(torch.stack(ours.calls[1:-1], dim=1), out[:, PROMPT:])
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
