@@ -9,8 +9,9 @@ A prompt of `P` tokens is left-padded to `P'`, the next multiple of `C` (the pad
 positions of the real tokens `cumsum(attention_mask) - 1` as transformers computes them), and prefilled
 chunk by chunk with the same compiled graph; decoding then writes positions `P'..`. So one `Generator`,
 compiled once (two graphs), serves every `P` and `max_new_tokens` `N` with `P' + N - 1 <= T`, and
-`forge.generate` keeps one per model and (batch, runtime, device): `T` is `DEFAULT_CACHE_LEN` (capped at
-the model's positions), doubled when a call does not fit (the only other compile).
+`forge.generate` keeps one per model and (batch, runtime, device, precision, weights): `T` is
+`DEFAULT_CACHE_LEN` (capped at the model's positions), doubled when a call does not fit (the only other
+compile).
 
 Both graphs are the same module, `StaticCacheLM`, exported at two shapes. It holds the cache as
 buffers `key_cache_<layer>` / `value_cache_<layer>` of shape `[B, kv_heads, T, head_dim]` (`T`, the
@@ -33,7 +34,10 @@ additive 4-D mask (0 where key `k <= cache_position[q]` and `attention_mask[b, k
 minimum elsewhere, what transformers' eager mask holds) is built inside the graph, and the model
 gets it as a prepared mask, so transformers' own mask code is not traced.
 
-Greedy decoding reproduces `model.generate(do_sample=False)`: for a left-padded batch the
+Decoding (greedy, or sampling with temperature / top-k / top-p / repetition penalty, seeded; EOS tokens,
+stop sequences, a streaming callback) is `forge.driver.sampling`'s, on the host, on the last logits row,
+with transformers' own logits processors: the same options give transformers' tokens (for sampling, with
+the same RNG stream). Greedy decoding reproduces `model.generate(do_sample=False)`: for a left-padded batch the
 positions are `cumsum(attention_mask) - 1` (1 on padding), as transformers computes them; a
 sequence that emits the end-of-sequence token is padded with `pad_token_id` (the EOS token if
 unset) and generation stops when every sequence has finished, so the result has the same
@@ -57,16 +61,13 @@ from torch import nn
 
 from forge.driver.compilation import Compilation, Stage
 from forge.driver.options import CompileOptions
+from forge.driver.sampling import Decoding, GenerateError
 from forge.driver.stages import EMIT, IMPORT_MODULE, LOWER, OPTIMIZE, PLAN
 from forge.frontend.fx_importer import ImportedProgram
 
 __all__ = ["GenerateError", "Generator", "StaticCacheLM", "compile_generator", "generate"]
 
 Progress = Callable[[str], None]
-
-
-class GenerateError(ValueError):
-    """Bad arguments to generation (shapes, lengths, a model that is not a causal LM)."""
 
 
 # --- the exported module ------------------------------------------------------------------------
@@ -221,7 +222,8 @@ class Generator:
     chunk by chunk (one compiled `[B, chunk]` graph, called at cache positions `0..`), then decoded one
     token at a time (one compiled `[B, 1]` graph). `compiles` counts its graph compiles (2).
 
-    `generate(input_ids, max_new_tokens, attention_mask=None)` -> `[B, P + new]` token ids (greedy);
+    `generate(input_ids, max_new_tokens, attention_mask=None, **decoding)` -> `[B, P + new]` token ids (greedy,
+    or sampled: `forge.driver.sampling`); the decoding options are per call, so they never compile anything;
     `prefill_logits(input_ids, attention_mask=None)` runs the prefill alone (for parity checks) and
     returns the last prompt position's logits; `reset()` zeroes the cache in place. After `generate`,
     `last_timings` holds the prefill and per-token decode times (ms).
@@ -236,8 +238,10 @@ class Generator:
         prefill: CompiledStep,
         decode: CompiledStep,
         states: Any,
+        options: CompileOptions | None = None,
     ):
         self.hf = hf
+        self.options = options or CompileOptions()
         self.batch, self.chunk, self.cache_len = batch, chunk, cache_len
         self.prefill, self.decode = prefill, decode
         self.states = states
@@ -325,46 +329,61 @@ class Generator:
     # ---- generation --------------------------------------------------------------------------
 
     def generate(
-        self, input_ids: torch.Tensor, max_new_tokens: int, attention_mask: torch.Tensor | None = None
+        self,
+        input_ids: torch.Tensor,
+        max_new_tokens: int,
+        attention_mask: torch.Tensor | None = None,
+        *,
+        scores: list[torch.Tensor] | None = None,
+        **decoding: Any,
     ) -> torch.Tensor:
-        """Greedy generation, token for token what `transformers` `generate(do_sample=False)` gives."""
+        """`[B, P + new]` token ids, as `transformers` `generate` gives them with the same options.
+
+        Greedy by default; `decoding` are `forge.driver.sampling.Decoding.build`'s options: `do_sample`,
+        `temperature`, `top_k`, `top_p`, `repetition_penalty`, `seed` or `generator`, `eos_token_id`,
+        `pad_token_id`, `stop` (+ `tokenizer` for strings) and `streamer`. `scores`, a list, receives each
+        step's processed scores `[B, vocab]` (transformers' `output_scores`)."""
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
             raise GenerateError(f"max_new_tokens must be a positive int, got {max_new_tokens!r}")
         mask = self._check(input_ids, attention_mask, max_new_tokens)
+        b, p = input_ids.shape
+        rules = Decoding.build(self.hf, b, mask, default_eos=self.eos, **decoding)
         self.reset()
-        b = self.batch
+        sequences = torch.empty(b, p + max_new_tokens, dtype=torch.long)
+        sequences[:, :p] = input_ids
+        rules.start(input_ids)
         start = time.perf_counter()
         logits, full, padded = self._prefill(input_ids, mask)
         prefill_ms = (time.perf_counter() - start) * 1e3
         real = mask.sum(-1)
         unfinished = torch.ones(b, dtype=torch.bool)
-        tokens = [self._next(logits, unfinished)]
         step_ids = torch.empty(b, 1, dtype=torch.long)
         step_pos = torch.empty(b, 1, dtype=torch.long)
         step_cache = torch.empty(1, dtype=torch.long)
         out = [torch.empty_like(logits)]
         decode_ms: list[float] = []
-        for j in range(max_new_tokens - 1):
-            if self.eos and not bool(unfinished.any()):
+        n, start = 0, None
+        while True:
+            processed = rules.scores(sequences[:, : p + n], logits)
+            if scores is not None:
+                scores.append(processed)
+            token = rules.choose(processed)
+            sequences[:, p + n] = rules.keep(token, unfinished)
+            if start is not None:  # a decode step: the graph, then the token's choice
+                decode_ms.append((time.perf_counter() - start) * 1e3)
+            n += 1
+            rules.finish(sequences[:, p : p + n], unfinished)
+            if n == max_new_tokens or (rules.stops and not bool(unfinished.any())):
                 break
             start = time.perf_counter()
-            step_ids[:, 0] = tokens[-1]
-            step_pos[:, 0] = real + j
-            step_cache[0] = padded + j
+            step_ids[:, 0] = sequences[:, p + n - 1]
+            step_pos[:, 0] = real + n - 1
+            step_cache[0] = padded + n - 1
             self.decode.executor.run(step_ids, full, step_pos, step_cache, out=out)
-            tokens.append(self._next(out[0], unfinished))
-            decode_ms.append((time.perf_counter() - start) * 1e3)
+            logits = out[0]
+        rules.end()
         self.last_timings = {"prefill_ms": prefill_ms, "decode_ms": decode_ms}
-        return torch.cat([input_ids, torch.stack(tokens, dim=1)], dim=1)
-
-    def _next(self, logits: torch.Tensor, unfinished: torch.Tensor) -> torch.Tensor:
-        """The greedy token of each sequence; finished ones get the pad token (as transformers)."""
-        token = logits[:, -1, :].argmax(-1)
-        if self.eos:
-            if self.pad is not None:
-                token = torch.where(unfinished, token, torch.full_like(token, self.pad))
-            unfinished &= ~torch.isin(token, torch.tensor(self.eos))
-        return token
+        return sequences[:, : p + n].clone()
 
     def report(self) -> dict[str, Any]:
         return {
@@ -372,6 +391,8 @@ class Generator:
             "chunk": self.chunk,
             "cache_len": self.cache_len,
             "compiles": self.compiles,
+            "precision": self.options.precision,
+            "weights": self.options.weights,
             "prefill": self.prefill.report,
             "decode": self.decode.report,
         }
@@ -392,6 +413,8 @@ def compile_generator(
     chunk: int | None = None,
     runtime: str = "openvino",
     device: str = "CPU",
+    precision: str | None = None,
+    weights: str | None = None,
     progress: Progress | None = None,
 ) -> Generator:
     """Compile `model`'s prefill chunk (`[batch, chunk]`) and decode step (`[batch, 1]`) over one KV cache of
@@ -399,7 +422,7 @@ def compile_generator(
 
     `chunk` defaults to `prompt_len` when given (that prompt is prefilled in one call), else `DEFAULT_CHUNK`;
     `cache_len` to `padded prompt_len + max_new_tokens` when both are given, else `DEFAULT_CACHE_LEN`
-    (capped at the model's positions)."""
+    (capped at the model's positions). `precision` and `weights` are `forge.compile`'s, for both graphs."""
     from backends.nnfactory.executor import StateStore  # lazy: start-up cost (openvino)
 
     hf = causal_lm(model).eval()
@@ -435,14 +458,15 @@ def compile_generator(
         torch.full((batch, 1), chunk, dtype=torch.long),
         torch.tensor([chunk]),
     )
-    options = CompileOptions(runtime=runtime, device=device, progress=progress)
+    options = CompileOptions.of(runtime=runtime, device=device, precision=precision, weights=weights, progress=progress)
     prefill = _compile_step("prefill", wrapper, prefill_args, states, options)
     decode = _compile_step("decode", wrapper, decode_args, states, options)
-    return Generator(hf, batch, chunk, cache_len, prefill, decode, states)
+    return Generator(hf, batch, chunk, cache_len, prefill, decode, states, options)
 
 
 _GENERATORS: weakref.WeakKeyDictionary[nn.Module, dict[tuple, Generator]] = weakref.WeakKeyDictionary()
-"""forge.generate's generators: one per model and (batch, runtime, device), whatever the prompt length."""
+"""forge.generate's generators: one per model and (batch, runtime, device, precision, weights), whatever the
+prompt length."""
 
 
 def generate(
@@ -453,27 +477,45 @@ def generate(
     *,
     runtime: str = "openvino",
     device: str = "CPU",
+    precision: str | None = None,
+    weights: str | None = None,
+    **decoding: Any,
 ) -> torch.Tensor:
-    """Greedy generation with Forge (see the module docstring): `[B, P + new]` token ids.
+    """Generation with Forge (see the module docstring): `[B, P + new]` token ids.
 
-    One generator is kept per model and (batch, runtime, device): its first call compiles it (a prefill
-    chunk of `DEFAULT_CHUNK` tokens and a decode step over a cache of `DEFAULT_CACHE_LEN` positions, capped
-    at the model's), and every later call whose prompt and max_new_tokens fit its cache compiles nothing.
-    A call that does not fit replaces it by one with the cache doubled (as often as needed, up to the
-    model's positions): a bounded number of compiles per model."""
+    Greedy by default, or sampled as transformers samples (`do_sample=True`, `temperature`, `top_k`, `top_p`,
+    `repetition_penalty`, `seed=` or `generator=`), ending on `eos_token_id` or `stop` sequences, each new
+    token passed to `streamer(row, token)`: `forge.driver.sampling` says what each option does.
+    `precision` and `weights` are `forge.compile`'s (both graphs are compiled with them).
+
+    One generator is kept per model and (batch, runtime, device, precision, weights): its first call compiles
+    it (a prefill chunk of `DEFAULT_CHUNK` tokens and a decode step over a cache of `DEFAULT_CACHE_LEN`
+    positions, capped at the model's), and every later call whose prompt and max_new_tokens fit its cache
+    compiles nothing, whatever its decoding options. A call that does not fit replaces it by one with the
+    cache doubled (as often as needed, up to the model's positions): a bounded number of compiles per model."""
     if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2:
         raise GenerateError("input_ids must be a tensor [batch, prompt_len]")
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
         raise GenerateError(f"max_new_tokens must be a positive int, got {max_new_tokens!r}")
+    options = CompileOptions.of(runtime=runtime, device=device, precision=precision, weights=weights)
     batch, prompt_len = input_ids.shape
-    key = (batch, runtime, device)
+    Decoding.build(causal_lm(model), batch, torch.ones(batch, prompt_len), **decoding)  # bad options: before compiling
+    key = (batch, runtime, device, options.precision, options.weights)
     cache = _GENERATORS.setdefault(model, {})
     gen = cache.get(key)
     if gen is None or not gen.fits(prompt_len, max_new_tokens):
         cache_len = _cache_len_for(model, gen, prompt_len, max_new_tokens)
         cache.pop(key, None)  # the old generator's graphs and cache are freed before the new compile
-        gen = cache[key] = compile_generator(model, batch=batch, cache_len=cache_len, runtime=runtime, device=device)
-    return gen.generate(input_ids, max_new_tokens, attention_mask)
+        gen = cache[key] = compile_generator(
+            model,
+            batch=batch,
+            cache_len=cache_len,
+            runtime=runtime,
+            device=device,
+            precision=options.precision,
+            weights=options.weights,
+        )
+    return gen.generate(input_ids, max_new_tokens, attention_mask, **decoding)
 
 
 def _cache_len_for(model: nn.Module, old: Generator | None, prompt_len: int, max_new_tokens: int) -> int:
