@@ -211,9 +211,18 @@ class SpatialOps(abc.ABC):
             begin = [0, 0, *(o * d for o, d in zip(offsets, dilations, strict=True))]
             end = [*x.shape[:2], *(b + (n - 1) * s + 1 for b, n, s in zip(begin[2:], out, strides, strict=True))]
             piece = self.slice(x, begin, end, [1, 1, *strides])
-            y = piece if y is None else self.maximum(y, piece)
+            y = piece if y is None else self._max_pool_step(y, piece)
         assert y is not None
         return y.handle
+
+    def _max_pool_step(self, y: Node, piece: Node) -> Node:
+        """torch's running maximum over a window: a later element replaces it when greater or NaN, so the
+        first of equal elements (0.0 and -0.0) stays and a NaN propagates."""
+        take = self.greater(piece, y)
+        unordered = self._unordered(piece, piece)
+        if unordered is not None:
+            take = self.eltwise_add(take, unordered)
+        return self.select(take, piece, y)
 
     @graph_op
     def avg_pool(
