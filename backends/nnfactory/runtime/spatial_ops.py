@@ -19,7 +19,7 @@ from .graph_values import (
     Node,
     PoolWindows,
     graph_op,
-    linear_weights,
+    linear_taps,
     nearest_indices,
     pool_windows,
 )
@@ -248,23 +248,31 @@ class SpatialOps(abc.ABC):
     @graph_op
     def interpolate(self, x: Node, size: Sequence[int], mode: str = "nearest", align_corners: bool = False) -> Node:
         """torch's ``interpolate`` of the spatial dims of ``[N, C, *spatial]`` to ``size`` (scale = input / output):
-        ``nearest`` gathers each axis at constant indices, ``linear``/``bilinear`` multiply each axis by a
-        constant [out, in] interpolation matrix."""
+        ``nearest`` gathers each axis at constant indices; ``linear``/``bilinear`` compute torch's two taps per
+        axis, ``l0 * x[i0] + l1 * x[i1]`` (two constant-index gathers), the last axis first as torch nests
+        them, in f32. Only the two taps are read, so a NaN or an infinity reaches the outputs torch's does,
+        and zeros keep their sign."""
         x = self._own(x)
         size = [int(v) for v in size]
         if x.rank not in (3, 4) or len(size) != x.rank - 2 or min(size) < 1:
             raise ValueError(f"cannot resize {list(x.shape)} to spatial size {size}")
         if mode not in ("nearest", "linear", "bilinear"):
             raise ValueError(f"unknown interpolation mode {mode!r}")
-        for axis, out in enumerate(size, start=2):
-            if out == x.shape[axis]:  # every mode keeps an unresized axis as it is
-                continue
+        dtype = x.dtype
+        if mode != "nearest" and dtype != np.float32:
+            x = self.convert(x, np.float32)
+        for axis, out in reversed(list(enumerate(size, start=2))):
             if mode == "nearest":
-                x = self.gather(x, nearest_indices(x.shape[axis], out), axis)
+                if out != x.shape[axis]:  # an unresized axis is kept as it is
+                    x = self.gather(x, nearest_indices(x.shape[axis], out), axis)
                 continue
-            m = self.constant(linear_weights(x.shape[axis], out, bool(align_corners)).astype(x.dtype))
-            x = self.matmul(x, m, trB=True) if axis == x.rank - 1 else self.matmul(m, x)
-        return x
+            # torch interpolates an unresized axis too (inf * 0 is NaN there)
+            i0, i1, l0, l1 = linear_taps(x.shape[axis], out, bool(align_corners))
+            shape = [out if a == axis else 1 for a in range(x.rank)]
+            near = self.eltwise_mul(self.gather(x, self.constant(i0), axis), self.constant(l0.reshape(shape)))
+            far = self.eltwise_mul(self.gather(x, self.constant(i1), axis), self.constant(l1.reshape(shape)))
+            x = self.eltwise_add(near, far)
+        return x if x.dtype == dtype else self.convert(x, dtype)
 
     # ---- primitives every runtime provides ----------------------------------------------
 
