@@ -87,7 +87,7 @@ def openvino_results(case: Case) -> tuple[list[torch.Tensor], str]:
             try:
                 compiled = _compile(module, inputs, how)
                 break
-            except Exception as err:  # noqa: BLE001 - the next way
+            except Exception as err:  # the next way
                 failures.append(f"{how}: {type(err).__name__}: {_last_line(err)}")
         else:
             continue
@@ -167,7 +167,7 @@ def classify(case: Case, got: Sequence[torch.Tensor]) -> Verdict:
         return Verdict(PASS, "", "")
     try:
         oracle, how = openvino_results(case)
-    except Exception as err:  # noqa: BLE001 - any failure of the frontend means no oracle
+    except Exception as err:  # any failure of the frontend: no oracle
         return Verdict(UNAVAILABLE, problem, f"{type(err).__name__}: {_last_line(err)}")
     ov_problem = mismatch(case.op, expected, oracle) or ""
     ov_problem = f"({how}) {ov_problem or 'matches'}"
@@ -214,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         try:
             verdict = str(classify(r.case, forge_results(r.case, args.runtime)))
-        except Exception as err:  # noqa: BLE001 - a Forge failure is not a value to classify
+        except Exception as err:  # a Forge failure is not a value to classify
             verdict = f"error: {type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}"
         print(f"{r.path.stem}: {verdict}", flush=True)
     return 0
