@@ -111,3 +111,21 @@ def test_dilated_max_pool_keeps_the_first_of_equal_elements_and_nan():
 
     x = torch.tensor([0.0, -0.0, 0.0, 0.0, -0.0, -0.0, math.nan, 1.0, -0.0, 2.0]).reshape(1, 1, 10, 1)
     _check(M(), x)
+
+
+def test_a_transposed_convolution_multiplies_only_the_inputs_by_the_weights():
+    """An infinite weight meets only real inputs, as in torch (no 0 * inf = nan from interleaved or padding
+    zeros), with strides, dilation, groups, pads and output padding."""
+
+    class M(torch.nn.Module):
+        def forward(self, x, w, w2):
+            return (
+                torch.nn.functional.conv_transpose1d(x, w),
+                torch.nn.functional.conv_transpose1d(x, w, None, 2, 1, 1, 1, 2),
+                torch.nn.functional.conv_transpose2d(x.reshape(1, 2, 1, 3), w2, None, (2, 1), 0, (1, 0), 2),
+            )
+
+    x = torch.tensor([[[1.0, -2.0, 0.5], [3.0, 0.0, -1.0]]])
+    w = torch.tensor([[[0.5, -math.inf, 2.0]], [[2.5, 1.0, math.inf]]])
+    w2 = torch.tensor([[[[0.5, -math.inf]]], [[[math.nan, 1.0]]]])
+    _check(M(), x, w, w2)

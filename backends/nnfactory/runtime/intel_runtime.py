@@ -14,8 +14,9 @@ composition from :mod:`.runtime` (eltwise_sub = add(negative), comparisons via s
 the difference plus a NaN test, select via a batched gather, broadcast via concat doubling,
 maximum/minimum via select, layer_norm/rms_norm via reductions, linear via matmul+add).
 An SDPA ``scale`` is folded into q (the native op has none).
-Convolution is native (unequal pads pad the input first); a transposed convolution is a
-stride-1 convolution of the zero-interleaved input, and ``pad`` concatenates constant blocks.
+Convolution is native (unequal pads pad the input first); a transposed convolution is one
+1x1 convolution per kernel tap, its result zero-interleaved, padded into place and summed (only real
+inputs meet the weights), and ``pad`` concatenates constant blocks.
 Pooling is native (MaxPool-1/AvgPool-1 through the C entry points, which take unequal pads);
 a dilated max pool is the maximum of strided slices; ``interpolate`` is constant-index gathers
 (nearest) or constant interpolation-matrix matmuls (linear) on both runtimes.

@@ -113,21 +113,30 @@ class SpatialOps(abc.ABC):
         groups: int,
         output_padding: list[int],
     ) -> Any:
-        # A stride-1 convolution of the zero-interleaved, padded input with the flipped weight.
+        # Per kernel tap: a 1x1 convolution of the input with that tap's weights (the products torch makes,
+        # and no others: a convolution over a zero-interleaved input multiplied the interleaved zeros by
+        # the weights, 0 * inf = nan where torch has a value), placed at stride s and offset k * d by
+        # interleaving and padding with zeros, and summed; the pads then crop the full output.
         n = x.rank - 2
-        for i, s in enumerate(strides):
-            x = self._interleave_zeros(x, 2 + i, s)
-        span = [d * (k - 1) for d, k in zip(dilations, w.shape[2:], strict=True)]
-        begin = [0, 0, *(sp - b for sp, b in zip(span, pads_begin, strict=True))]
-        end = [0, 0, *(sp - e + o for sp, e, o in zip(span, pads_end, output_padding, strict=True))]
-        x = self.pad(x, begin, end, 0.0)
-        for axis in range(2, 2 + n):
-            w = self.gather(w, np.arange(w.shape[axis] - 1, -1, -1, dtype=np.int64), axis)
         c, o, *k = w.shape
-        w = self.reshape(w, (groups, c // groups, o, *k))
-        w = self.transpose(w, (0, 2, 1, *range(3, 3 + n)))
-        w = self.reshape(w, (groups * o, c // groups, *k))
-        return self.convolution(x, w, None, [1] * n, [0] * n, [0] * n, dilations, groups).handle
+        length = [(size - 1) * st + d * (kk - 1) + 1 + op for size, st, d, kk, op in
+                  zip(x.shape[2:], strides, dilations, k, output_padding, strict=True)]
+        y = None
+        for tap in itertools.product(*(range(kk) for kk in k)):
+            wk = self.slice(w, [0, 0, *tap], [c, o, *(t + 1 for t in tap)])
+            wk = self.transpose(self.reshape(wk, (groups, c // groups, o)), (0, 2, 1))
+            wk = self.reshape(wk, (groups * o, c // groups, *[1] * n))
+            part = self.convolution(x, wk, None, [1] * n, [0] * n, [0] * n, [1] * n, groups)
+            for i, st in enumerate(strides):
+                part = self._interleave_zeros(part, 2 + i, st)
+            offsets = [t * d for t, d in zip(tap, dilations, strict=True)]
+            begin = [0, 0, *offsets]
+            end = [0, 0, *(full - size - off for full, size, off in zip(length, part.shape[2:], offsets, strict=True))]
+            part = self.pad(part, begin, end, 0.0)
+            y = part if y is None else self.eltwise_add(y, part)
+        assert y is not None
+        stops = [*y.shape[:2], *(full - e for full, e in zip(length, pads_end, strict=True))]
+        return self.slice(y, [0, 0, *pads_begin], stops).handle
 
     def _interleave_zeros(self, x: Node, axis: int, s: int) -> Node:
         """``s - 1`` zeros between neighbours along ``axis``: length L becomes (L - 1) * s + 1."""

@@ -110,7 +110,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         "nan-inf-through-dot-products",
         _packets("mm", "bmm", "addmm", "baddbmm", "matmul", "linear", "conv2d", "convolution", "_convolution_mode",
-                 "grid_sampler_2d")
+                 "conv_transpose1d", "conv_transpose2d", "grid_sampler_2d")
         | _forge_packets("fused_linear", "gated_mlp", "matmul_transposed"),
         BOTH, frozenset({"nan", "inf", "huge"}),
         "OpenVINO's MatMul and Convolution CPU kernels (oneDNN) sum in another order and skip zero terms: a "
