@@ -8,7 +8,7 @@ import math
 import torch
 
 from forge.testing.fuzz.cases import Case
-from forge.testing.fuzz.oracle import FORGE, KERNEL, PASS, classify, differs
+from forge.testing.fuzz.oracle import FORGE, HALF_IN_FLOAT32, KERNEL, PASS, classify, differs
 from tests.conftest import require_runtime
 
 
@@ -31,3 +31,12 @@ def test_differs_is_elementwise_by_compares_rules():
     want = torch.tensor([math.nan, -0.0, math.inf, 1.0])
     got = torch.tensor([math.nan, 0.0, math.inf, 1.0 + 1e-9])
     assert differs("aten::add.Tensor", want, got).tolist() == [False, True, False, False]
+
+
+def test_a_difference_torchs_float32_kernel_shows_is_forges_half_in_float32_policy():
+    """torch's float16 convolution gives +0.0 for -2.5 * 0.0, its float32 one (what Forge computes) -0.0."""
+    require_runtime("openvino")
+    x, w = torch.tensor([[[-2.5, 0.0]]], dtype=torch.float16), torch.zeros(2, 1, 1, 1, dtype=torch.float16)
+    case = Case("aten::conv2d.padding", (x, w, None))
+    got = torch.nn.functional.conv2d(x.float(), w.float()).half()
+    assert classify(case, [got]).kind == HALF_IN_FLOAT32
