@@ -119,8 +119,10 @@ class SpatialOps(abc.ABC):
         # interleaving and padding with zeros, and summed; the pads then crop the full output.
         n = x.rank - 2
         c, o, *k = w.shape
-        length = [(size - 1) * st + d * (kk - 1) + 1 + op for size, st, d, kk, op in
-                  zip(x.shape[2:], strides, dilations, k, output_padding, strict=True)]
+        length = [
+            (size - 1) * st + d * (kk - 1) + 1 + op
+            for size, st, d, kk, op in zip(x.shape[2:], strides, dilations, k, output_padding, strict=True)
+        ]
         y = None
         for tap in itertools.product(*(range(kk) for kk in k)):
             wk = self.slice(w, [0, 0, *tap], [c, o, *(t + 1 for t in tap)])
