@@ -108,7 +108,7 @@ coverage: $(STAMP)
 
 # The differential fuzz campaign (issue 28): every overload of the aten table to FUZZ_CASES generated
 # cases on the interpreter and both runtimes, in FUZZ_JOBS worker processes; resumable (the state is
-# out/fuzz/state.json: run it again to go on). Each new kind of failure is shrunk and saved under
+# tests/fuzz/campaign-state.json, kept in git: run it again, on any machine, to go on). Each new kind of failure is shrunk and saved under
 # tests/fuzz/regressions/, which `make test` replays; then its table goes into docs/coverage.md.
 # `make test` itself runs a fixed budget (forge/testing/fuzz/budget.py). FUZZ_ARGS: e.g. --hours 2,
 # --ops aten::div.Scalar_mode,aten::amax.default.

@@ -199,6 +199,7 @@ class AtenOp(IRDLOperation):
                 raise VerifyException(f"{self.name}: operands must be statically shaped tensors, got {operand.type}")
             if not is_dtype_attr(operand.type.element_type):
                 raise VerifyException(f"{self.name}: unsupported element type {operand.type.element_type}")
+        self._verify_channel_params()
         inferred = self.infer_result_types()
         self._verify_dim_in_range()
         if not _same_result_types(self.SIGNATURE.qualname, inferred, self.result_types):
@@ -220,6 +221,25 @@ class AtenOp(IRDLOperation):
                 f"{self.name}: dim {dim} is out of range for a rank-{len(shape_of(self.operands[0].type))} "
                 f"operand (expected {-rank} to {rank - 1})"
             )
+
+    def _verify_channel_params(self) -> None:
+        """A batch norm's weight, bias and running statistics hold one value per channel of the input
+        (dim 1; torch checks the count, not the shape): the CPU kernel reads a longer one's first
+        values, the meta kernel broadcasts it into the result's shape; neither is a meaning: refuse."""
+        if self.SIGNATURE.qualname not in _CHANNEL_PARAM_OPS:
+            return
+        shape = shape_of(self.operands[0].type)
+        channels = shape[1] if len(shape) > 1 else None
+        for name in ("weight", "bias", "running_mean", "running_var"):
+            spec = self.SIGNATURE.arg(name) if any(a.name == name for a in self.SIGNATURE.args) else None
+            value = getattr(self, spec.field) if spec is not None else None
+            if value is None or channels is None:
+                continue
+            if math.prod(shape_of(value.type)) != channels:
+                raise VerifyException(
+                    f"{self.name}: {name} has shape {list(shape_of(value.type))}, the input ({list(shape)}) has "
+                    f"{channels} channels (expected {channels} values: one per channel)"
+                )
 
     def _verify_present_mask(self) -> None:
         specs = [s for s in self.SIGNATURE.args if s.kind is ArgKind.OPT_TENSOR_LIST]
@@ -249,10 +269,25 @@ class AtenOp(IRDLOperation):
 
     def infer_with_torch(self) -> list[Attribute]:
         """Result types from torch (the meta kernel, or the CPU kernel on 1-element probes for the
-        elementwise ops): the reference the native functions are tested against."""
+        elementwise ops, or on zeros for KERNEL_TYPED): the reference the native functions are
+        tested against."""
         if is_elementwise(self.SIGNATURE):
             return self._infer_elementwise()
+        if self.SIGNATURE.qualname in KERNEL_TYPED and self._operand_elements() <= _ZEROS_RUN_LIMIT:
+            return self._infer_on_kernel()
         return self._infer_on_meta()
+
+    def _operand_elements(self) -> int:
+        return sum(math.prod(shape_of(v.type)) for v in self.operands)
+
+    def _infer_on_kernel(self) -> list[Attribute]:
+        """The CPU kernel's result types, run on zeros of the operand types (KERNEL_TYPED)."""
+        try:
+            out = self._run_on_zeros()
+        except Exception as err:  # torch reports invalid operands as assorted exception types
+            first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise VerifyException(f"{self.name}: {first_line}") from None
+        return [tensor_type(tuple(t.shape), t.dtype) for t in _flatten_outputs(out)]
 
     def _infer_on_meta(self) -> list[Attribute]:
         import torch
@@ -280,7 +315,7 @@ class AtenOp(IRDLOperation):
             values = value if isinstance(value, list) else [value] if value is not None else []
             if any(abs(v) > _ZEROS_RUN_LIMIT for v in values):
                 raise ValueError(f"'{spec.name}' is too large to infer shapes without a meta kernel")
-        if sum(math.prod(shape_of(v.type)) for v in self.operands) > _ZEROS_RUN_LIMIT:
+        if self._operand_elements() > _ZEROS_RUN_LIMIT:
             raise ValueError("operands too large to infer shapes without a meta kernel")
         import torch
 
@@ -683,8 +718,42 @@ the same values; `AtenOp.call` uses the latter (shape inference is unaffected). 
 the same, keyed by torch OpOverloads (built on first use)."""
 
 
+KERNEL_TYPED: frozenset[str] = frozenset(
+    {
+        "aten::native_batch_norm.default",
+        "aten::_native_batch_norm_legit.default",
+        "aten::_native_batch_norm_legit.no_stats",
+        "aten::_native_batch_norm_legit_functional.default",
+        "aten::_native_batch_norm_legit_no_training.default",
+        "aten::native_layer_norm.default",
+        "aten::native_group_norm.default",
+        "aten::native_dropout.default",
+    }
+)
+"""Overloads whose result dtypes torch's meta kernel gets wrong for some operand dtypes (the norms'
+saved statistics: the CPU kernel keeps a half input's dtype, or gives the float32 of float32
+parameters; meta always float32, or always the input's; a dropout of an empty tensor gives a
+float mask): their result types are the CPU kernel's, run on zeros of the operand types (meta's
+when the operands are too large to allocate). torch.export's fake tensors get these wrong too
+(`EXPORT_TYPES_DIFFER`)."""
+
+EXPORT_TYPES_DIFFER: frozenset[str] = KERNEL_TYPED | {"aten::ldexp.Tensor", "aten::pow.Tensor_Scalar"}
+"""Overloads whose result dtypes in torch.export's metadata (fake tensors) differ from the kernel's
+for some operand dtypes (also ldexp of an integer by a half exponent, a bool to a bool power): the
+importer types them by inference (`AtenOp.infer_result_types`) instead of the export metadata."""
+
+_BATCH_NORMS = (
+    "aten::native_batch_norm.default",
+    "aten::_native_batch_norm_legit.default",
+    "aten::_native_batch_norm_legit.no_stats",
+    "aten::_native_batch_norm_legit_functional.default",
+    "aten::_native_batch_norm_legit_no_training.default",
+)
+
+_CHANNEL_PARAM_OPS = frozenset({*_BATCH_NORMS, "aten::batch_norm.default"})
+
 _AUX_RESULTS: dict[str, frozenset[int]] = {
-    "aten::_native_batch_norm_legit_no_training.default": frozenset({1, 2}),
+    **dict.fromkeys(_BATCH_NORMS, frozenset({1, 2})),
     "aten::_embedding_bag.default": frozenset({1, 2, 3}),
     "aten::_embedding_bag_forward_only.default": frozenset({1, 2, 3}),
 }
@@ -692,6 +761,7 @@ _AUX_RESULTS: dict[str, frozenset[int]] = {
 backward passes read): the verifier checks only their dtype and rank, and `call` gives zeros of
 the declared (meta) shape where the CPU kernel's shape differs; consumers must not rely on them.
 Keyed by qualified name; `AUX_RESULTS`: the same keyed by torch OpOverloads (built on first use)."""
+
 
 def _by_target(table: dict[str, Any]) -> dict[Any, Any]:
     return {schema.resolve_overload(name): value for name, value in table.items()}

@@ -694,8 +694,9 @@ def _native_layer_norm(v: View) -> list[Result]:
     _check_norm_params(shape, normalized, w, b)
     check(category(dtype) == 2 and all(p is None or p[1] == dtype for p in (w, b)), "layer_norm dtypes")
     stat = tuple(shape[: len(shape) - len(normalized)]) + (1,) * len(normalized)
-    stat_dtype = "float32" if dtype in ("float16", "bfloat16") else dtype
-    return [(shape, dtype), (stat, stat_dtype), (stat, stat_dtype)]
+    # the CPU kernel keeps a half input's dtype (float32 statistics only of float32 parameters,
+    # which the check above leaves to torch); the meta kernel's are always float32
+    return [(shape, dtype), (stat, dtype), (stat, dtype)]
 
 
 @rule("rms_norm.default")
@@ -852,7 +853,11 @@ def _arange(v: View) -> list[Result] | None:
     all_int = all(isinstance(x, int) for x in values)
     dtype = _factory_dtype(v, "int64" if all_int else DEFAULT_FLOAT)
     check(dtype != "bool", "arange of bool")
-    # torch computes the length in double precision (exactly, for integer bounds)
+    if dtype == "int64":  # torch truncates the bounds and step to int64 first, then divides exactly
+        start, end, step = int(start), int(end), int(step)
+        check(step != 0, "step must be nonzero")
+        all_int = True
+    # otherwise torch computes the length in double precision from the bounds as given
     length = -(-(end - start) // step) if all_int else math.ceil((end - start) / step)
     return [((max(length, 0),), dtype)]
 
@@ -871,7 +876,7 @@ def _fused_linear(v: View) -> list[Result]:
     if bias is not None:
         check(broadcast_shapes(bias[0], out) == out, "bias")
         dtypes.append(bias[1])
-    return [(out, _same_dtype(*dtypes))]
+    return [(out, _activated(_same_dtype(*dtypes), v["activation"]))]
 
 
 @rule("forge::gated_mlp.default")
@@ -879,7 +884,18 @@ def _gated_mlp(v: View) -> list[Result]:
     (x, dx), (g, dg), (u, du) = v.t("input"), v.t("gate_weight"), v.t("up_weight")
     check(len(g) == 2 and g == u and len(x) > 0, "gated_mlp weights")
     _check_activation(v["activation"])
-    return [(matmul_shape(x, g[::-1]), _same_dtype(dx, dg, du))]
+    dtype = _same_dtype(dx, dg, du)
+    return [(matmul_shape(x, g[::-1]), promote_types(_activated(dtype, v["activation"]), dtype))]
+
+
+def _activated(dtype: str, activation: str) -> str:
+    """The dtype of a fused activation's result on `dtype` (fused_kernels.apply_activation): an
+    integer one that sigmoid or relu6 (a clamp to float bounds) makes float32."""
+    check(category(dtype) != 0, "a linear of bool tensors")
+    if category(dtype) == 2 or activation in ("none", "relu"):
+        return dtype
+    check(activation in ("sigmoid", "relu6"), "activation of integers")
+    return DEFAULT_FLOAT
 
 
 @rule("forge::matmul_transposed.default")
@@ -1200,7 +1216,10 @@ def _index_put(v: View) -> list[Result] | None:
 def _indexed(shape: Shape, dtype: str, indices: list) -> list[Result] | None:
     """The result of `self[indices]` (advanced indexing with integer index tensors)."""
     check(len(indices) <= len(shape) and any(i is not None for i in indices), "too many indices")
-    if any(i is not None and i[1] not in ("int64", "int32") for i in indices):
+    masks = [p for p, i in enumerate(indices) if i is not None and i[1] in ("bool", "uint8")]
+    if masks == [p for p, i in enumerate(indices) if i is not None] and len(masks) == 1:
+        return _empty_masked(shape, dtype, masks[0], indices[masks[0]][0])
+    if masks or any(i is not None and i[1] not in ("int64", "int32") for i in indices):
         return None  # bool/byte masks: torch decides
     positions = [p for p, i in enumerate(indices) if i is not None]
     broadcast = broadcast_shapes(*(indices[p][0] for p in positions))
@@ -1211,6 +1230,16 @@ def _indexed(shape: Shape, dtype: str, indices: list) -> list[Result] | None:
         first = positions[0]
         return [(tuple(shape[:first]) + broadcast + tuple(shape[positions[-1] + 1 :]), dtype)]
     return [(broadcast + tuple(rest), dtype)]
+
+
+def _empty_masked(shape: Shape, dtype: str, at: int, mask: Shape) -> list[Result] | None:
+    """`self[mask]` for one bool/byte mask with no elements: it selects nothing, a static shape (the
+    meta kernel refuses every mask, its count of selected elements depends on values); any other
+    mask: torch decides."""
+    if numel(mask) != 0:
+        return None
+    check(tuple(shape[at : at + len(mask)]) == tuple(mask), "mask shape")
+    return [(tuple(shape[:at]) + (0,) + tuple(shape[at + len(mask) :]), dtype)]
 
 
 @rule("diff.default")
@@ -1225,7 +1254,7 @@ def _diff(v: View) -> list[Result]:
         if other is not None:
             check(len(other[0]) == len(shape) and other[1] == dtype, f"{name} shape")
             check(all(other[0][d] == shape[d] for d in range(len(shape)) if d != dim), f"{name} sizes")
-            total += other[0][dim]
+            total += other[0][dim] if n else 0  # n=0: torch returns a copy of self, prepend/append unused
     check(0 <= n <= total, "n")
     out = list(shape)
     out[dim] = total - n

@@ -95,13 +95,23 @@ def _fused_conv_meta(input, weight, bias, stride, padding, dilation, groups, act
 
 
 def _fused_linear_meta(input, weight, bias, activation):
-    _check_activation(activation)
-    return F.linear(input, weight, bias)
+    # the activation too: it decides the dtype of an integer linear's result (sigmoid gives float32)
+    _check_linear_dtype(input, activation)
+    return apply_activation(F.linear(input, weight, bias), activation)
 
 
 def _gated_mlp_meta(input, gate_weight, up_weight, activation):
-    _check_activation(activation)
-    return F.linear(input, gate_weight) * F.linear(input, up_weight)
+    _check_linear_dtype(input, activation)
+    return apply_activation(F.linear(input, gate_weight), activation) * F.linear(input, up_weight)
+
+
+def _check_linear_dtype(input: torch.Tensor, activation: str) -> None:
+    """What the CPU kernel refuses and the meta kernels would not: a bool matrix product, gelu or
+    silu of integers."""
+    if input.dtype == torch.bool:
+        raise RuntimeError("a linear of bool tensors is not implemented")
+    if not input.is_floating_point() and activation in ("gelu", "gelu_tanh", "silu"):
+        raise RuntimeError(f"{activation} of {str(input.dtype).removeprefix('torch.')} is not implemented")
 
 
 def _check_activation(activation: str) -> None:

@@ -334,3 +334,14 @@ func.func @residual_layer_norm_negative(%x: tensor<4x8xf32>, %r: tensor<4x8xf32>
   %ln_2 = aten.layer_norm %scaled, none, none {normalized_shape = [8]} : (tensor<4x8xf32>) -> tensor<4x8xf32>
   func.return %ln, %sum, %ln_1, %ln_2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// An integer linear's sigmoid is float: fusing it would type the fused_linear as the linear (an
+// integer), so the activation stays apart when it changes the dtype.
+// CHECK-LABEL: func.func @int_linear_sigmoid
+// CHECK-NEXT:    %linear = aten.fused_linear %x, %w, none {activation = "none"} : (tensor<4x8xi64>, tensor<16x8xi64>) -> tensor<4x16xi64>
+// CHECK-NEXT:    %sigmoid = aten.sigmoid %linear : (tensor<4x16xi64>) -> tensor<4x16xf32>
+func.func @int_linear_sigmoid(%x: tensor<4x8xi64>, %w: tensor<16x8xi64>) -> tensor<4x16xf32> {
+  %linear = aten.linear %x, %w, none : (tensor<4x8xi64>, tensor<16x8xi64>) -> tensor<4x16xi64>
+  %sigmoid = aten.sigmoid %linear : (tensor<4x16xi64>) -> tensor<4x16xf32>
+  func.return %sigmoid : tensor<4x16xf32>
+}

@@ -1,9 +1,13 @@
-"""`forge generate MODEL --prompt-len N --new-tokens K`: greedy generation with a KV cache.
+"""`forge generate MODEL --prompt-len N --new-tokens K`: text generation with a KV cache.
 
 Builds the zoo decoder's `transformers` causal LM (random seeded weights), compiles its prefill
-and decode functions over one KV cache (`forge.driver.generation.compile_generator`), generates from a
-seeded prompt and prints the prefill latency, decode tokens/s and per-token latency;
-`--check` compares the tokens with `transformers` `generate(do_sample=False)`.
+and decode functions over one KV cache (`forge.driver.generation.compile_generator`, at `--precision` /
+`--weights`), generates from a seeded prompt (greedy, or sampled with `--do-sample --temperature --top-k
+--top-p --repetition-penalty`, `--seed` seeding the draws too; `--repetition-penalty` also applies greedily)
+and prints the prefill latency, decode tokens/s and per-token latency. Generation runs `--new-tokens`
+tokens unless `--eos` (token ids) or `--stop` (token-id sequences: the prompt is random ids, there is no
+tokenizer) end it; `--check` compares the tokens with `transformers` `generate` given the same options
+(and, when sampling, the same seed: `torch.manual_seed(--seed)`).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ DECODER_KINDS = ("decoder", "moe")
 
 
 def add_generate_parser(sub: Any) -> None:
-    p = sub.add_parser("generate", help="greedy text generation with a KV cache: prefill latency, decode tokens/s")
+    p = sub.add_parser("generate", help="text generation with a KV cache: prefill latency, decode tokens/s")
     p.add_argument("model", help="zoo decoder (gpt2, llama, opt, mistral, ...; see `forge models`)")
     p.add_argument("--prompt-len", type=int, default=128, help="prompt tokens (default 128)")
     p.add_argument("--new-tokens", type=int, default=64, help="tokens to generate (default 64)")
@@ -26,11 +30,47 @@ def add_generate_parser(sub: Any) -> None:
     p.add_argument("--layers", type=int, help="number of layers (default: the zoo default)")
     p.add_argument("--attn", help="attention implementation (default: the family's default)")
     p.add_argument("--small", action="store_true", help="the small test-size variant")
-    p.add_argument("--seed", type=int, default=0, help="seed for weights and the prompt")
+    p.add_argument("--seed", type=int, default=0, help="seed for weights, the prompt and sampling")
     p.add_argument("--device", default="CPU", help="OpenVINO device string (CPU, NPU, ...)")
     p.add_argument("--runtime", default="openvino", help="a registered runtime: openvino (default), nnfactory")
+    p.add_argument("--precision", help="compute precision of both graphs (f32, bf16, f16; as forge compile)")
+    p.add_argument("--weights", help="weight-only quantization of both graphs (int8, int4; as forge compile)")
+    p.add_argument("--do-sample", action="store_true", help="sample (seeded by --seed) instead of greedy decoding")
+    p.add_argument("--temperature", type=float, help="sampling temperature (> 0; default 1.0)")
+    p.add_argument("--top-k", type=int, help="sample among the k likeliest tokens (0: all; default 50)")
+    p.add_argument("--top-p", type=float, help="nucleus sampling: the smallest set with this mass (0, 1]")
+    p.add_argument("--repetition-penalty", type=float, help="divide repeated tokens' logits (> 0; 1.0: none)")
+    p.add_argument("--eos", type=_ids, help="end-of-sequence token ids, comma-separated (default: none, a benchmark)")
+    p.add_argument(
+        "--stop", type=_ids, action="append", help="a stop sequence of token ids, comma-separated (repeatable)"
+    )
     p.add_argument("--check", action="store_true", help="compare the tokens with transformers generate")
     p.add_argument("--quiet", action="store_true", help="no progress display")
+
+
+def _ids(text: str) -> list[int]:
+    try:
+        return [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated token ids, got {text!r}") from None
+
+
+def _decoding(args: argparse.Namespace) -> dict[str, Any]:
+    """`Generator.generate`'s decoding options from the flags (None: the model's or transformers' default)."""
+    options: dict[str, Any] = {
+        "do_sample": args.do_sample or None,
+        "temperature": args.temperature,
+        "top_k": args.top_k,
+        "top_p": args.top_p,
+        "repetition_penalty": args.repetition_penalty,
+        "eos_token_id": args.eos or [],  # a benchmark: --new-tokens tokens unless --eos is given
+        "stop": args.stop,
+    }
+    if args.do_sample:
+        options["seed"] = args.seed
+    if args.eos or args.stop:
+        options["pad_token_id"] = 0 if not args.eos else args.eos[0]
+    return {k: v for k, v in options.items() if v is not None}
 
 
 def _model(args: argparse.Namespace) -> Any:
@@ -38,8 +78,10 @@ def _model(args: argparse.Namespace) -> Any:
 
     f = family(args.model)
     if f.kind not in DECODER_KINDS:
-        raise ValueError(f"{args.model} is not a decoder (its kind is {f.kind}); forge generate runs the "
-                         f"{' and '.join(DECODER_KINDS)} families (see `forge models`)")
+        raise ValueError(
+            f"{args.model} is not a decoder (its kind is {f.kind}); forge generate runs the "
+            f"{' and '.join(DECODER_KINDS)} families (see `forge models`)"
+        )
     return build_model(args.model, layers=args.layers, attn=args.attn, small=args.small, seed=args.seed).hf
 
 
@@ -56,21 +98,30 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from forge.driver.generation import compile_generator  # lazy: start-up cost (torch)
 
     _check_args(args)
+    decoding = _decoding(args)
     hf = _model(args)
     progress = None if args.quiet else (lambda stage: print(f"{stage} ...", file=sys.stderr, flush=True))
     start = time.perf_counter()
-    gen = compile_generator(hf, batch=args.batch, prompt_len=args.prompt_len, max_new_tokens=args.new_tokens,
-                            runtime=args.runtime, device=args.device, progress=progress)
+    gen = compile_generator(
+        hf,
+        batch=args.batch,
+        prompt_len=args.prompt_len,
+        max_new_tokens=args.new_tokens,
+        runtime=args.runtime,
+        device=args.device,
+        precision=args.precision,
+        weights=args.weights,
+        progress=progress,
+    )
     compile_s = time.perf_counter() - start
-    gen.eos = []  # a benchmark: always generate --new-tokens tokens
     vocab = hf.config.vocab_size
     ids = torch.randint(0, vocab, (args.batch, args.prompt_len), generator=torch.Generator().manual_seed(args.seed))
-    tokens = gen.generate(ids, args.new_tokens)
+    tokens = gen.generate(ids, args.new_tokens, **decoding)
     timings = gen.last_timings
     print(_summary(args, hf, gen, compile_s, timings))
-    print(f"tokens[0]: {' '.join(str(int(t)) for t in tokens[0, args.prompt_len:])}")
+    print(f"tokens[0]: {' '.join(str(int(t)) for t in tokens[0, args.prompt_len :])}")
     if args.check:
-        return _check(hf, ids, tokens, args.new_tokens)
+        return _check(hf, ids, tokens, args.new_tokens, decoding)
     return 0
 
 
@@ -99,20 +150,46 @@ def _summary(args: argparse.Namespace, hf: Any, gen: Any, compile_s: float, timi
     return "\n".join(lines)
 
 
-def _check(hf: Any, ids: Any, tokens: Any, new_tokens: int) -> int:
+def _check(hf: Any, ids: Any, tokens: Any, new_tokens: int, decoding: dict[str, Any]) -> int:
     import copy
 
     import torch  # lazy: start-up cost
 
     config = copy.deepcopy(hf.generation_config)
-    config.eos_token_id = None  # as Forge ran: exactly new_tokens tokens
-    config.pad_token_id = config.pad_token_id if config.pad_token_id is not None else 0
-    config.max_new_tokens, config.do_sample, config.use_cache = new_tokens, False, True
+    config.eos_token_id = decoding["eos_token_id"] or None  # as Forge ran
+    config.pad_token_id = decoding.get("pad_token_id", config.pad_token_id if config.pad_token_id is not None else 0)
+    config.max_new_tokens, config.do_sample, config.use_cache = new_tokens, bool(decoding.get("do_sample")), True
+    for name in ("temperature", "top_k", "top_p", "repetition_penalty"):
+        if name in decoding:
+            setattr(config, name, decoding[name])
+    stop = decoding.get("stop")
+    if stop:  # transformers matches stop strings, not token ids: a criterion of the same rule
+        from transformers import StoppingCriteria, StoppingCriteriaList
+
+        class StopIds(StoppingCriteria):
+            eos_token_id = None  # transformers pads the finished rows when a criterion has this attribute
+
+            def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+                new = input_ids[:, ids.shape[1] :].tolist()
+                ended = [any(len(n) >= len(s) and n[-len(s) :] == s for s in stop) for n in new]
+                return torch.tensor(ended)
+
+        criteria: Any = StoppingCriteriaList([StopIds()])
+    else:
+        criteria = None
+    if "seed" in decoding:
+        torch.manual_seed(decoding["seed"])  # the RNG stream Forge drew from
     with torch.no_grad():
-        expected = hf.generate(ids, attention_mask=torch.ones_like(ids), generation_config=config)
+        expected = hf.generate(
+            ids, attention_mask=torch.ones_like(ids), generation_config=config, stopping_criteria=criteria
+        )
+    what = "do_sample=True, the same seed" if config.do_sample else "do_sample=False"
     if torch.equal(tokens, expected):
-        print("check: tokens equal transformers generate(do_sample=False)")
+        print(f"check: tokens equal transformers generate({what})")
         return 0
+    if tokens.shape != expected.shape:
+        print(f"check: FAILED: {list(tokens.shape)} tokens, transformers generate gives {list(expected.shape)}")
+        return 1
     first = (tokens != expected).nonzero()[0].tolist()
     print(f"check: FAILED: tokens differ from transformers generate at (sequence, position) {first}")
     return 1

@@ -1,12 +1,12 @@
 """`forge`: compile and run zoo models, printing what every stage and pass did.
 
-    forge compile gpt2 --layers 2 --attn eager --report r.json --check
-    forge run llama --small --iterations 20
-    forge compile resnet --small --check      # every zoo family: text, vision, audio
-    forge models                              # name, kind, attention implementations, inputs
-    forge generate gpt2 --prompt-len 128 --new-tokens 64   # KV-cache generation (forge/cli/generate.py)
-    forge lit-init my-tests/                  # a lit.cfg for tests of your own (forge/cli/lit_init.py)
-    forge bisect vit --small                  # the first op that diverges from PyTorch (forge/cli/bisect_cmd.py)
+forge compile gpt2 --layers 2 --attn eager --report r.json --check
+forge run llama --small --iterations 20
+forge compile resnet --small --check      # every zoo family: text, vision, audio
+forge models                              # name, kind, attention implementations, inputs
+forge generate gpt2 --prompt-len 128 --new-tokens 64   # KV-cache generation (forge/cli/generate.py)
+forge lit-init my-tests/                  # a lit.cfg for tests of your own (forge/cli/lit_init.py)
+forge bisect vit --small                  # the first op that diverges from PyTorch (forge/cli/bisect_cmd.py)
 """
 
 from __future__ import annotations
@@ -44,44 +44,55 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("model", choices=ZOO, help="zoo model")
         p.add_argument("--layers", type=int, help="number of layers (default: the zoo default)")
         p.add_argument(
-            "--attn", choices=(*ATTN_IMPLS, NO_ATTENTION),
+            "--attn",
+            choices=(*ATTN_IMPLS, NO_ATTENTION),
             help="attention implementation (default: eager where the model offers it; see `forge models`)",
         )
         p.add_argument(
-            "--seq-len", type=int, default=128,
+            "--seq-len",
+            type=int,
+            default=128,
             help="sequence length (static; token inputs only: image size and audio length are fixed per variant)",
         )
         p.add_argument("--small", action="store_true", help="the small test-size variant")
         p.add_argument("--seed", type=int, default=0, help="seed for weights and inputs")
         p.add_argument("--device", default="CPU", help="OpenVINO device string (CPU, NPU, ...)")
         p.add_argument("--runtime", default="openvino", help="a registered runtime: openvino (default), nnfactory")
-        p.add_argument(
-            "--pipeline", help=f"comma-separated pass pipeline (default: {','.join(DEFAULT_PIPELINE)})"
-        )
+        p.add_argument("--pipeline", help=f"comma-separated pass pipeline (default: {','.join(DEFAULT_PIPELINE)})")
         p.add_argument("--disable", action="append", default=[], metavar="PASS", help="skip a pass (repeatable)")
         p.add_argument(
-            "--load-pass-plugin", action="append", default=[], metavar="FILE",
+            "--load-pass-plugin",
+            action="append",
+            default=[],
+            metavar="FILE",
             help="import the Python file FILE, whose passes register with forge.driver.registry.register_pass, so that "
             "--pipeline can name them (repeatable; forge-opt's flag)",
         )
         p.add_argument("--report", type=Path, metavar="FILE", help="write the report as JSON")
         p.add_argument("--check", action="store_true", help="measure parity against eager PyTorch")
         p.add_argument(
-            "--precision", choices=("f32", "bf16", "f16"), default="f32",
+            "--precision",
+            choices=("f32", "bf16", "f16"),
+            default="f32",
             help="element type the runtime computes in (default f32; forge.precision)",
         )
         p.add_argument(
-            "--weights", choices=("int8", "int4", "none"), default="none",
+            "--weights",
+            choices=("int8", "int4", "none"),
+            default="none",
             help="weight-only quantization of matmul weights (default none: f32 weights)",
         )
         p.add_argument(
-            "--accuracy", type=int, metavar="N",
+            "--accuracy",
+            type=int,
+            metavar="N",
             help="report accuracy against eager f32 on N seeded inputs (default: 100 with a reduced "
             "--precision/--weights, else off; 0: off)",
         )
         p.add_argument("--quiet", action="store_true", help="no progress display")
         p.add_argument(
-            "--no-reuse-blocks", action="store_true",
+            "--no-reuse-blocks",
+            action="store_true",
             help="trace every repeated block (layer) instead of one per distinct block (forge/frontend/blocks.py)",
         )
         if command == "compile":
@@ -91,11 +102,14 @@ def _parser() -> argparse.ArgumentParser:
             )
             p.add_argument("--save", type=Path, metavar="DIR", help="save the compiled model (forge.load reads it)")
             p.add_argument(
-                "--autotune", action="store_true",
+                "--autotune",
+                action="store_true",
                 help="choose the pass configuration by the cost model (forge.driver.autotune), then verify parity",
             )
             p.add_argument(
-                "--plot-memory", type=Path, metavar="FILE",
+                "--plot-memory",
+                type=Path,
+                metavar="FILE",
                 help="draw the memory plan (buffers x schedule steps, live ranges, device segments) to FILE (.png)",
             )
         else:
@@ -180,8 +194,13 @@ def _compile_tuned(args: argparse.Namespace, model, inputs, label: str):
     if args.precision != "f32" or args.weights != "none":
         raise CompileError("--autotune tunes f32 compiles only; drop --precision/--weights")
     compiled, _ = compile_tuned(
-        model, inputs, device=args.device, runtime=args.runtime, name=label,
-        keep_stages=args.emit in ("aten", "npuir", "buffer"), progress=_progress(args.quiet),
+        model,
+        inputs,
+        device=args.device,
+        runtime=args.runtime,
+        name=label,
+        keep_stages=args.emit in ("aten", "npuir", "buffer"),
+        progress=_progress(args.quiet),
     )
     return compiled
 
@@ -226,7 +245,7 @@ def format_report(report: dict[str, Any]) -> str:
         f"peak bytes {report['peak_bytes_naive']:,} naive -> {report['peak_bytes_planned']:,} planned "
         f"(lower bound {report['peak_bytes_lower_bound']:,}{_plan_ratio(report)})",
         f"device transitions {report['transitions_before']} -> {report['transitions_after']} after scheduling; "
-        f"NPU segments {report['segments']}",
+        + format_placement(report),
     ]
     blocks = report.get("blocks")
     if blocks and blocks.get("instances"):
@@ -243,21 +262,36 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def format_placement(report: dict[str, Any]) -> str:
+    """What ran where, as it ran: ``1 compiled segment (npu-affinity ops) run by openvino on CPU, 3 ops by torch
+    on the host CPU``. The npu-affinity ops run on the device asked for (`--device`), which is not an NPU on
+    a CPU-only run; the CPU ops (fallbacks and ops the scheduler kept on the host) run in torch."""
+    n = report["segments"]
+    line = f"{n} compiled segment{'s' if n != 1 else ''} (npu-affinity ops) run by {report['runtime']}"
+    line += f" on {report['device']}"
+    if "cpu_ops" in report:
+        line += f", {report['cpu_ops']} op{'s' if report['cpu_ops'] != 1 else ''} by torch on the host CPU"
+    return line
+
+
 def format_precision(report: dict[str, Any]) -> str:
     """``precision bf16, weights int8; runtime settings: ...`` and the accuracy line when measured."""
     cfg = report["runtime_config"]
     settings = cfg.get("effective") or cfg.get("requested") or {}
-    line = (f"precision {report.get('precision', 'f32')}, weights {report.get('weights', 'f32')}; runtime settings: "
-            + (", ".join(f"{k}={v}" for k, v in settings.items()) or "defaults"))
+    line = f"precision {report.get('precision', 'f32')}, weights {report.get('weights', 'f32')}; runtime settings: " + (
+        ", ".join(f"{k}={v}" for k, v in settings.items()) or "defaults"
+    )
     if cfg.get("substitution"):
         line += f"\nnote: {cfg['substitution']}"
     acc = report.get("accuracy")
     if acc:
         b = acc["bounds"]
-        line += (f"\naccuracy vs eager f32 ({acc['sequences']} sequences, {acc['mode']}): max |diff| "
-                 f"{acc['max_abs']:.3e}, mean KL {acc['kl_mean']:.3e}, top-1 {acc['top1']:.2%} "
-                 f"(bounds {b['max_abs']:g} / {b['kl_mean']:g} / {b['top1']:.0%}: "
-                 f"{'within' if acc['within_bounds'] else 'OUTSIDE'})")
+        line += (
+            f"\naccuracy vs eager f32 ({acc['sequences']} sequences, {acc['mode']}): max |diff| "
+            f"{acc['max_abs']:.3e}, mean KL {acc['kl_mean']:.3e}, top-1 {acc['top1']:.2%} "
+            f"(bounds {b['max_abs']:g} / {b['kl_mean']:g} / {b['top1']:.0%}: "
+            f"{'within' if acc['within_bounds'] else 'OUTSIDE'})"
+        )
     return line
 
 
@@ -269,7 +303,8 @@ def format_inputs(report: dict[str, Any]) -> list[str]:
     lines = ["inputs:"]
     for entry in report["inputs"]:
         what = (
-            f"{entry['dtype'].removeprefix('torch.')} {entry['shape']}" if "dtype" in entry
+            f"{entry['dtype'].removeprefix('torch.')} {entry['shape']}"
+            if "dtype" in entry
             else f"= {entry.get('value')!r} (constant)"
         )
         added = " (added by the compile: callers may leave it out)" if entry.get("added") else ""
@@ -280,7 +315,8 @@ def format_inputs(report: dict[str, Any]) -> list[str]:
         f"cast policy: {cast['model_dtype']} model compiled in {cast['compute_dtype']} ({cast['weights_cast']} weights"
         + (f", inputs {', '.join(cast['inputs_cast'])}" if cast["inputs_cast"] else "")
         + f" cast up; float outputs cast back to {cast['outputs_cast_to']})"
-        if cast else "cast policy: none (weights and inputs compiled in their own dtypes)"
+        if cast
+        else "cast policy: none (weights and inputs compiled in their own dtypes)"
     )
     lines += [f"note: {note}" for note in report.get("notes", [])]
     return [*lines, ""]
@@ -338,8 +374,10 @@ def _failed_check(report: dict[str, Any]) -> int:
     """1 (after saying so) when --check found a mismatch."""
     if report.get("parity", {}).get("ok", True):
         return 0
-    print("forge: error: the compiled model does not match eager PyTorch (--check); see the first divergent op above",
-          file=sys.stderr)
+    print(
+        "forge: error: the compiled model does not match eager PyTorch (--check); see the first divergent op above",
+        file=sys.stderr,
+    )
     return 1
 
 
@@ -388,8 +426,12 @@ def _print_autotune(tuned: dict[str, Any], file) -> None:
     print(
         f"\nautotune: {tuned['configs']} configurations scored by the cost model in {tuned['elapsed_ms']:.0f} ms "
         f"(CPU {tuned['cpu_ms']:.0f} ms; {tuned['pipelines_run']} pass pipelines, {tuned['lowerings']} lowerings"
-        + (f" of the 1- and 2-layer cuts, extrapolated to {tuned['extrapolated_from_layers']} layers"
-           if tuned["extrapolated_from_layers"] else "") + ")\n"
+        + (
+            f" of the 1- and 2-layer cuts, extrapolated to {tuned['extrapolated_from_layers']} layers"
+            if tuned["extrapolated_from_layers"]
+            else ""
+        )
+        + ")\n"
         f"  chosen: {tuned['chosen']['label']}: {tuned['chosen_us']:.1f} µs vs default {tuned['default_us']:.1f} µs "
         f"(gain x{tuned['gain_over_default']:.3f})\n"
         f"  pipeline: {tuned['chosen']['pipeline']}\n  lowering: {tuned['chosen']['lowering']}\n  top:",

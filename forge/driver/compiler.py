@@ -77,12 +77,28 @@ def compile(
 
     `precision` (f32, bf16, f16) and `weights` (None, int8, int4: weight-only quantization) are the
     reduced-precision modes of `forge.precision`; `accuracy=N` adds `report["accuracy"]`: the mode
-    against eager f32 on N seeded inputs (`forge.driver.accuracy.evaluate_accuracy`, 100 is the fixed set).
+    against eager f32 on N seeded inputs (`forge.driver.accuracy.evaluate_accuracy`, 100 is the fixed set;
+    positional inputs drawn, keyword token ids drawn, other keyword inputs as given). Off by default here
+    (it runs the model and the compiled model N times each); the CLI's `--accuracy` defaults to 100 for a
+    reduced mode.
     """
     options = CompileOptions.of(
-        pipeline=pipeline, disable=tuple(disable), device=device, runtime=runtime, dtype=dtype, check=check,
-        name=name, keep_stages=keep_stages, progress=progress, lowering=lowering, precision=precision,
-        weights=weights, accuracy=accuracy, buckets=buckets, pad_values=pad_values, reuse_blocks=reuse_blocks,
+        pipeline=pipeline,
+        disable=tuple(disable),
+        device=device,
+        runtime=runtime,
+        dtype=dtype,
+        check=check,
+        name=name,
+        keep_stages=keep_stages,
+        progress=progress,
+        lowering=lowering,
+        precision=precision,
+        weights=weights,
+        accuracy=accuracy,
+        buckets=buckets,
+        pad_values=pad_values,
+        reuse_blocks=reuse_blocks,
     )
     if dynamic_shapes is not None:
         from forge.driver.dynamic import compile_dynamic  # lazy: only for dynamic shapes
@@ -104,8 +120,12 @@ def compile_imported(
 ) -> CompiledModel:
     """`compile` of a program already exported and imported (its module is consumed: the passes
     rewrite it in place). For callers that also run the imported IR, e.g. the coverage harness."""
-    c = Compilation(CompileOptions(device=device, runtime=runtime, name=name), model=model.eval(),
-                    args=tuple(example_args), imported=imported)
+    c = Compilation(
+        CompileOptions(device=device, runtime=runtime, name=name),
+        model=model.eval(),
+        args=tuple(example_args),
+        imported=imported,
+    )
     c.clock.ms.update(export_ms=imported.export_ms, import_ms=imported.import_ms)  # measured by the import
     c.counts["ops_imported"] = count_body_ops(imported.module)
     c.run(IMPORTED)

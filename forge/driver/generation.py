@@ -1,13 +1,21 @@
 """Text generation with a KV cache: `forge.generate(model, input_ids, max_new_tokens=K)`.
 
-A `transformers` causal LM is compiled into two functions that share one KV cache:
+A `transformers` causal LM is compiled into two functions that share one KV cache of `T` positions:
 
-* **prefill**: the prompt, `[B, P]` tokens at cache positions `0..P-1`;
-* **decode**: one token per sequence, `[B, 1]` at cache position `P + j`.
+* **prefill chunk**: `[B, C]` tokens at cache positions `s..s+C-1` (`C`, the chunk, 32 by default);
+* **decode**: one token per sequence, `[B, 1]` at cache position `P' + j`.
 
-Both are the same module, `StaticCacheLM`, exported at two shapes. It holds the cache as
+A prompt of `P` tokens is left-padded to `P'`, the next multiple of `C` (the pads masked out, the
+positions of the real tokens `cumsum(attention_mask) - 1` as transformers computes them), and prefilled
+chunk by chunk with the same compiled graph; decoding then writes positions `P'..`. So one `Generator`,
+compiled once (two graphs), serves every `P` and `max_new_tokens` `N` with `P' + N - 1 <= T`, and
+`forge.generate` keeps one per model and (batch, runtime, device, precision, weights): `T` is
+`DEFAULT_CACHE_LEN` (capped at the model's positions), doubled when a call does not fit (the only other
+compile).
+
+Both graphs are the same module, `StaticCacheLM`, exported at two shapes. It holds the cache as
 buffers `key_cache_<layer>` / `value_cache_<layer>` of shape `[B, kv_heads, T, head_dim]` (`T`, the
-cache length, is `P + K` unless given) and writes each step's new rows with
+cache length, fixed at compile time) and writes each step's new rows with
 `cache[:, :, cache_position] = k` (`aten.index_put_`: the rows transformers' StaticLayer writes
 with `index_copy_`, in an op the `aten` dialect has, so the import needs no decomposition and no
 torch re-trace). The importer (`state=True`) makes those mutated buffers
@@ -26,11 +34,16 @@ additive 4-D mask (0 where key `k <= cache_position[q]` and `attention_mask[b, k
 minimum elsewhere, what transformers' eager mask holds) is built inside the graph, and the model
 gets it as a prepared mask, so transformers' own mask code is not traced.
 
-Greedy decoding reproduces `model.generate(do_sample=False)`: for a left-padded batch the
+Decoding (greedy, or sampling with temperature / top-k / top-p / repetition penalty, seeded; EOS tokens,
+stop sequences, a streaming callback) is `forge.driver.sampling`'s, on the host, on the last logits row,
+with transformers' own logits processors: the same options give transformers' tokens (for sampling, with
+the same RNG stream). Greedy decoding reproduces `model.generate(do_sample=False)`: for a left-padded batch the
 positions are `cumsum(attention_mask) - 1` (1 on padding), as transformers computes them; a
 sequence that emits the end-of-sequence token is padded with `pad_token_id` (the EOS token if
 unset) and generation stops when every sequence has finished, so the result has the same
-length as transformers' too.
+length as transformers' too. A right-padded mask (padding after a row's tokens) is refused with a
+`GenerateError` naming the fix, left padding: new tokens follow the last position, so transformers'
+tokens for it are not what the caller means either (transformers only warns).
 
 `forge.generate` is this module's `generate`, exported lazily by the package (`forge/__init__.py`).
 """
@@ -48,16 +61,13 @@ from torch import nn
 
 from forge.driver.compilation import Compilation, Stage
 from forge.driver.options import CompileOptions
+from forge.driver.sampling import Decoding, GenerateError
 from forge.driver.stages import EMIT, IMPORT_MODULE, LOWER, OPTIMIZE, PLAN
 from forge.frontend.fx_importer import ImportedProgram
 
 __all__ = ["GenerateError", "Generator", "StaticCacheLM", "compile_generator", "generate"]
 
 Progress = Callable[[str], None]
-
-
-class GenerateError(ValueError):
-    """Bad arguments to generation (shapes, lengths, a model that is not a causal LM)."""
 
 
 # --- the exported module ------------------------------------------------------------------------
@@ -165,8 +175,9 @@ STEP = (IMPORT_MODULE, OPTIMIZE, LOWER, PLAN, Stage("cache states", _register_st
 """One generator graph (prefill or decode): `compile`'s stages on the cache wrapper, its buffers as states."""
 
 
-def _compile_step(name: str, wrapper: StaticCacheLM, args: tuple[torch.Tensor, ...], states: Any,
-                  options: CompileOptions) -> CompiledStep:
+def _compile_step(
+    name: str, wrapper: StaticCacheLM, args: tuple[torch.Tensor, ...], states: Any, options: CompileOptions
+) -> CompiledStep:
     c = Compilation(options, model=wrapper, args=args)
     c.extras.update(state=True, states=states)
     c.run(STEP)
@@ -196,20 +207,45 @@ def _fallbacks(module: Any) -> dict[str, int]:
     return dict(sorted(found.items()))
 
 
-class Generator:
-    """A compiled prefill + decode pair over one KV cache (`compile_generator` makes it).
+DEFAULT_CHUNK = 32
+"""Prefill chunk length when no prompt length is given: a prompt is left-padded to a multiple of it."""
+DEFAULT_CACHE_LEN = 256
+"""KV-cache positions of `forge.generate`'s first generator for a model (capped at the model's positions);
+doubled, once per doubling, when a call needs more."""
 
-    `generate(input_ids, max_new_tokens, attention_mask=None)` -> `[B, P + new]` token ids (greedy);
-    `prefill_logits` / `decode_logits` run one step (for parity checks); `reset()` zeroes the cache
-    in place. After `generate`, `last_timings` holds the prefill and per-token decode times (ms).
+
+class Generator:
+    """A compiled prefill chunk + decode step over one KV cache (`compile_generator` makes it).
+
+    It serves any prompt length `P` and `max_new_tokens` `N` with `padded_len(P) + N - 1 <= cache_len`
+    (`fits`), compiling nothing more: the prompt is left-padded to a multiple of `chunk` and prefilled
+    chunk by chunk (one compiled `[B, chunk]` graph, called at cache positions `0..`), then decoded one
+    token at a time (one compiled `[B, 1]` graph). `compiles` counts its graph compiles (2).
+
+    `generate(input_ids, max_new_tokens, attention_mask=None, **decoding)` -> `[B, P + new]` token ids (greedy,
+    or sampled: `forge.driver.sampling`); the decoding options are per call, so they never compile anything;
+    `prefill_logits(input_ids, attention_mask=None)` runs the prefill alone (for parity checks) and
+    returns the last prompt position's logits; `reset()` zeroes the cache in place. After `generate`,
+    `last_timings` holds the prefill and per-token decode times (ms).
     """
 
-    def __init__(self, hf: nn.Module, batch: int, prompt_len: int, cache_len: int, prefill: CompiledStep,
-                 decode: CompiledStep, states: Any):
+    def __init__(
+        self,
+        hf: nn.Module,
+        batch: int,
+        chunk: int,
+        cache_len: int,
+        prefill: CompiledStep,
+        decode: CompiledStep,
+        states: Any,
+        options: CompileOptions | None = None,
+    ):
         self.hf = hf
-        self.batch, self.prompt_len, self.cache_len = batch, prompt_len, cache_len
+        self.options = options or CompileOptions()
+        self.batch, self.chunk, self.cache_len = batch, chunk, cache_len
         self.prefill, self.decode = prefill, decode
         self.states = states
+        self.compiles = 2
         self.last_timings: dict[str, Any] = {}
         gen = getattr(hf, "generation_config", None)
         eos = getattr(gen, "eos_token_id", None)
@@ -217,139 +253,220 @@ class Generator:
         pad = getattr(gen, "pad_token_id", None)
         self.pad = pad if pad is not None else (self.eos[0] if self.eos else None)
 
+    # ---- sizes ------------------------------------------------------------------------------
+
+    def padded_len(self, prompt_len: int) -> int:
+        """The cache positions a prompt of `prompt_len` tokens takes: left-padded to a multiple of `chunk`."""
+        return -(-prompt_len // self.chunk) * self.chunk
+
+    def fits(self, prompt_len: int, max_new_tokens: int) -> bool:
+        """Whether this generator serves the request (the last decode step writes position padded + new - 2)."""
+        needed = self.padded_len(prompt_len) + max_new_tokens - 1
+        return prompt_len >= 1 and max_new_tokens >= 1 and needed <= self.cache_len
+
     # ---- one step ---------------------------------------------------------------------------
 
     def reset(self) -> None:
         """The KV cache back to zeros, in place (the same memory)."""
         self.states.reset()
 
-    def _check(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
+    def _check(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, max_new_tokens: int) -> torch.Tensor:
         if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2 or input_ids.dtype != torch.long:
             raise GenerateError("input_ids must be an int64 tensor [batch, prompt_len]")
-        shape = (self.batch, self.prompt_len)
-        if tuple(input_ids.shape) != shape:
+        batch, prompt_len = input_ids.shape
+        if batch != self.batch:
+            raise GenerateError(f"input_ids has batch {batch}, this generator was compiled for batch {self.batch}")
+        if not self.fits(prompt_len, max_new_tokens):
             raise GenerateError(
-                f"input_ids is {list(input_ids.shape)}, this generator was compiled for {list(shape)} "
-                "(forge.generate compiles one per shape)"
+                f"prompt {prompt_len} (padded to {self.padded_len(prompt_len)}) + {max_new_tokens} new tokens exceed "
+                f"the cache of {self.cache_len} positions (compile a generator with a larger cache_len; "
+                "forge.generate grows its cache by doubling)"
             )
         if attention_mask is None:
-            return torch.ones(shape, dtype=torch.long)
-        if tuple(attention_mask.shape) != shape:
-            raise GenerateError(f"attention_mask is {list(attention_mask.shape)}, expected {list(shape)}")
-        return attention_mask.to(torch.long)
+            return torch.ones(batch, prompt_len, dtype=torch.long)
+        if tuple(attention_mask.shape) != (batch, prompt_len):
+            raise GenerateError(f"attention_mask is {list(attention_mask.shape)}, expected {[batch, prompt_len]}")
+        mask = attention_mask.to(torch.long)
+        if not bool(((mask == 0) | (mask == 1)).all()):
+            raise GenerateError("attention_mask must hold 0 (padding) and 1 (tokens) only")
+        empty = (mask.sum(-1) == 0).nonzero().flatten().tolist()
+        if empty:
+            raise GenerateError(f"attention_mask row {empty[0]} has no tokens")
+        right = (mask[:, 1:] < mask[:, :-1]).any(-1).nonzero().flatten().tolist()
+        if right:
+            raise GenerateError(
+                f"attention_mask row {right[0]} has padding after its tokens (right padding): new tokens follow the "
+                "last position, so pad on the left (tokenizer.padding_side = 'left'), as transformers asks"
+            )
+        return mask
+
+    def _prefill(self, input_ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]:
+        """Left-pad the prompt to `padded_len` and run the prefill chunks: (last logits, cache mask, padded length)."""
+        b, p = input_ids.shape
+        padded = self.padded_len(p)
+        ids = torch.zeros(b, padded, dtype=torch.long)
+        ids[:, padded - p :] = input_ids
+        full = torch.ones(b, self.cache_len, dtype=torch.long)
+        full[:, :padded] = 0
+        full[:, padded - p : padded] = mask
+        prompt_mask = full[:, :padded]
+        positions = (prompt_mask.cumsum(-1) - 1).masked_fill_(prompt_mask == 0, 1)  # transformers' positions
+        logits = None
+        for start in range(0, padded, self.chunk):
+            end = start + self.chunk
+            logits = self.prefill.executor(
+                ids[:, start:end], full, positions[:, start:end].contiguous(), torch.arange(start, end)
+            )[0]
+        assert logits is not None
+        return logits, full, padded
 
     def prefill_logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """Logits `[B, 1, vocab]` of the prompt's last position; fills the cache's first P rows."""
-        mask = self._check(input_ids, attention_mask)
-        full = torch.ones(self.batch, self.cache_len, dtype=torch.long)
-        full[:, : self.prompt_len] = mask
-        positions = (mask.cumsum(-1) - 1).masked_fill_(mask == 0, 1)
-        return self.prefill.executor(input_ids, full, positions, torch.arange(self.prompt_len))[0]
+        """Logits `[B, 1, vocab]` of the prompt's last position; fills the cache's first `padded_len(P)` rows."""
+        mask = self._check(input_ids, attention_mask, 1)
+        self.reset()
+        return self._prefill(input_ids, mask)[0]
 
     # ---- generation --------------------------------------------------------------------------
 
     def generate(
-        self, input_ids: torch.Tensor, max_new_tokens: int, attention_mask: torch.Tensor | None = None
+        self,
+        input_ids: torch.Tensor,
+        max_new_tokens: int,
+        attention_mask: torch.Tensor | None = None,
+        *,
+        scores: list[torch.Tensor] | None = None,
+        **decoding: Any,
     ) -> torch.Tensor:
-        """Greedy generation, token for token what `transformers` `generate(do_sample=False)` gives."""
+        """`[B, P + new]` token ids, as `transformers` `generate` gives them with the same options.
+
+        Greedy by default; `decoding` are `forge.driver.sampling.Decoding.build`'s options: `do_sample`,
+        `temperature`, `top_k`, `top_p`, `repetition_penalty`, `seed` or `generator`, `eos_token_id`,
+        `pad_token_id`, `stop` (+ `tokenizer` for strings) and `streamer`. `scores`, a list, receives each
+        step's processed scores `[B, vocab]` (transformers' `output_scores`)."""
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
             raise GenerateError(f"max_new_tokens must be a positive int, got {max_new_tokens!r}")
-        if self.prompt_len + max_new_tokens > self.cache_len:
-            raise GenerateError(
-                f"prompt {self.prompt_len} + {max_new_tokens} new tokens exceed the cache of {self.cache_len} positions"
-            )
-        mask = self._check(input_ids, attention_mask)
+        mask = self._check(input_ids, attention_mask, max_new_tokens)
+        b, p = input_ids.shape
+        rules = Decoding.build(self.hf, b, mask, default_eos=self.eos, **decoding)
         self.reset()
-        b = self.batch
-        full = torch.ones(b, self.cache_len, dtype=torch.long)
-        full[:, : self.prompt_len] = mask
-        positions = (mask.cumsum(-1) - 1).masked_fill_(mask == 0, 1)
+        sequences = torch.empty(b, p + max_new_tokens, dtype=torch.long)
+        sequences[:, :p] = input_ids
+        rules.start(input_ids)
         start = time.perf_counter()
-        logits = self.prefill.executor(input_ids, full, positions, torch.arange(self.prompt_len))[0]
+        logits, full, padded = self._prefill(input_ids, mask)
         prefill_ms = (time.perf_counter() - start) * 1e3
         real = mask.sum(-1)
         unfinished = torch.ones(b, dtype=torch.bool)
-        tokens = [self._next(logits, unfinished)]
         step_ids = torch.empty(b, 1, dtype=torch.long)
         step_pos = torch.empty(b, 1, dtype=torch.long)
         step_cache = torch.empty(1, dtype=torch.long)
         out = [torch.empty_like(logits)]
         decode_ms: list[float] = []
-        for j in range(max_new_tokens - 1):
-            if self.eos and not bool(unfinished.any()):
+        n, start = 0, None
+        while True:
+            processed = rules.scores(sequences[:, : p + n], logits)
+            if scores is not None:
+                scores.append(processed)
+            token = rules.choose(processed)
+            sequences[:, p + n] = rules.keep(token, unfinished)
+            if start is not None:  # a decode step: the graph, then the token's choice
+                decode_ms.append((time.perf_counter() - start) * 1e3)
+            n += 1
+            rules.finish(sequences[:, p : p + n], unfinished)
+            if n == max_new_tokens or (rules.stops and not bool(unfinished.any())):
                 break
             start = time.perf_counter()
-            step_ids[:, 0] = tokens[-1]
-            step_pos[:, 0] = real + j
-            step_cache[0] = self.prompt_len + j
+            step_ids[:, 0] = sequences[:, p + n - 1]
+            step_pos[:, 0] = real + n - 1
+            step_cache[0] = padded + n - 1
             self.decode.executor.run(step_ids, full, step_pos, step_cache, out=out)
-            tokens.append(self._next(out[0], unfinished))
-            decode_ms.append((time.perf_counter() - start) * 1e3)
+            logits = out[0]
+        rules.end()
         self.last_timings = {"prefill_ms": prefill_ms, "decode_ms": decode_ms}
-        return torch.cat([input_ids, torch.stack(tokens, dim=1)], dim=1)
-
-    def _next(self, logits: torch.Tensor, unfinished: torch.Tensor) -> torch.Tensor:
-        """The greedy token of each sequence; finished ones get the pad token (as transformers)."""
-        token = logits[:, -1, :].argmax(-1)
-        if self.eos:
-            if self.pad is not None:
-                token = torch.where(unfinished, token, torch.full_like(token, self.pad))
-            unfinished &= ~torch.isin(token, torch.tensor(self.eos))
-        return token
+        return sequences[:, : p + n].clone()
 
     def report(self) -> dict[str, Any]:
         return {
             "batch": self.batch,
-            "prompt_len": self.prompt_len,
+            "chunk": self.chunk,
             "cache_len": self.cache_len,
+            "compiles": self.compiles,
+            "precision": self.options.precision,
+            "weights": self.options.weights,
             "prefill": self.prefill.report,
             "decode": self.decode.report,
         }
+
+
+def _positions(config: Any) -> int | None:
+    """The model's position limit (None when it has none)."""
+    return getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
 
 
 def compile_generator(
     model: nn.Module,
     *,
     batch: int = 1,
-    prompt_len: int,
+    prompt_len: int | None = None,
     max_new_tokens: int | None = None,
     cache_len: int | None = None,
+    chunk: int | None = None,
     runtime: str = "openvino",
     device: str = "CPU",
+    precision: str | None = None,
+    weights: str | None = None,
     progress: Progress | None = None,
 ) -> Generator:
-    """Compile `model`'s prefill (`[batch, prompt_len]`) and decode (`[batch, 1]`) functions over
-    one KV cache of `cache_len` positions (default `prompt_len + max_new_tokens`)."""
+    """Compile `model`'s prefill chunk (`[batch, chunk]`) and decode step (`[batch, 1]`) over one KV cache of
+    `cache_len` positions: two compiles, then any prompt length and max_new_tokens that fit (`Generator.fits`).
+
+    `chunk` defaults to `prompt_len` when given (that prompt is prefilled in one call), else `DEFAULT_CHUNK`;
+    `cache_len` to `padded prompt_len + max_new_tokens` when both are given, else `DEFAULT_CACHE_LEN`
+    (capped at the model's positions). `precision` and `weights` are `forge.compile`'s, for both graphs."""
     from backends.nnfactory.executor import StateStore  # lazy: start-up cost (openvino)
 
     hf = causal_lm(model).eval()
+    limit = _positions(hf.config)
+    if chunk is None:
+        chunk = prompt_len if prompt_len is not None else DEFAULT_CHUNK
+    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+        raise GenerateError(f"chunk (or prompt_len) must be a positive int, got {chunk!r}")
     if cache_len is None:
-        if max_new_tokens is None:
-            raise GenerateError("give max_new_tokens or cache_len")
-        cache_len = prompt_len + max_new_tokens
-    limit = getattr(hf.config, "max_position_embeddings", None) or getattr(hf.config, "n_positions", None)
-    if prompt_len < 1 or cache_len <= prompt_len:
-        raise GenerateError(f"need 1 <= prompt_len < cache_len, got prompt_len {prompt_len}, cache_len {cache_len}")
+        if prompt_len is not None and max_new_tokens is not None:
+            cache_len = -(-prompt_len // chunk) * chunk + max_new_tokens
+        elif prompt_len is not None or max_new_tokens is not None:
+            raise GenerateError("give both prompt_len and max_new_tokens, or cache_len")
+        else:
+            cache_len = min(DEFAULT_CACHE_LEN, limit or DEFAULT_CACHE_LEN)
+            chunk = min(chunk, cache_len - 1)
+    if cache_len <= chunk:
+        raise GenerateError(f"need chunk < cache_len, got chunk {chunk}, cache_len {cache_len}")
     if limit is not None and cache_len > limit:
         raise GenerateError(f"cache_len {cache_len} exceeds the model's {limit} positions")
     wrapper = StaticCacheLM(hf, batch, cache_len).eval()
     states = StateStore()
     mask = torch.ones(batch, cache_len, dtype=torch.long)
     prefill_args = (
-        torch.zeros(batch, prompt_len, dtype=torch.long), mask,
-        torch.arange(prompt_len).expand(batch, prompt_len).contiguous(), torch.arange(prompt_len),
+        torch.zeros(batch, chunk, dtype=torch.long),
+        mask,
+        torch.arange(chunk).expand(batch, chunk).contiguous(),
+        torch.arange(chunk),
     )
     decode_args = (
-        torch.zeros(batch, 1, dtype=torch.long), mask,
-        torch.full((batch, 1), prompt_len, dtype=torch.long), torch.tensor([prompt_len]),
+        torch.zeros(batch, 1, dtype=torch.long),
+        mask,
+        torch.full((batch, 1), chunk, dtype=torch.long),
+        torch.tensor([chunk]),
     )
-    options = CompileOptions(runtime=runtime, device=device, progress=progress)
+    options = CompileOptions.of(runtime=runtime, device=device, precision=precision, weights=weights, progress=progress)
     prefill = _compile_step("prefill", wrapper, prefill_args, states, options)
     decode = _compile_step("decode", wrapper, decode_args, states, options)
-    return Generator(hf, batch, prompt_len, cache_len, prefill, decode, states)
+    return Generator(hf, batch, chunk, cache_len, prefill, decode, states, options)
 
 
 _GENERATORS: weakref.WeakKeyDictionary[nn.Module, dict[tuple, Generator]] = weakref.WeakKeyDictionary()
+"""forge.generate's generators: one per model and (batch, runtime, device, precision, weights), whatever the
+prompt length."""
 
 
 def generate(
@@ -360,19 +477,60 @@ def generate(
     *,
     runtime: str = "openvino",
     device: str = "CPU",
+    precision: str | None = None,
+    weights: str | None = None,
+    **decoding: Any,
 ) -> torch.Tensor:
-    """Greedy generation with Forge (see the module docstring): `[B, P + new]` token ids.
+    """Generation with Forge (see the module docstring): `[B, P + new]` token ids.
 
-    The compiled generator is kept per model and (batch, prompt length, cache length, runtime,
-    device): a second call with the same shapes compiles nothing."""
+    Greedy by default, or sampled as transformers samples (`do_sample=True`, `temperature`, `top_k`, `top_p`,
+    `repetition_penalty`, `seed=` or `generator=`), ending on `eos_token_id` or `stop` sequences, each new
+    token passed to `streamer(row, token)`: `forge.driver.sampling` says what each option does.
+    `precision` and `weights` are `forge.compile`'s (both graphs are compiled with them).
+
+    One generator is kept per model and (batch, runtime, device, precision, weights): its first call compiles
+    it (a prefill chunk of `DEFAULT_CHUNK` tokens and a decode step over a cache of `DEFAULT_CACHE_LEN`
+    positions, capped at the model's), and every later call whose prompt and max_new_tokens fit its cache
+    compiles nothing, whatever its decoding options. A call that does not fit replaces it by one with the
+    cache doubled (as often as needed, up to the model's positions): a bounded number of compiles per model."""
     if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2:
         raise GenerateError("input_ids must be a tensor [batch, prompt_len]")
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+        raise GenerateError(f"max_new_tokens must be a positive int, got {max_new_tokens!r}")
+    options = CompileOptions.of(runtime=runtime, device=device, precision=precision, weights=weights)
     batch, prompt_len = input_ids.shape
-    key = (batch, prompt_len, prompt_len + max_new_tokens, runtime, device)
+    Decoding.build(causal_lm(model), batch, torch.ones(batch, prompt_len), **decoding)  # bad options: before compiling
+    key = (batch, runtime, device, options.precision, options.weights)
     cache = _GENERATORS.setdefault(model, {})
     gen = cache.get(key)
-    if gen is None:
+    if gen is None or not gen.fits(prompt_len, max_new_tokens):
+        cache_len = _cache_len_for(model, gen, prompt_len, max_new_tokens)
+        cache.pop(key, None)  # the old generator's graphs and cache are freed before the new compile
         gen = cache[key] = compile_generator(
-            model, batch=batch, prompt_len=prompt_len, max_new_tokens=max_new_tokens, runtime=runtime, device=device
+            model,
+            batch=batch,
+            cache_len=cache_len,
+            runtime=runtime,
+            device=device,
+            precision=options.precision,
+            weights=options.weights,
         )
-    return gen.generate(input_ids, max_new_tokens, attention_mask)
+    return gen.generate(input_ids, max_new_tokens, attention_mask, **decoding)
+
+
+def _cache_len_for(model: nn.Module, old: Generator | None, prompt_len: int, max_new_tokens: int) -> int:
+    """`DEFAULT_CACHE_LEN` (or the old generator's), doubled until the request fits, capped at the model's positions."""
+    limit = _positions(causal_lm(model).config)
+    cache_len = old.cache_len if old is not None else DEFAULT_CACHE_LEN
+    if limit is not None:
+        cache_len = min(cache_len, limit)
+    chunk = min(DEFAULT_CHUNK, cache_len - 1)
+    needed = -(-prompt_len // chunk) * chunk + max_new_tokens - 1
+    while cache_len < needed and (limit is None or cache_len < limit):
+        cache_len = min(2 * cache_len, limit) if limit is not None else 2 * cache_len
+    if cache_len < needed:
+        raise GenerateError(
+            f"prompt {prompt_len} (padded to a multiple of {chunk}) + {max_new_tokens} new tokens exceed the "
+            f"model's {limit} positions"
+        )
+    return cache_len

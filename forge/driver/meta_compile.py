@@ -54,8 +54,16 @@ def compile_meta(
     `compile`), its checkpoint converted when bound. Returns `save_to`; meta.json's report has the
     stage times, `blocks` and the external weights' count and bytes.
     """
-    options = CompileOptions.of(pipeline=pipeline, disable=tuple(disable), device=device, runtime=runtime,
-                                name=name, progress=progress, lowering=lowering, reuse_blocks=reuse_blocks)
+    options = CompileOptions.of(
+        pipeline=pipeline,
+        disable=tuple(disable),
+        device=device,
+        runtime=runtime,
+        name=name,
+        progress=progress,
+        lowering=lowering,
+        reuse_blocks=reuse_blocks,
+    )
     c = Compilation(options, model=model, args=args, kwargs=kwargs)
     c.extras.update(save_to=save_to, weights_from=weights_from)
     c.run(META)
@@ -79,6 +87,17 @@ def _check_checkpoint(c: Compilation) -> None:
     """Before the passes: a checkpoint that does not fit the model fails fast, naming the tensor and the file."""
     from forge.frontend.meta_weights import WeightBindError, check_external, external_names
 
+    constants = _meta_constants(c.imported)
+    if constants:
+        store = c.imported.weights
+        first = store[constants[0]]
+        more = f" (and {len(constants) - 1} more)" if len(constants) > 1 else ""
+        raise CompileError(
+            f"constant {constants[0]!r} ({str(first.dtype).removeprefix('torch.')} {list(first.shape)}){more} was "
+            "created by the model while it was traced, on the meta device, so its values are lost (a traced "
+            "constant is no parameter or buffer: no checkpoint holds it); create it on the CPU or compute it "
+            "from a buffer (forge.init_empty_weights() keeps buffers real)"
+        )
     try:
         check_external(c.weights, c.extras["source"], external_names(c.weights))
     except WeightBindError as err:
@@ -97,8 +116,14 @@ def _save(c: Compilation) -> None:
 
 
 META = (
-    INPUTS, Stage("weights files", _open_weights), EXPORT_IMPORT, Stage("checkpoint check", _check_checkpoint),
-    OPTIMIZE, LOWER, PLAN, Stage("save", _save),
+    INPUTS,
+    Stage("weights files", _open_weights),
+    EXPORT_IMPORT,
+    Stage("checkpoint check", _check_checkpoint),
+    OPTIMIZE,
+    LOWER,
+    PLAN,
+    Stage("save", _save),
 )
 """`compile_meta`'s stage list: `compile`'s up to the memory plan, the checkpoint checked, saved instead of emitted."""
 
@@ -107,7 +132,8 @@ def _meta_buffer_hint(imported: ImportedProgram, source) -> str:
     """Why a meta *buffer* is not in the files, when one is the cause (a model built under
     `torch.device("meta")`: its rotary tables and other computed buffers lost their values)."""
     buffers = sorted(
-        name for name, (kind, _) in imported.weight_sources.items()
+        name
+        for name, (kind, _) in imported.weight_sources.items()
         if kind == "BUFFER" and not imported.weights.has_data(name) and name not in source.entries
     )
     if not buffers:
@@ -119,20 +145,48 @@ def _meta_buffer_hint(imported: ImportedProgram, source) -> str:
     )
 
 
+def _meta_constants(imported: ImportedProgram) -> list[str]:
+    """Lifted *constants* without values: tensors the model created while it was traced (not parameters or
+    buffers, so no checkpoint holds them), on the meta device. (An empty one, such as a KV cache's initial
+    `torch.tensor([])`, is materialized by the importer and is not among them.)"""
+    return sorted(
+        name
+        for name, (kind, _) in imported.weight_sources.items()
+        if kind == "CONSTANT_TENSOR" and not imported.weights.has_data(name)
+    )
+
+
 def _save_meta_artifact(c: Compilation, external: list[str], manifest: Any) -> tuple[Path, dict[str, Any]]:
     """`compile_meta`'s report and saved artifact (no executor: nothing is emitted)."""
     store = c.weights
     report = {
-        "model": c.options.name or type(c.model).__name__, "runtime": c.options.runtime, "device": c.options.device,
+        "model": c.options.name or type(c.model).__name__,
+        "runtime": c.options.runtime,
+        "device": c.options.device,
         "passes": pass_rows(c.records),
-        "ops_imported": c.counts["ops_imported"], "ops_optimized": c.counts["ops_optimized"], **plan_metrics(c.module),
-        "blocks": c.imported.blocks, "precision": "f32", "weights": "f32", "weights_external": len(external),
+        "ops_imported": c.counts["ops_imported"],
+        "ops_optimized": c.counts["ops_optimized"],
+        **plan_metrics(c.module),
+        "blocks": c.imported.blocks,
+        "precision": "f32",
+        "weights": "f32",
+        "weights_external": len(external),
         "weight_bytes_external": sum(store[n].numel() * store[n].element_size() for n in external),
         **call_report(c.signature, c.cast),
     }
     report["notes"] = [*c.notes, *report.get("notes", [])]
-    artifact = CompiledModel(None, c.module, store, c.imported.inputs, report=report, runtime=c.options.runtime,
-                             device=c.options.device, signature=c.signature, cast=c.cast, external_weights=manifest)
+    artifact = CompiledModel(
+        None,
+        c.module,
+        store,
+        c.imported.inputs,
+        report=report,
+        runtime=c.options.runtime,
+        device=c.options.device,
+        signature=c.signature,
+        cast=c.cast,
+        external_weights=manifest,
+    )
     start = time.perf_counter()
     directory = artifact.save(c.extras["save_to"])
     report["save_ms"] = round((time.perf_counter() - start) * 1e3, 3)

@@ -32,8 +32,6 @@ def _inputs(c: Compilation) -> None:
     from forge.frontend.export import cast_policy
 
     c.args, c.kwargs = example_inputs(c.args, c.kwargs)
-    if c.options.accuracy and c.kwargs:  # forge.driver.accuracy.evaluate_accuracy draws positional inputs only
-        raise CompileError("accuracy= measures models called with positional inputs; drop kwargs= or accuracy=")
     c.exported_model, c.cast = cast_policy(c.model, c.args, c.kwargs, c.options.dtype)
     if c.cast is not None:
         c.export_args, c.export_kwargs = c.cast.apply(c.args, c.kwargs)
@@ -125,8 +123,15 @@ def _result(c: Compilation) -> None:
     from forge.driver.report import call_report, compile_report
 
     c.result = CompiledModel(
-        c.executor, c.module, c.weights, c.imported.inputs, runtime=c.options.runtime, device=c.options.device,
-        stages=c.ir_after, signature=c.signature, cast=c.cast,
+        c.executor,
+        c.module,
+        c.weights,
+        c.imported.inputs,
+        runtime=c.options.runtime,
+        device=c.options.device,
+        stages=c.ir_after,
+        signature=c.signature,
+        cast=c.cast,
     )
     c.report = c.result.report = {**compile_report(c), **call_report(c.signature, c.cast)}
     c.report["notes"] = [*c.notes, *c.report.get("notes", [])]
@@ -139,7 +144,7 @@ def _accuracy(c: Compilation) -> None:
 
     runs_as = c.report["runtime_config"].get("runs_as", c.options.precision)  # the bounds of what ran
     c.report["accuracy"] = accuracy_report(
-        c.model, c.result, c.args, runs_as, c.options.weights, sequences=c.options.accuracy
+        c.model, c.result, c.args, runs_as, c.options.weights, sequences=c.options.accuracy, kwargs=c.kwargs
     )
 
 

@@ -339,10 +339,61 @@ def _output_dtypes(model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[s
     try:
         with FakeTensorMode(allow_non_fake_inputs=True) as mode, torch.no_grad():
             fake_args, fake_kwargs = pytree.tree_map_only(torch.Tensor, mode.from_tensor, (tuple(args), dict(kwargs)))
-            out = model(*fake_args, **fake_kwargs)
+            with _kernel_dtypes():
+                out = model(*fake_args, **fake_kwargs)
     except Exception:  # fake tensors are an optimization of knowing the dtypes; the old rule still holds
         return None
     return tuple(x.dtype if isinstance(x, torch.Tensor) else None for x in pytree.tree_leaves(out))
+
+
+def _kernel_dtypes_mode() -> type:
+    from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes  # lazy, as above
+
+    from dialects import aten
+    from dialects.aten_schema import resolve_overload
+
+    targets = frozenset(resolve_overload(name) for name in aten.EXPORT_TYPES_DIFFER)
+
+    class KernelDtypes(TorchDispatchMode):
+        """Fake results retyped as torch's CPU kernel types them, for the overloads whose fake tensors
+        are typed otherwise (aten.EXPORT_TYPES_DIFFER: a half batch norm's float32 statistics, ldexp
+        of an integer by a half exponent, ...): the kernel runs on zeros of the operands' types."""
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            if func not in targets:
+                return out
+            tensors = [t for t in pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+            if sum(t.numel() for t in tensors) > _KERNEL_PROBE_LIMIT:
+                return out
+            with _disable_current_modes():
+                zeros = pytree.tree_map_only(
+                    torch.Tensor, lambda t: torch.zeros(t.shape, dtype=t.dtype), (args, kwargs)
+                )
+                real = pytree.tree_leaves(func(*zeros[0], **zeros[1]))
+            leaves, spec = pytree.tree_flatten(out)
+            if len(leaves) != len(real):
+                return out
+            retyped = [
+                x.to(r.dtype)
+                if isinstance(x, torch.Tensor) and isinstance(r, torch.Tensor) and x.dtype != r.dtype
+                else x
+                for x, r in zip(leaves, real, strict=True)
+            ]
+            return pytree.tree_unflatten(retyped, spec)
+
+    return KernelDtypes
+
+
+_KERNEL_PROBE_LIMIT = 1 << 22
+"""Operand elements beyond which `_kernel_dtypes` keeps the fake types (no zeros that large)."""
+
+
+def _kernel_dtypes() -> Any:
+    """A dispatch mode (`KernelDtypes` above), its class built on first use: torch's dispatch modes
+    import lazily."""
+    return _kernel_dtypes_mode()()
 
 
 def _named_leaves(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[str, Any]]:

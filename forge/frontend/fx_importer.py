@@ -36,6 +36,7 @@ from torch.export.graph_signature import InputKind, OutputKind
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 from dialects import aten
 from dialects.aten_schema import ArgKind, equals_default, to_attribute
@@ -143,7 +144,11 @@ def import_module(
 
 
 def import_program(
-    program: ExportedProgram, *, func_name: str = "forward", state: bool = False, leaves: Leaves | None = None,
+    program: ExportedProgram,
+    *,
+    func_name: str = "forward",
+    state: bool = False,
+    leaves: Leaves | None = None,
     keep_normalized: bool = False,
 ) -> ImportedProgram:
     """Import an ExportedProgram into an `aten` module plus its WeightStore.
@@ -168,8 +173,11 @@ def import_program(
     imported.normalization = normalized.records
     if keep_normalized:
         imported.normalized_program = normalized.program
-        imported.value_nodes = {value: node.name for node, value in builder.values.items()
-                                if node.op == "call_function" and isinstance(value, SSAValue)}
+        imported.value_nodes = {
+            value: node.name
+            for node, value in builder.values.items()
+            if node.op == "call_function" and isinstance(value, SSAValue)
+        }
     imported.stats["decompose_rounds"] = normalized.rounds
     return imported
 
@@ -282,11 +290,11 @@ class _GraphBuilder:
 
     def _state_tensor(self, spec) -> torch.Tensor:
         if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER) and spec.target in self.program.state_dict:
-            return self.program.state_dict[spec.target].detach()
+            return _materialized_if_empty(self.program.state_dict[spec.target].detach())
         if spec.target in self.program.constants:
             value = self.program.constants[spec.target]
             if isinstance(value, torch.Tensor):
-                return value.detach()
+                return _materialized_if_empty(value.detach())
         raise FrontendError(f"input '{spec.arg.name}' ({spec.kind.name}) has no tensor value in the program")
 
     def _call(self, node: torch.fx.Node) -> None:
@@ -310,6 +318,8 @@ class _GraphBuilder:
         except UnsupportedTypeError as err:
             raise FrontendError(f"{location_text(node)}: {node.name}: {err}") from None
         op = cls.build_op(groups, properties, result_types, location=_location(node))
+        if cls.SIGNATURE.qualname in aten.EXPORT_TYPES_DIFFER:
+            op = _kernel_typed(op, node)
         self.block.add_op(op)
         if cls.SIGNATURE.variadic_result:
             for r in op.results:
@@ -441,6 +451,30 @@ def _takes_numbers(candidate: Any, original: Any, numbers: set[str]) -> bool:
     return True
 
 
+def _kernel_typed(op: aten.AtenOp, node: torch.fx.Node) -> aten.AtenOp:
+    """`op` with the result types torch's kernel gives (aten.EXPORT_TYPES_DIFFER: the export metadata's
+    dtypes differ for some operand dtypes); a FrontendError naming the reason when the op is invalid."""
+    try:
+        op.verify_()
+        return op
+    except VerifyException:
+        pass
+    try:
+        inferred = op.infer_result_types()
+        retyped = type(op).create(
+            operands=list(op.operands),
+            result_types=inferred,
+            properties=dict(op.properties),
+            attributes=dict(op.attributes),
+            location=op.location,
+        )
+        retyped.verify_()
+    except VerifyException as err:
+        raise FrontendError(f"{location_text(node)}: {node.name}: {err}") from None
+    op.erase(safe_erase=False)
+    return retyped
+
+
 def _result_types(node: torch.fx.Node) -> list[Attribute]:
     val = node.meta.get("val")
     tensors = flatten(val) if val is not None else []
@@ -459,3 +493,12 @@ def _ssa_name(name: str) -> str:
     that still ended in `_N` after that (`split_1_0`) could collide with a printer-made name.
     """
     return _NUMERIC_SUFFIXES.sub("", _SSA_UNSAFE.sub("_", name)) or "v"
+
+
+def _materialized_if_empty(tensor: torch.Tensor) -> torch.Tensor:
+    """A zero-element meta tensor as a real one: it has no values to lose or to load. (A model on the meta
+    device traced with a KV cache lifts the cache's initial `torch.tensor([])` as a meta constant, which is
+    not a checkpoint weight.)"""
+    if tensor.device.type == "meta" and tensor.numel() == 0:
+        return torch.empty(tensor.shape, dtype=tensor.dtype)
+    return tensor

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType, TensorType
+from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerType, TensorType
 from xdsl.ir import Attribute
 
 from dialects import npuir as N
@@ -50,8 +50,12 @@ if TYPE_CHECKING:
     import torch
 
 _I1 = IntegerType(1)  # built once: is_i1 runs per emitted op, and an IntegerType costs ~30 us to build
-NPU_ELEMENTS = frozenset({Float32Type(), Float16Type(), BFloat16Type(), _I1})
-"""Element types the NPU computes with (i1 for masks and comparison results)."""
+NPU_ELEMENTS = frozenset({Float32Type(), Float16Type(), _I1})
+"""Element types the NPU computes with (i1 for masks and comparison results). Not bfloat16: both
+runtimes build graphs through numpy, which has no bfloat16 (a bf16 model compiles in float32,
+`forge.frontend.export.CastPolicy`; `precision="bf16"` computes in it inside f32 graphs), so a
+bf16 value in the IR (a `dtype=torch.bfloat16` argument, a `.to(torch.bfloat16)`) is computed by
+the CPU ops, which hold it."""
 SMALL_INT_BITS = 32
 """Integers the runtimes hold exactly inside a graph: OpenVINO's CPU plugin (and NNFactory's build
 of it) computes i64 tensors as i32, so an i64 value of 2**31 or more comes back wrapped. An

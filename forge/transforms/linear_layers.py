@@ -165,6 +165,8 @@ def fuse_activation(rewriter: PatternRewriter, root: Operation, x: SSAValue, act
                     internal: Sequence[Operation]) -> str | None:
     """Fold `activation`, computed from `x` by the ops `internal` (ending with `root`), into the
     linear layer producing `x` (through single-use reshapes). Returns why not, or None if done."""
+    if element_of(root.results[0]) != element_of(x):
+        return "the activation changes the dtype (sigmoid of an integer linear gives float)"
     found = producer_through_reshapes(x, internal, "activation")
     if isinstance(found, str):
         return found

@@ -9,6 +9,8 @@ and boolean unary math use the fallback.
 
 from __future__ import annotations
 
+import math
+
 from xdsl.dialects.builtin import TensorType, f32, i1
 from xdsl.ir import SSAValue
 
@@ -123,11 +125,23 @@ def _rsub(L: FunctionLowering, op: aten.AtenOp) -> None:
     L.bind(op.results[0], L.binary(N.BinaryKind.SUB, L.const(op.arg("other"), out.element_type), x, out))
 
 
+def clamp_bounds_fuse(lo: float | None, hi: float | None) -> bool:
+    """Whether a max with constant `lo` then a min with constant `hi` may reach the runtime: OpenVINO
+    fuses the pair into a Clamp, which refuses a NaN bound or lo > hi at compile time (torch's result
+    is then NaN, or `hi`, everywhere); those go to the CPU fallback."""
+    bounds = [b for b in (lo, hi) if b is not None]
+    if any(isinstance(b, float) and math.isnan(b) for b in bounds):
+        return False
+    return lo is None or hi is None or lo <= hi
+
+
 @rule("aten.clamp")
 def _clamp(L: FunctionLowering, op: aten.AtenOp) -> None:
     out = out_type(op)
     x = L.convert(L.vmap[op.operands[0]], out.element_type)
     lo, hi = op.arg("min"), op.arg("max")
+    if not clamp_bounds_fuse(lo, hi):
+        raise Fallback
     if lo is not None:
         x = L.binary(N.BinaryKind.MAX, x, L.const(lo, out.element_type), out)
     if hi is not None:

@@ -16,6 +16,7 @@ from xdsl.ir import SSAValue
 
 from dialects import aten
 from dialects import npuir as N
+from lowering.aten_rules.elementwise import clamp_bounds_fuse
 from lowering.function_lowering import Fallback, FunctionLowering, is_float, out_type, rule, type_of
 
 
@@ -26,8 +27,8 @@ def _hardtanh(L: FunctionLowering, op: aten.AtenOp) -> None:
         raise Fallback
     x = L.convert(L.vmap[op.operands[0]], out.element_type)
     lo, hi = float(op.arg("min_val")), float(op.arg("max_val"))
-    if lo > hi:
-        raise Fallback  # torch's result is then `hi` everywhere; not worth a special case
+    if not clamp_bounds_fuse(lo, hi):
+        raise Fallback  # a NaN bound, or lo > hi: OpenVINO's fused Clamp refuses them
     x = L.binary(N.BinaryKind.MAX, x, L.const(lo, out.element_type), out)
     L.bind(op.results[0], L.binary(N.BinaryKind.MIN, x, L.const(hi, out.element_type), out))
 

@@ -75,8 +75,10 @@ CPU_CASES = [
     *KIND_CASES,
     ("cumsum", "cumsum", "{axis = 1}", ["2x5xf32"], "2x5xf32", None),
     ("cumsum-i64", "cumsum", "{axis = 0}", ["3x2xi64"], "3x2xi64", None),
-    *[(f"binary-{k}-i64", "binary", f"{{kind = {k}}}", ["2x3xi64", "3xi64"], "2x3xi64", None)
-      for k in ("add", "sub", "mul", "max", "and", "or")],
+    *[
+        (f"binary-{k}-i64", "binary", f"{{kind = {k}}}", ["2x3xi64", "3xi64"], "2x3xi64", None)
+        for k in ("add", "sub", "mul", "max", "and", "or")
+    ],
     ("binary-div-i64-truncates", "binary", "{kind = div}", ["2x3xi64", "3xi64"], "2x3xi64", ["normal", "nonzero"]),
     *[(f"unary-{k}-i64", "unary", f"{{kind = {k}}}", ["2x3xi64"], "2x3xi64", None) for k in ("neg", "abs", "relu")],
     ("compare-le-i64", "compare", "{kind = le}", ["1x1x4x1xi64", "1x1x1x4xi64"], "1x1x4x4xi1", None),
@@ -85,10 +87,22 @@ CPU_CASES = [
     ("transpose-2d", "transpose", "{perm = [1, 0]}", ["3x4xf32"], "4x3xf32", None),
     ("slice-2d", "slice", "{starts = [1, 0], ends = [3, 4], steps = [1, 1]}", ["3x4xf32"], "2x4xf32", None),
     ("gather-i64", "gather", "{axis = 0}", ["6xi64", "2x2xi64"], "2x2xi64", [None, "index6"]),
-    ("aten-gather", "aten", '{op = "aten.gather", attrs = {dim = 1 : i64}}', ["2x5xf32", "2x3xi64"], "2x3xf32",
-     [None, "index5"]),
-    ("sdpa-bool-mask", "sdpa", "", ["1x2x5x8xf32", "1x2x5x8xf32", "1x2x5x8xf32", "5x5xi1"], "1x2x5x8xf32",
-     [None, None, None, "keep"]),
+    (
+        "aten-gather",
+        "aten",
+        '{op = "aten.gather", attrs = {dim = 1 : i64}}',
+        ["2x5xf32", "2x3xi64"],
+        "2x3xf32",
+        [None, "index5"],
+    ),
+    (
+        "sdpa-bool-mask",
+        "sdpa",
+        "",
+        ["1x2x5x8xf32", "1x2x5x8xf32", "1x2x5x8xf32", "5x5xi1"],
+        "1x2x5x8xf32",
+        [None, None, None, "keep"],
+    ),
 ]
 
 
@@ -467,3 +481,31 @@ def test_standalone_program_of_a_zoo_model(runtime, tmp_path):
     assert_same(got, want, tol=1e-6)
     diff, kl = parity(got[0], expected)
     assert diff <= MAX_ABS and kl <= MAX_KL
+
+
+@pytest.mark.parametrize(
+    "indices, values_shape, fast",
+    [
+        ((None, None, [3, 0, 7]), (2, 2, 3, 4), True),  # whole rows on one dim (a KV cache update)
+        ((None, [1]), (2, 1, 8, 4), True),  # one row
+        (([1, 0],), (2, 2, 8, 4), True),  # a leading dim
+        ((None, None, [2, -1]), (2, 2, 2, 4), False),  # a negative index: index_put_ itself
+        ((None, None, [1, 2]), (1, 1, 2, 4), True),  # broadcast values (size-1 dims)
+        ((None, None, [1, 2]), (2, 2, 4), True),  # broadcast values (a leading dim left out, as lowered)
+        ((None, [0], [1]), (2, 1, 4), False),  # two indices: index_put_ itself
+    ],
+)
+def test_index_put_rows_fast_path_writes_what_index_put_writes(indices, values_shape, fast):
+    """The in-place `index_put_` kernel runs a KV-cache row update as `index_copy_` (the same writes)."""
+    from backends.nnfactory.executor import _index_copy
+
+    gen = torch.Generator().manual_seed(0)
+    target = torch.randn(2, 2, 8, 4, generator=gen)
+    values = torch.randn(values_shape, generator=gen)
+    idx = [None if i is None else torch.tensor(i) for i in indices]
+    expected = torch.ops.aten.index_put_(target.clone(), idx, values)
+    got = target.clone()
+    assert _index_copy(got, idx, values) is fast
+    if not fast:
+        torch.ops.aten.index_put_(got, idx, values)
+    assert torch.equal(got, expected)

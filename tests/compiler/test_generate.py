@@ -85,8 +85,9 @@ def test_prefill_and_decode_logits_match_eager(model, generators):
         step_mask = torch.cat([step_mask, torch.ones(2, 1, dtype=torch.long)], dim=1)
         pos = (real + j)[:, None]
         with torch.no_grad():
-            eager = model(input_ids=token[:, None], attention_mask=step_mask, position_ids=pos, cache=cache,
-                          use_cache=True)
+            eager = model(
+                input_ids=token[:, None], attention_mask=step_mask, position_ids=pos, cache=cache, use_cache=True
+            )
         got = gen.decode.executor(token[:, None], full, pos, torch.tensor([PROMPT + j]))[0]
         assert (got[:, -1] - eager.logits[:, -1]).abs().max().item() <= 1e-4, f"decode step {j}"
         token = eager.logits[:, -1].argmax(-1)
@@ -129,8 +130,9 @@ def test_forge_generate_function_caches_the_generator(model):
     ids, _ = _prompt(model.config.vocab_size, 1, seed=3)
     first = forge.generate(model, ids, max_new_tokens=4)  # the package's lazy export
     with torch.no_grad():
-        expected = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=4, do_sample=False,
-                                  use_cache=True)
+        expected = model.generate(
+            ids, attention_mask=torch.ones_like(ids), max_new_tokens=4, do_sample=False, use_cache=True
+        )
     assert torch.equal(first, expected)
     cached = dict(module._GENERATORS[model])
     assert torch.equal(generate(model, ids, max_new_tokens=4), expected)
@@ -139,10 +141,11 @@ def test_forge_generate_function_caches_the_generator(model):
 
 def test_generate_errors_name_the_problem(generators):
     gen = generators[1]
-    with pytest.raises(GenerateError, match=r"compiled for \[1, 8\]"):
-        gen.generate(torch.zeros(1, 5, dtype=torch.long), 4)
-    with pytest.raises(GenerateError, match="exceed the cache of 40 positions"):
-        gen.generate(torch.zeros(1, PROMPT, dtype=torch.long), 33)
+    with pytest.raises(GenerateError, match=r"has batch 2, this generator was compiled for batch 1"):
+        gen.generate(torch.zeros(2, 5, dtype=torch.long), 4)
+    assert gen.fits(PROMPT, NEW + 1) and not gen.fits(PROMPT, NEW + 2)  # cache 40: the last decode writes 39
+    with pytest.raises(GenerateError, match=r"prompt 8 \(padded to 8\) \+ 34 new tokens exceed the cache of 40"):
+        gen.generate(torch.zeros(1, PROMPT, dtype=torch.long), NEW + 2)
 
 
 def test_user_input_mutation_is_still_refused():

@@ -66,8 +66,16 @@ def _llama(dtype: torch.dtype = torch.float32):
     _quiet()
     torch.manual_seed(1)
     config = transformers.LlamaConfig(
-        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-        vocab_size=VOCAB, max_position_embeddings=32, bos_token_id=0, eos_token_id=0, pad_token_id=0,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=VOCAB,
+        max_position_embeddings=32,
+        bos_token_id=0,
+        eos_token_id=0,
+        pad_token_id=0,
     )
     return transformers.LlamaForCausalLM(config).eval().to(dtype)
 
@@ -76,8 +84,13 @@ def _bert():
     _quiet()
     torch.manual_seed(2)
     config = transformers.BertConfig(
-        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, vocab_size=VOCAB,
-        max_position_embeddings=32, pad_token_id=0,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        vocab_size=VOCAB,
+        max_position_embeddings=32,
+        pad_token_id=0,
     )
     return transformers.BertModel(config).eval()
 
@@ -140,6 +153,8 @@ def test_printed_report_shows_the_inputs(gpt2):
     assert any(line.split()[:3] == ["attention_mask", "int64", "[2,"] and "keyword" in line for line in lines)
     assert "outputs: CausalLMOutputWithCrossAttentions(logits, cache)" in text
     assert "other (imports, set-up)" in text and "total" in text
+    # what ran where, truthfully: the npu-affinity segments ran on the device asked for (a CPU here)
+    assert "NPU segments" not in text and "run by openvino on CPU" in text and "by torch on the host CPU" in text
 
 
 def test_calls_that_differ_from_the_compiled_one_are_clear_errors(gpt2):
@@ -211,8 +226,17 @@ def test_a_cache_returning_forward_that_fails_compiles_cache_free_with_a_note():
     _quiet()
     torch.manual_seed(4)
     config = transformers.GemmaConfig(
-        hidden_size=64, intermediate_size=128, num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=1,
-        head_dim=16, vocab_size=VOCAB, max_position_embeddings=32, bos_token_id=0, eos_token_id=0, pad_token_id=0,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        num_key_value_heads=1,
+        head_dim=16,
+        vocab_size=VOCAB,
+        max_position_embeddings=32,
+        bos_token_id=0,
+        eos_token_id=0,
+        pad_token_id=0,
     )
     model, ids, mask = transformers.GemmaForCausalLM(config).eval(), _tokens(5), _left_padded()
     compiled = forge_compile(model, (ids,), kwargs={"attention_mask": mask})

@@ -20,8 +20,13 @@ from forge.driver.compile_errors import CompileError, LoadError
 from forge.frontend.meta_weights import SafetensorsSource, WeightBindError, init_empty_weights
 
 CONFIG = dict(
-    num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2, intermediate_size=128,
-    vocab_size=256, tie_word_embeddings=False,
+    num_hidden_layers=2,
+    hidden_size=64,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    intermediate_size=128,
+    vocab_size=256,
+    tie_word_embeddings=False,
 )
 IDS = torch.tensor([[3, 17, 42, 7, 99, 5, 250, 1]])
 KWARGS = {"use_cache": False}
@@ -48,8 +53,9 @@ def artifact(eager, tmp_path_factory):
     with init_empty_weights():
         meta_model = LlamaForCausalLM(_config()).eval()
     assert all(p.is_meta for p in meta_model.parameters())
-    return forge.compile_meta(meta_model, (IDS,), KWARGS, save_to=tmp_path_factory.mktemp("art"),
-                              weights_from=weights / "model.safetensors")
+    return forge.compile_meta(
+        meta_model, (IDS,), KWARGS, save_to=tmp_path_factory.mktemp("art"), weights_from=weights / "model.safetensors"
+    )
 
 
 def test_init_empty_weights_keeps_buffers_real():
@@ -100,8 +106,11 @@ def test_wrong_shape_and_dtype_name_tensor_and_file(artifact, eager, tmp_path):
     state = {k: v.clone() for k, v in model.state_dict().items() if k in dict(model.named_parameters())}
     state["model.norm.weight"] = torch.ones(32)
     save_file(state, tmp_path / "shape.safetensors")
-    with pytest.raises(LoadError, match=r"'model\.norm\.weight' in .*shape\.safetensors is float32 \[32\], "
-                                        r"but the model was compiled with float32 \[64\]"):
+    with pytest.raises(
+        LoadError,
+        match=r"'model\.norm\.weight' in .*shape\.safetensors is float32 \[32\], "
+        r"but the model was compiled with float32 \[64\]",
+    ):
         forge.load(artifact, weights_from=tmp_path / "shape.safetensors")
     state["model.norm.weight"] = torch.ones(64, dtype=torch.float16)
     save_file(state, tmp_path / "dtype.safetensors")
@@ -113,8 +122,11 @@ def test_compile_meta_checks_the_files_first(tmp_path):
     with init_empty_weights():
         model = LlamaForCausalLM(_config()).eval()
     save_file({"model.norm.weight": torch.ones(64)}, tmp_path / "few.safetensors")
-    with pytest.raises(CompileError, match=r"weight '[\w.]+' .*none of the weights files: .*few\.safetensors "
-                                           r"\(and 19 more weights missing\)"):
+    with pytest.raises(
+        CompileError,
+        match=r"weight '[\w.]+' .*none of the weights files: .*few\.safetensors "
+        r"\(and 19 more weights missing\)",
+    ):
         forge.compile_meta(model, (IDS,), KWARGS, save_to=tmp_path / "art", weights_from=tmp_path / "few.safetensors")
     with pytest.raises(CompileError, match=r"weights file not found: .*nothing\.st"):
         forge.compile_meta(model, (IDS,), KWARGS, save_to=tmp_path / "art", weights_from=tmp_path / "nothing.st")
@@ -144,8 +156,9 @@ def test_tied_bf16_checkpoint(tmp_path):
     save_file({k: v for k, v in params.items() if k != "model.embed_tokens.weight"}, tmp_path / "tied.safetensors")
     with init_empty_weights():
         meta_model = LlamaForCausalLM(config).eval().to(torch.bfloat16)
-    artifact = forge.compile_meta(meta_model, (IDS,), KWARGS, save_to=tmp_path / "art",
-                                  weights_from=tmp_path / "tied.safetensors")  # the head's name only
+    artifact = forge.compile_meta(
+        meta_model, (IDS,), KWARGS, save_to=tmp_path / "art", weights_from=tmp_path / "tied.safetensors"
+    )  # the head's name only
     meta = json.loads((artifact / "meta.json").read_text())
     tensors = meta["external_weights"]["tensors"]
     assert tensors["model.embed_tokens.weight"]["key"] == "lm_head.weight" and "lm_head.weight" not in tensors
@@ -188,6 +201,58 @@ def test_model_built_on_meta_device_names_its_buffers(eager, tmp_path):
     """Under `torch.device("meta")` the rotary tables lose their values too: the error says so."""
     with torch.device("meta"):
         model = LlamaForCausalLM(_config()).eval()
-    with pytest.raises(CompileError, match=r"buffer\(s\) 'model\.rotary_emb\.inv_freq'.* are on the meta device.*"
-                                           r"forge\.init_empty_weights\(\)"):
+    with pytest.raises(
+        CompileError,
+        match=r"buffer\(s\) 'model\.rotary_emb\.inv_freq'.* are on the meta device.*"
+        r"forge\.init_empty_weights\(\)",
+    ):
         forge.compile_meta(model, (IDS,), KWARGS, save_to=tmp_path / "art", weights_from=eager[1])
+
+
+def test_readme_example_with_the_default_use_cache(tmp_path):
+    """README's large-model example as written, on the zoo's Llama (small) with transformers' default
+    use_cache: the KV cache's empty initial tensors, lifted as meta constants while tracing, are not
+    checkpoint weights (the importer materializes them), and the loaded model matches eager."""
+    from forge.models import build_model
+
+    zoo = build_model("llama", small=True)
+    config = zoo.hf.config
+    config.use_cache = True  # transformers' default (the zoo turns it off)
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    save_file({k: v.contiguous() for k, v in zoo.hf.state_dict().items()}, ckpt / "model.safetensors")
+    ids = torch.randint(0, config.vocab_size, (1, 16), generator=torch.Generator().manual_seed(0))
+
+    import transformers
+
+    with forge.init_empty_weights():
+        model = transformers.LlamaForCausalLM(config)
+    forge.compile_meta(model, (ids,), save_to=tmp_path / "out", weights_from=str(ckpt) + "/")
+    runnable = forge.load(tmp_path / "out")  # binds ckpt/*.safetensors memory-mapped
+
+    with torch.no_grad():
+        expected = zoo.hf(ids, use_cache=True).logits
+    assert (runnable(ids).logits - expected).abs().max().item() <= 2.1e-5
+
+
+def test_a_meta_constant_made_while_tracing_is_named_as_such(eager, tmp_path):
+    """A non-empty constant the model creates on the meta device while it is traced is no checkpoint weight:
+    the error says what it is (a real missing weight still says "in none of the weights files": above)."""
+
+    class Scaled(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = torch.nn.Embedding(8, 4)
+
+        def forward(self, ids):
+            hidden = self.emb(ids)
+            return hidden * torch.tensor([1.0, 2.0, 3.0, 4.0], device=hidden.device)
+
+    torch.manual_seed(0)
+    real = Scaled()
+    save_file(dict(real.state_dict()), tmp_path / "model.safetensors")
+    with init_empty_weights():
+        model = Scaled()
+    message = r"constant 'lifted_tensor_0' \(float32 \[4\]\) was created by the model while it was traced, on the meta"
+    with pytest.raises(CompileError, match=message):
+        forge.compile_meta(model, (torch.tensor([[1, 2]]),), save_to=tmp_path / "out", weights_from=tmp_path)

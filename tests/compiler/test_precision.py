@@ -71,8 +71,13 @@ def test_default_is_f32_with_the_f32_contract(compiled):
 
 def test_thread_and_stream_settings_are_explicit_and_reported(compiled):
     cfg = compiled().report["runtime_config"]
-    expected = {"INFERENCE_NUM_THREADS": cores(), "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY",
-                "ENABLE_CPU_PINNING": False, "TBB_PARTITIONER": "AUTO"}
+    expected = {
+        "INFERENCE_NUM_THREADS": cores(),
+        "NUM_STREAMS": 1,
+        "PERFORMANCE_HINT": "LATENCY",
+        "ENABLE_CPU_PINNING": False,
+        "TBB_PARTITIONER": "AUTO",
+    }
     for key, value in expected.items():
         assert cfg["requested"][key] == value and cfg["effective"][key] == value, key
 
@@ -120,8 +125,9 @@ def test_a_cpu_without_native_arithmetic_substitutes_and_says_so(gpt2, monkeypat
     assert runs_as != precision
     model, inputs = gpt2
     _assert_ran_as(forge.compile(model, inputs, precision=precision, accuracy=2), precision, runs_as)
-    code = cli_main(["compile", "gpt2", "--small", "--layers", "1", "--seq-len", "8", "--precision", precision,
-                     "--quiet"])
+    code = cli_main(
+        ["compile", "gpt2", "--small", "--layers", "1", "--seq-len", "8", "--precision", precision, "--quiet"]
+    )
     assert code == 0 and f"note: {_substitution(precision, runs_as)}" in capsys.readouterr().out
 
 
@@ -169,6 +175,17 @@ def test_int8_weights_on_the_gated_mlp_of_a_llama():
     layers = model.config.num_hidden_layers
     assert _runtime_ops(c)["i8"] >= 6 * layers  # q, k, v, o, gate, up, down (some fused)
     assert c.report["accuracy"]["within_bounds"], c.report["accuracy"]
+
+
+def test_accuracy_measures_a_model_called_with_kwargs(gpt2):
+    """accuracy= with kwargs=: the token ids drawn per sequence, the mask and flags as given."""
+    model, (ids,) = gpt2
+    mask = torch.ones_like(ids)
+    mask[0, :3] = 0
+    c = forge.compile(model.hf, (ids,), kwargs={"attention_mask": mask, "use_cache": False}, weights="int8", accuracy=4)
+    acc = c.report["accuracy"]
+    assert acc["sequences"] == 4 and acc["positions"] == 4 * ids.numel() and acc["within_bounds"], acc
+    assert acc["max_abs"] > 0  # int8 weights: not the f32 reference itself
 
 
 def test_quantize_int8_is_per_output_channel_symmetric():
@@ -219,8 +236,22 @@ def test_bad_cli_values_are_usage_errors(flag, value, capsys):
 
 
 def test_cli_reports_the_mode_its_settings_and_accuracy(capsys):
-    code = cli_main(["compile", "gpt2", "--small", "--layers", "1", "--seq-len", "8", "--precision", "bf16",
-                     "--accuracy", "2", "--quiet"])
+    code = cli_main(
+        [
+            "compile",
+            "gpt2",
+            "--small",
+            "--layers",
+            "1",
+            "--seq-len",
+            "8",
+            "--precision",
+            "bf16",
+            "--accuracy",
+            "2",
+            "--quiet",
+        ]
+    )
     out = capsys.readouterr().out
     runs_as = _runs_as("bf16")
     assert code == 0
@@ -263,8 +294,13 @@ def test_evaluate_accuracy_draws_token_kwargs_and_keeps_the_rest():
             return torch.nn.functional.one_hot(input_ids, 50).float() * attention_mask[..., None]
 
     mask = torch.tensor([[1, 1, 0]])
-    acc = A.evaluate_accuracy(Model(), Model(), (), sequences=2,
-                              kwargs={"input_ids": torch.zeros(1, 3, dtype=torch.long), "attention_mask": mask})
+    acc = A.evaluate_accuracy(
+        Model(),
+        Model(),
+        (),
+        sequences=2,
+        kwargs={"input_ids": torch.zeros(1, 3, dtype=torch.long), "attention_mask": mask},
+    )
     assert acc["max_abs"] == 0.0 and acc["positions"] == 6
     assert all(torch.equal(m, mask) for _, m in seen)  # masks keep their example value
     assert not torch.equal(seen[0][0], seen[2][0]) and seen[0][0].max() < 50  # ids drawn per sequence, in vocab

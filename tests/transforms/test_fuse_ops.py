@@ -62,9 +62,14 @@ def _case(name: str, seed: int = 0) -> tuple[ModuleOp, WeightStore, list[torch.T
     for op in _ops(module, aten.WeightOp):
         if op.weight_name.data not in store:
             store.add(op.weight_name.data, torch.randn(shape_of(op.result.type), generator=gen))
-    inputs = [torch.randn(shape_of(a.type), generator=gen, dtype=dtype_of(a.type))
-              for a in function.body.block.args]
+    inputs = [_random(shape_of(a.type), dtype_of(a.type), gen) for a in function.body.block.args]
     return module, store, inputs
+
+
+def _random(shape: tuple[int, ...], dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
+    if dtype.is_floating_point:
+        return torch.randn(shape, generator=gen, dtype=dtype)
+    return torch.randint(-3, 4, shape, generator=gen, dtype=dtype)
 
 
 # Why each negative case is declined: (pattern, fragment of its explain-pattern reason).
@@ -76,6 +81,7 @@ NEGATIVE_REASONS = {
     "swiglu_with_bias": ("GatedMlp", "gated_mlp has no bias"),
     "addmm_scaled": ("LinearToFusedLinear", "alpha or beta != 1"),
     "residual_layer_norm_negative": ("AddLayerNorm", "the sum has other users"),
+    "int_linear_sigmoid": ("FuseActivation", "the activation changes the dtype"),
 }
 
 # What each positive case fuses into.

@@ -55,6 +55,7 @@ class GraphBuilder(SpatialOps):
         self._closed = False
         self._params: list[Node] = []
         self._results: list[Node] = []
+        self._known: dict[int, tuple[Any, np.ndarray]] = {}
 
     # ---- plumbing -------------------------------------------------------------------
 
@@ -118,7 +119,21 @@ class GraphBuilder(SpatialOps):
             if array.dtype == np.float64:
                 array = array.astype(np.float32)
         self._check_dtype(array.dtype)
-        return self._node(self._op_constant(contiguous(array)))
+        node = self._node(self._op_constant(contiguous(array)))
+        if array.size <= self._KNOWN_CONSTANT_SIZE:
+            self._known[id(node.handle)] = (node.handle, array.copy())
+        return node
+
+    _KNOWN_CONSTANT_SIZE = 4096
+    """Constants up to this many elements are remembered (`known_value`)."""
+
+    def known_value(self, x: Node) -> np.ndarray | None:
+        """The value of a small constant node (None for others). A composition whose runtime trick
+        depends on the CPU kernels (a NaN test through Clamp) computes it with numpy on a constant
+        instead: OpenVINO folds constant subgraphs with its reference implementations, whose Clamp
+        lets a NaN through where the CPU kernel gives a bound."""
+        found = self._known.get(id(x.handle))
+        return None if found is None or found[0] is not x.handle else found[1]
 
     # ---- linear algebra -------------------------------------------------------------
 
@@ -382,17 +397,52 @@ class GraphBuilder(SpatialOps):
     def _op_minimum(self, a: Node, b: Node) -> Any:
         return self.select(self.less(a, b), a, b).handle
 
-    # comparisons: 1/0 in the inputs' dtype. The compositions use the sign of a - b,
-    # exact for finite inputs (IEEE: a - b == 0 iff a == b; overflow keeps the sign);
-    # equal infinities compare wrongly and NaN is not "unordered".
+    # comparisons: 1/0 in the inputs' dtype, exact like torch's (IEEE) on every value. The
+    # compositions use the sign of a - b: exact for finite inputs (IEEE: a - b == 0 iff a == b;
+    # overflow keeps the sign), NaN (relu drops it to 0: the CPU kernels' max(x, 0)) when an input is
+    # NaN or both are the same infinity. The unordered term (an input is NaN) tells those apart:
+    # a NaN compares false with everything, equal infinities are equal.
 
     def _cmp_parts(self, a: Node, b: Node) -> tuple[Node, Node]:
-        """(greater, less) as 0/1 of a vs b."""
+        """(greater, less) as 0/1 of a vs b (0 when unordered)."""
         d = self.eltwise_sub(a, b)
         if np.issubdtype(d.dtype, np.integer):
             return self.clamp(d, 0, 1), self.clamp(self.negative(d), 0, 1)
         s = self.sign(d)
         return self.relu(s), self.relu(self.negative(s))
+
+    def _isnan(self, x: Node) -> Node:
+        """1 where x is NaN, else 0: clamp(x) + clamp(-x) over the finite range is c - c = 0 for a
+        number (infinities included), and both clamps turn a NaN into the same bound (the CPU kernels'
+        min/max drop NaN), whose double overflows to an infinity. A small constant's is computed here:
+        OpenVINO folds constant subgraphs with its reference kernels, whose Clamp lets NaN through."""
+        value = self.known_value(x)
+        if value is not None:
+            return self.constant(np.isnan(value).astype(x.dtype))
+        big = float(np.finfo(x.dtype).max)
+        both = self.eltwise_add(self.clamp(x, -big, big), self.clamp(self.negative(x), -big, big))
+        return self.abs(self.sign(both))
+
+    def _unordered(self, a: Node, b: Node) -> Node | None:
+        """1 where a or b is NaN, else 0 (None for integers, or where neither can be NaN)."""
+        if not np.issubdtype(a.dtype, np.floating):
+            return None
+        terms = []
+        for x in (a, b) if a.handle is not b.handle else (a,):
+            value = self.known_value(x)
+            if value is None or np.isnan(value).any():
+                terms.append(self._isnan(x))
+        if len(terms) < 2:
+            return terms[0] if terms else None
+        return self.clamp(self.eltwise_add(*terms), 0, 1)
+
+    def _one_minus(self, *terms: Node | None) -> Node:
+        """1 - the sum of the (disjoint 0/1) terms."""
+        present = [t for t in terms if t is not None]
+        out = self.eltwise_sub(self._scalar(1, present[0]), present[0])
+        for t in present[1:]:
+            out = self.eltwise_sub(out, t)
+        return out
 
     @graph_op
     def greater(self, a: Operand, b: Operand) -> Node:
@@ -413,16 +463,14 @@ class GraphBuilder(SpatialOps):
         return self._binary("greater_equal", a, b)
 
     def _op_greater_equal(self, a: Node, b: Node) -> Any:
-        lt = self._cmp_parts(a, b)[1]
-        return self.eltwise_sub(self._scalar(1, lt), lt).handle
+        return self._one_minus(self._cmp_parts(a, b)[1], self._unordered(a, b)).handle
 
     @graph_op
     def less_equal(self, a: Operand, b: Operand) -> Node:
         return self._binary("less_equal", a, b)
 
     def _op_less_equal(self, a: Node, b: Node) -> Any:
-        gt = self._cmp_parts(a, b)[0]
-        return self.eltwise_sub(self._scalar(1, gt), gt).handle
+        return self._one_minus(self._cmp_parts(a, b)[0], self._unordered(a, b)).handle
 
     @graph_op
     def not_equal(self, a: Operand, b: Operand) -> Node:
@@ -430,15 +478,16 @@ class GraphBuilder(SpatialOps):
 
     def _op_not_equal(self, a: Node, b: Node) -> Any:
         gt, lt = self._cmp_parts(a, b)
-        return self.eltwise_add(gt, lt).handle
+        ne = self.eltwise_add(gt, lt)
+        unordered = self._unordered(a, b)
+        return (ne if unordered is None else self.eltwise_add(ne, unordered)).handle
 
     @graph_op
     def equal(self, a: Operand, b: Operand) -> Node:
         return self._binary("equal", a, b)
 
     def _op_equal(self, a: Node, b: Node) -> Any:
-        ne = self.not_equal(a, b)
-        return self.eltwise_sub(self._scalar(1, ne), ne).handle
+        return self._one_minus(*self._cmp_parts(a, b), self._unordered(a, b)).handle
 
     @graph_op
     def select(self, cond: Operand, a: Operand, b: Operand) -> Node:

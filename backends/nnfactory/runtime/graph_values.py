@@ -245,8 +245,9 @@ def nearest_indices(size: int, out: int) -> np.ndarray:
     return np.minimum(idx, size - 1)
 
 
-def linear_weights(size: int, out: int, align_corners: bool) -> np.ndarray:
-    """torch's (bi)linear interpolation along one axis as an [out, size] f32 matrix."""
+def linear_taps(size: int, out: int, align_corners: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """torch's (bi)linear interpolation along one axis: output o is ``l0[o] * x[i0[o]] + l1[o] * x[i1[o]]``
+    (int32 indices, f32 weights, as torch's kernels compute them)."""
     dst = np.arange(out, dtype=np.float32)
     if align_corners:
         scale = np.float32((size - 1) / (out - 1)) if out > 1 else np.float32(0)
@@ -257,7 +258,13 @@ def linear_weights(size: int, out: int, align_corners: bool) -> np.ndarray:
     i0 = np.minimum(np.floor(src).astype(np.int64), size - 1)
     i1 = np.where(i0 < size - 1, i0 + 1, i0)
     l1 = src - i0.astype(np.float32)
+    return i0.astype(np.int32), i1.astype(np.int32), np.float32(1) - l1, l1
+
+
+def linear_weights(size: int, out: int, align_corners: bool) -> np.ndarray:
+    """torch's (bi)linear interpolation along one axis as an [out, size] f32 matrix."""
+    i0, i1, l0, l1 = linear_taps(size, out, align_corners)
     w = np.zeros((out, size), dtype=np.float32)
-    np.add.at(w, (np.arange(out), i0), np.float32(1) - l1)
+    np.add.at(w, (np.arange(out), i0), l0)
     np.add.at(w, (np.arange(out), i1), l1)
     return w

@@ -11,11 +11,12 @@ gelu_erf, relu, sigmoid, swish, tanh, exp, log, sqrt, negative, abs, sign, erf, 
 clamp, eltwise_add/mul/div, power, reduce_sum/mean/max/min/prod, reshape, transpose,
 slice, concat (chained pairwise), gather, convert (``to``). Everything else is a
 composition from :mod:`.runtime` (eltwise_sub = add(negative), comparisons via sign of
-the difference, select via a batched gather, broadcast via concat doubling,
+the difference plus a NaN test, select via a batched gather, broadcast via concat doubling,
 maximum/minimum via select, layer_norm/rms_norm via reductions, linear via matmul+add).
 An SDPA ``scale`` is folded into q (the native op has none).
-Convolution is native (unequal pads pad the input first); a transposed convolution is a
-stride-1 convolution of the zero-interleaved input, and ``pad`` concatenates constant blocks.
+Convolution is native (unequal pads pad the input first); a transposed convolution is one
+1x1 convolution per kernel tap, its result zero-interleaved, padded into place and summed (only real
+inputs meet the weights), and ``pad`` concatenates constant blocks.
 Pooling is native (MaxPool-1/AvgPool-1 through the C entry points, which take unequal pads);
 a dilated max pool is the maximum of strided slices; ``interpolate`` is constant-index gathers
 (nearest) or constant interpolation-matrix matmuls (linear) on both runtimes.
@@ -337,8 +338,10 @@ class IntelNNFactoryGraphBuilder(GraphBuilder):
         return self._reduce_native("reduce_prod", x, axes, keep_dims)
 
     def _op_reshape(self, x, shape):
-        if not shape:  # to 0-d: Reshape to [] after a MatMul crashes the CPU plugin; a one-element sum does not
-            return self._reduce_native("reduce_sum", x, list(range(len(x.shape))), False)
+        if not shape:
+            # to 0-d: Reshape to [] after a MatMul crashes the CPU plugin; a one-element reduction does not.
+            # A product, not a sum: 0 + -0.0 would be +0.0, 1 * x is x for every x (-0.0, NaN, inf, ints).
+            return self._reduce_native("reduce_prod", x, list(range(len(x.shape))), False)
         return self._emit("reshape", (x,), (shape,), lambda: self._f.reshape(x.handle.native, list(shape)))
 
     def _op_transpose(self, x, order):

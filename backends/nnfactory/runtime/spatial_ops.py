@@ -19,7 +19,7 @@ from .graph_values import (
     Node,
     PoolWindows,
     graph_op,
-    linear_weights,
+    linear_taps,
     nearest_indices,
     pool_windows,
 )
@@ -113,21 +113,32 @@ class SpatialOps(abc.ABC):
         groups: int,
         output_padding: list[int],
     ) -> Any:
-        # A stride-1 convolution of the zero-interleaved, padded input with the flipped weight.
+        # Per kernel tap: a 1x1 convolution of the input with that tap's weights (the products torch makes,
+        # and no others: a convolution over a zero-interleaved input multiplied the interleaved zeros by
+        # the weights, 0 * inf = nan where torch has a value), placed at stride s and offset k * d by
+        # interleaving and padding with zeros, and summed; the pads then crop the full output.
         n = x.rank - 2
-        for i, s in enumerate(strides):
-            x = self._interleave_zeros(x, 2 + i, s)
-        span = [d * (k - 1) for d, k in zip(dilations, w.shape[2:], strict=True)]
-        begin = [0, 0, *(sp - b for sp, b in zip(span, pads_begin, strict=True))]
-        end = [0, 0, *(sp - e + o for sp, e, o in zip(span, pads_end, output_padding, strict=True))]
-        x = self.pad(x, begin, end, 0.0)
-        for axis in range(2, 2 + n):
-            w = self.gather(w, np.arange(w.shape[axis] - 1, -1, -1, dtype=np.int64), axis)
         c, o, *k = w.shape
-        w = self.reshape(w, (groups, c // groups, o, *k))
-        w = self.transpose(w, (0, 2, 1, *range(3, 3 + n)))
-        w = self.reshape(w, (groups * o, c // groups, *k))
-        return self.convolution(x, w, None, [1] * n, [0] * n, [0] * n, dilations, groups).handle
+        length = [
+            (size - 1) * st + d * (kk - 1) + 1 + op
+            for size, st, d, kk, op in zip(x.shape[2:], strides, dilations, k, output_padding, strict=True)
+        ]
+        y = None
+        for tap in itertools.product(*(range(kk) for kk in k)):
+            wk = self.slice(w, [0, 0, *tap], [c, o, *(t + 1 for t in tap)])
+            wk = self.transpose(self.reshape(wk, (groups, c // groups, o)), (0, 2, 1))
+            wk = self.reshape(wk, (groups * o, c // groups, *[1] * n))
+            part = self.convolution(x, wk, None, [1] * n, [0] * n, [0] * n, [1] * n, groups)
+            for i, st in enumerate(strides):
+                part = self._interleave_zeros(part, 2 + i, st)
+            offsets = [t * d for t, d in zip(tap, dilations, strict=True)]
+            begin = [0, 0, *offsets]
+            end = [0, 0, *(full - size - off for full, size, off in zip(length, part.shape[2:], offsets, strict=True))]
+            part = self.pad(part, begin, end, 0.0)
+            y = part if y is None else self.eltwise_add(y, part)
+        assert y is not None
+        stops = [*y.shape[:2], *(full - e for full, e in zip(length, pads_end, strict=True))]
+        return self.slice(y, [0, 0, *pads_begin], stops).handle
 
     def _interleave_zeros(self, x: Node, axis: int, s: int) -> Node:
         """``s - 1`` zeros between neighbours along ``axis``: length L becomes (L - 1) * s + 1."""
@@ -211,9 +222,18 @@ class SpatialOps(abc.ABC):
             begin = [0, 0, *(o * d for o, d in zip(offsets, dilations, strict=True))]
             end = [*x.shape[:2], *(b + (n - 1) * s + 1 for b, n, s in zip(begin[2:], out, strides, strict=True))]
             piece = self.slice(x, begin, end, [1, 1, *strides])
-            y = piece if y is None else self.maximum(y, piece)
+            y = piece if y is None else self._max_pool_step(y, piece)
         assert y is not None
         return y.handle
+
+    def _max_pool_step(self, y: Node, piece: Node) -> Node:
+        """torch's running maximum over a window: a later element replaces it when greater or NaN, so the
+        first of equal elements (0.0 and -0.0) stays and a NaN propagates."""
+        take = self.greater(piece, y)
+        unordered = self._unordered(piece, piece)
+        if unordered is not None:
+            take = self.eltwise_add(take, unordered)
+        return self.select(take, piece, y)
 
     @graph_op
     def avg_pool(
@@ -239,23 +259,31 @@ class SpatialOps(abc.ABC):
     @graph_op
     def interpolate(self, x: Node, size: Sequence[int], mode: str = "nearest", align_corners: bool = False) -> Node:
         """torch's ``interpolate`` of the spatial dims of ``[N, C, *spatial]`` to ``size`` (scale = input / output):
-        ``nearest`` gathers each axis at constant indices, ``linear``/``bilinear`` multiply each axis by a
-        constant [out, in] interpolation matrix."""
+        ``nearest`` gathers each axis at constant indices; ``linear``/``bilinear`` compute torch's two taps per
+        axis, ``l0 * x[i0] + l1 * x[i1]`` (two constant-index gathers), the last axis first as torch nests
+        them, in f32. Only the two taps are read, so a NaN or an infinity reaches the outputs torch's does,
+        and zeros keep their sign."""
         x = self._own(x)
         size = [int(v) for v in size]
         if x.rank not in (3, 4) or len(size) != x.rank - 2 or min(size) < 1:
             raise ValueError(f"cannot resize {list(x.shape)} to spatial size {size}")
         if mode not in ("nearest", "linear", "bilinear"):
             raise ValueError(f"unknown interpolation mode {mode!r}")
-        for axis, out in enumerate(size, start=2):
-            if out == x.shape[axis]:  # every mode keeps an unresized axis as it is
-                continue
+        dtype = x.dtype
+        if mode != "nearest" and dtype != np.float32:
+            x = self.convert(x, np.float32)
+        for axis, out in reversed(list(enumerate(size, start=2))):
             if mode == "nearest":
-                x = self.gather(x, nearest_indices(x.shape[axis], out), axis)
+                if out != x.shape[axis]:  # an unresized axis is kept as it is
+                    x = self.gather(x, nearest_indices(x.shape[axis], out), axis)
                 continue
-            m = self.constant(linear_weights(x.shape[axis], out, bool(align_corners)).astype(x.dtype))
-            x = self.matmul(x, m, trB=True) if axis == x.rank - 1 else self.matmul(m, x)
-        return x
+            # torch interpolates an unresized axis too (inf * 0 is NaN there)
+            i0, i1, l0, l1 = linear_taps(x.shape[axis], out, bool(align_corners))
+            shape = [out if a == axis else 1 for a in range(x.rank)]
+            near = self.eltwise_mul(self.gather(x, self.constant(i0), axis), self.constant(l0.reshape(shape)))
+            far = self.eltwise_mul(self.gather(x, self.constant(i1), axis), self.constant(l1.reshape(shape)))
+            x = self.eltwise_add(near, far)
+        return x if x.dtype == dtype else self.convert(x, dtype)
 
     # ---- primitives every runtime provides ----------------------------------------------
 

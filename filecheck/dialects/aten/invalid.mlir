@@ -278,3 +278,33 @@ func.func @unsqueeze_at_end(%x: tensor<2x3xf32>) -> tensor<2x3x1xf32> {
   %y = aten.unsqueeze %x {dim = 2} : (tensor<2x3xf32>) -> tensor<2x3x1xf32>
   func.return %y : tensor<2x3x1xf32>
 }
+
+// -----
+
+// A batch norm's running statistics hold one value per channel: a longer one is refused (the CPU
+// kernel would read its first values, the meta kernel broadcast it into the result).
+func.func @batch_norm_running_var_per_channel(%x: tensor<1x1x1xf32>, %m: tensor<1xf32>, %v: tensor<2xf32>) {
+  // expected-error @+1 {{aten._native_batch_norm_legit_no_training: running_var has shape [2], the input ([1, 1, 1]) has 1 channels (expected 1 values: one per channel)}}
+  %y, %s, %t = aten._native_batch_norm_legit_no_training %x, none, none, %m, %v {momentum = 0.5, eps = 0.1} : (tensor<1x1x1xf32>, tensor<1xf32>, tensor<2xf32>) -> (tensor<1x2x1xf32>, tensor<0xf32>, tensor<0xf32>)
+  func.return
+}
+
+// -----
+
+// A half layer norm's statistics keep its dtype (torch's CPU kernel; the meta kernel says float32).
+// CHECK: func.func @half_layer_norm_statistics
+// CHECK-NEXT: aten.native_layer_norm %x
+func.func @half_layer_norm_statistics(%x: tensor<1x2x5xf16>) {
+  %y, %m, %r = aten.native_layer_norm %x, none, none {normalized_shape = [2, 5], eps = 0.0} : (tensor<1x2x5xf16>) -> (tensor<1x2x5xf16>, tensor<1x1x1xf16>, tensor<1x1x1xf16>)
+  func.return
+}
+
+// -----
+
+// A bf16 batch norm with float32 running statistics has float32 saved statistics (the CPU kernel's).
+// CHECK: func.func @mixed_batch_norm_statistics
+// CHECK-NEXT: aten._native_batch_norm_legit_no_training %x
+func.func @mixed_batch_norm_statistics(%x: tensor<1x1xbf16>, %m: tensor<1xf32>) {
+  %y, %s, %t = aten._native_batch_norm_legit_no_training %x, none, none, %m, %m {momentum = 0.1, eps = 1.0e-05} : (tensor<1x1xbf16>, tensor<1xf32>, tensor<1xf32>) -> (tensor<1x1xbf16>, tensor<0xf32>, tensor<0xf32>)
+  func.return
+}

@@ -1,8 +1,10 @@
 """The long fuzz campaign (`make fuzz`): every overload until it has run its target number of cases
 on the interpreter and both runtimes, in worker processes, resumable.
 
-The state (out/fuzz/state.json by default) records per overload the cases run, the next seed, the
-outcome counts per stage and the failures found; a campaign started again goes on where it stopped.
+The state (tests/fuzz/campaign-state.json by default) records per overload the cases run, the next seed,
+the outcome counts per stage and the failures found; a campaign started again goes on where it stopped.
+It is kept in the repository: a campaign is hours of worker time, it goes on across machines and sessions,
+and docs/coverage.md's per-overload table is regenerated from it (`--docs`).
 A unit of work is one overload: a worker draws `batch` cases per seed (forge.testing.fuzz.strategies),
 runs them as one batch (forge.testing.fuzz.run), reports the counts, and, for each failure of a kind
 the overload has not shown before, shrinks the case (forge.testing.fuzz.reduce) and saves it as a
@@ -29,7 +31,7 @@ from typing import Any
 
 from forge.testing.fuzz.run import ERROR, STAGES
 
-DEFAULT_STATE = Path("out/fuzz/state.json")
+DEFAULT_STATE = Path("tests/fuzz/campaign-state.json")
 UNIT_TIMEOUT_S = 900.0
 MAX_EMPTY_SEEDS = 3
 """An overload whose draws found no valid call for this many seeds in a row stops early."""

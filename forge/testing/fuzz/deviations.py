@@ -28,7 +28,8 @@ class Deviation:
     stages: frozenset[str]
     """The runtimes (stages) that show it."""
     triggers: frozenset[str]
-    """Special values of the arguments that trigger it (any of them)."""
+    """Special values of the arguments that trigger it (any of them): `Case.special_values`' nan, inf, -0.0,
+    subnormal, and `zero` and `huge` (`_computed_triggers`)."""
     what: str
     """What the runtime gives instead of torch's value, for the docs."""
     problems: tuple[str, ...] = ("NaN differs",)
@@ -40,6 +41,10 @@ class Deviation:
 
 def _packets(*names: str) -> frozenset[str]:
     return frozenset(f"aten::{n}" for n in names)
+
+
+def _forge_packets(*names: str) -> frozenset[str]:
+    return frozenset(f"forge::{n}" for n in names)
 
 
 BOTH = frozenset({"openvino", "nnfactory"})
@@ -56,9 +61,10 @@ DEVIATIONS: tuple[Deviation, ...] = (
     ),
     Deviation(
         "nan-ordered-compare",
-        _packets("gt", "ge"), BOTH, frozenset({"nan"}),
-        "`nan > x` and `nan >= x` are true on OpenVINO (ge on both runtimes, gt on the openvino one); "
-        "torch gives false (IEEE: every ordered comparison with NaN is false)",
+        _packets("gt", "ge"), frozenset({"openvino"}), frozenset({"nan"}),
+        "`nan > x` and `nan >= x` are true on OpenVINO's Greater and GreaterEqual CPU kernels; torch gives "
+        "false (IEEE: every ordered comparison with NaN is false). The nnfactory runtime's comparisons "
+        "(compositions) match torch",
         problems=("value differs",),
         example="aten::ge.Scalar(torch.tensor([nan, 1.0]), 0.0)",
     ),
@@ -79,6 +85,77 @@ DEVIATIONS: tuple[Deviation, ...] = (
         example="aten::div.Tensor(torch.tensor([0.0, 1.0]), torch.tensor([1e-40, 1e-40]))",
     ),
     Deviation(
+        "signed-zero-of-sums",
+        _packets("mm", "bmm", "addmm", "baddbmm", "matmul", "linear", "layer_norm")
+        | _forge_packets("add_layer_norm", "fused_linear"),
+        BOTH, frozenset({"-0.0", "zero"}),
+        "a zero that is a sum (a dot product, a normalized row) has the sign its kernel's accumulation gives: "
+        "OpenVINO's MatMul and MVN CPU kernels start from +0.0 or fuse the terms in another order, torch's "
+        "differ by kernel and size (mm with one term gives -7.0 * 0.0 = -0.0). Not corrected: the sign of "
+        "every zero of a matmul would cost a compare and a select per element",
+        problems=("signed zero differs",),
+        example="aten::mm.default(torch.tensor([[-7.0], [0.0]]), torch.tensor([[0.0, 0.0]]))",
+    ),
+    Deviation(
+        "signed-zero-of-elementwise",
+        _packets("relu", "clamp", "hardtanh", "maximum", "minimum", "pad"),
+        BOTH, frozenset({"-0.0", "zero"}),
+        "OpenVINO's Relu and Clamp give +0.0 for -0.0 (torch keeps -0.0), its Pad fills a -0.0 value as "
+        "+0.0, Maximum/Minimum of +0.0 and -0.0 return the other operand than torch's (torch's own choice "
+        "depends on the element's position: its vectorized loop and its scalar tail differ). Not corrected: "
+        "a select after every Relu would break OpenVINO's Convolution+Relu fusion (not measured)",
+        problems=("signed zero differs",),
+        example="aten::relu.default(torch.tensor([-0.0, 1.0]))",
+    ),
+    Deviation(
+        "nan-inf-through-dot-products",
+        _packets("mm", "bmm", "addmm", "baddbmm", "matmul", "linear", "conv2d", "convolution", "_convolution_mode",
+                 "conv_transpose1d", "conv_transpose2d", "grid_sampler_2d")
+        | _forge_packets("fused_linear", "gated_mlp", "matmul_transposed"),
+        BOTH, frozenset({"nan", "inf", "huge"}),
+        "OpenVINO's MatMul and Convolution CPU kernels (oneDNN) sum in another order and skip zero terms: a "
+        "NaN or an infinity times a zero weight can vanish (1.0 where torch gives nan), huge products that "
+        "torch sums to inf - inf = nan come out -inf, and an overflowing half-precision sum stays finite",
+        problems=("NaN differs", "infinity differs"),
+        example="aten::mm.default(torch.tensor([[-3.4e38, -3.4e38, 0.0, 0.0]]), "
+        "torch.tensor([[0.0, 6.5e16], [0.0, -3.4e38], [0.0, 0.0], [0.0, 0.0]]))",
+    ),
+    Deviation(
+        "overflow-in-normalization",
+        _packets("layer_norm", "group_norm", "softmax", "_softmax") | _forge_packets("add_layer_norm"),
+        BOTH, frozenset({"nan", "huge"}),
+        "a row whose variance overflows (|x| near float32's max): torch's variance is inf and the row NaN, "
+        "OpenVINO's MVN CPU kernel gives finite values (0.0); a NaN in a softmax row leaves OpenVINO's other "
+        "elements finite where torch's whole row is NaN",
+        example="aten::layer_norm.default(torch.tensor([0.0, -3.4028234663852886e+38]), [2], None, None, 0.0, False)",
+    ),
+    Deviation(
+        "max-pool-of-minus-infinity",
+        _packets("max_pool1d", "max_pool2d"), BOTH, frozenset({"inf"}),
+        "a window of only -inf gives the lowest finite value (-3.4e38): OpenVINO's MaxPool CPU kernel starts "
+        "from it; torch gives -inf",
+        problems=("infinity differs",),
+        example="aten::max_pool1d.default(torch.tensor([[[-inf, 1.0]]]), [1], [1], [0], [1])",
+    ),
+    Deviation(
+        "gelu-of-inf",
+        _packets("gelu"), BOTH, frozenset({"inf", "huge"}),
+        "gelu(inf) is nan and gelu(x) of a finite x near the dtype's max is inf on OpenVINO's Gelu CPU kernel "
+        "(its polynomial overflows); torch gives inf and x",
+        problems=("NaN differs", "infinity differs"),
+        example="aten::gelu.default(torch.tensor([inf, 1.0], dtype=torch.float16))",
+    ),
+    Deviation(
+        "half-intermediates-in-float32",
+        _packets("prod", "mul", "fmod", "remainder", "_adaptive_avg_pool3d"), BOTH, frozenset({"huge"}),
+        "torch computes these float16/bfloat16 ops in the half type, where a value beyond its range becomes "
+        "an infinity (int32 -2147483647 is -inf in float16, -65504 * -2.5 is inf, and then inf * 0 is nan); "
+        "OpenVINO's CPU plugin (f32 inference precision) and Forge compute them in float32, where they stay "
+        "finite",
+        problems=("NaN differs", "infinity differs"),
+        example="aten::prod.default(torch.tensor([-65504.0, -2.5, 0.0], dtype=torch.float16))",
+    ),
+    Deviation(
         "exp-of-nan",
         _packets("exp"), BOTH, frozenset({"nan"}),
         "exp(nan) is +inf on OpenVINO's Exp CPU kernel; torch gives nan",
@@ -90,12 +167,34 @@ DEVIATIONS: tuple[Deviation, ...] = (
 def documented(case: Case, stage: str, problem: str) -> Deviation | None:
     """The entry explaining the case's difference at `stage`, if any."""
     packet = case.op.rpartition(".")[0]
-    specials = case.special_values()
+    specials = case.special_values() | _computed_triggers(case)
     for dev in DEVIATIONS:
         if (packet in dev.packets and stage in dev.stages and dev.triggers & specials
                 and problem.removeprefix("result ").lstrip("0123456789: ").startswith(dev.problems)):
             return dev
     return None
+
+
+def _computed_triggers(case: Case) -> set[str]:
+    """Triggers beyond `Case.special_values`: `zero` (a zero of either sign in a float argument: the
+    product or sum that gives a signed zero) and `huge` (a float whose square overflows its dtype, or an
+    integer beyond float16's range: values whose intermediates overflow)."""
+    import torch
+    from torch.utils import _pytree as pytree
+
+    found: set[str] = set()
+    for x in pytree.tree_leaves((case.args, case.kwargs)):
+        if not isinstance(x, torch.Tensor) or not x.numel() or x.dtype == torch.bool:
+            continue
+        if x.is_floating_point():
+            x64 = x.detach().to(torch.float64)
+            if (x64 == 0).any():
+                found.add("zero")
+            if (x64.isfinite() & (x64.abs() >= torch.finfo(x.dtype).max ** 0.5)).any():
+                found.add("huge")
+        elif (x.detach().to(torch.float64).abs() > torch.finfo(torch.float16).max).any():
+            found.add("huge")
+    return found
 
 
 def example_case(dev: Deviation) -> Case:

@@ -1,0 +1,241 @@
+"""How generation picks each next token and when a sequence ends (on the host, on the last logits row).
+
+`Decoding.build(hf, batch, prompt_mask, ...)` resolves the options as `transformers` `generate` does (the
+caller's value, else the model's `generation_config`, else transformers' defaults: temperature 1.0, top_k 50,
+top_p 1.0, repetition_penalty 1.0, do_sample False) and checks them (`GenerateError` naming the option). The
+logits are processed by transformers' own classes, in its order: `RepetitionPenaltyLogitsProcessor` (the
+prompt's left padding ignored, as transformers does), then, when sampling, `TemperatureLogitsWarper`,
+`TopKLogitsWarper`, `TopPLogitsWarper`; a token is `torch.multinomial(softmax(scores), 1)` (sampling) or the
+argmax. So with the same RNG stream (`torch.manual_seed(s)` before transformers' `generate`, `seed=s` or a
+`torch.Generator` here) the draws are the same calls on the same generator state as transformers'.
+
+A sequence ends on an end-of-sequence token (`eos_token_id`: one or several; the model's by default) or a
+stop sequence (`stop`: token-id sequences matched against the sequence's new tokens; strings only with a
+`tokenizer`, matched in the decoded new text, so a string ends generation however it was tokenized); a finished
+row gets `pad_token_id` (the first EOS token if unset) from then on, as transformers pads it, and generation
+ends when every row has finished. `streamer` is called `streamer(row, token)` for each new token of each
+unfinished row, in order; an object with `put`/`end` (a transformers streamer) gets transformers' calls.
+
+`GenerateError` lives here because generation imports this module (and re-exports it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+__all__ = ["Decoding", "GenerateError"]
+
+DEFAULTS = {"do_sample": False, "temperature": 1.0, "top_k": 50, "top_p": 1.0, "repetition_penalty": 1.0}
+"""transformers' defaults (`GenerationConfig._get_default_generation_params`) for what neither caller nor model sets."""
+
+SAMPLING_ONLY = ("temperature", "top_k", "top_p")
+OPTIONS = frozenset({*DEFAULTS, "seed", "generator", "eos_token_id", "pad_token_id", "stop", "tokenizer", "streamer"})
+"""The keyword options of `Decoding.build` a caller passes (through `forge.generate` and `Generator.generate`)."""
+
+
+class GenerateError(ValueError):
+    """Bad arguments to generation (shapes, lengths, options, a model that is not a causal LM)."""
+
+
+def _number(name: str, value: Any, kind: type) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
+        raise GenerateError(f"{name} must be {'a number' if kind is float else 'an int'}, got {value!r}")
+    return kind(value)
+
+
+def _token_list(name: str, value: Any) -> list[int]:
+    values = [value] if isinstance(value, int) else list(value)
+    if any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in values):
+        raise GenerateError(f"{name} must be a token id or a list of token ids (ints >= 0), got {value!r}")
+    return values
+
+
+def _rng(seed: Any, generator: Any) -> torch.Generator | None:
+    """The generator the draws use: a fresh one seeded `seed`, the caller's, or None (torch's global one)."""
+    if seed is not None and generator is not None:
+        raise GenerateError("give seed= or generator=, not both")
+    if generator is not None:
+        if not isinstance(generator, torch.Generator):
+            raise GenerateError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+        return generator
+    if seed is None:
+        return None
+    return torch.Generator().manual_seed(_number("seed", seed, int))
+
+
+@dataclass
+class Decoding:
+    """The resolved choice and stopping rules of one `generate` call (see the module docstring)."""
+
+    do_sample: bool
+    temperature: float
+    top_k: int
+    top_p: float
+    repetition_penalty: float
+    processors: Any
+    rng: torch.Generator | None
+    eos: list[int]
+    pad: int | None
+    stop_ids: list[list[int]]
+    stop_strings: list[str]
+    tokenizer: Any
+    streamer: Any
+
+    @classmethod
+    def build(
+        cls,
+        hf: Any,
+        batch: int,
+        prompt_mask: torch.Tensor,
+        *,
+        default_eos: Sequence[int] = (),
+        **options: Any,
+    ) -> Decoding:
+        unknown = sorted(set(options) - OPTIONS)
+        if unknown:
+            raise GenerateError(
+                f"unknown generation option(s): {', '.join(unknown)}; known: {', '.join(sorted(OPTIONS))}"
+            )
+        seed, generator, tokenizer, streamer = (options.get(n) for n in ("seed", "generator", "tokenizer", "streamer"))
+        eos_token_id, pad_token_id, stop = (options.get(n) for n in ("eos_token_id", "pad_token_id", "stop"))
+        from transformers import (  # lazy: start-up cost
+            LogitsProcessorList,
+            RepetitionPenaltyLogitsProcessor,
+            TemperatureLogitsWarper,
+            TopKLogitsWarper,
+            TopPLogitsWarper,
+        )
+
+        given = {name: options.get(name) for name in DEFAULTS}
+        config = getattr(hf, "generation_config", None)
+        resolved = {}
+        for name, value in given.items():
+            if value is None:
+                value = getattr(config, name, None)
+            resolved[name] = DEFAULTS[name] if value is None else value
+        if not isinstance(resolved["do_sample"], bool):
+            raise GenerateError(f"do_sample must be True or False, got {resolved['do_sample']!r}")
+        sample = resolved["do_sample"]
+        ignored = [n for n in SAMPLING_ONLY if given[n] is not None]
+        if ignored and not sample:
+            raise GenerateError(
+                f"{', '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} for sampling: pass do_sample=True "
+                "(without it decoding is greedy)"
+            )
+        if not sample and (seed is not None or generator is not None):
+            raise GenerateError("seed/generator only apply when sampling: pass do_sample=True")
+        t = _number("temperature", resolved["temperature"], float)
+        k = _number("top_k", resolved["top_k"], int)
+        p = _number("top_p", resolved["top_p"], float)
+        penalty = _number("repetition_penalty", resolved["repetition_penalty"], float)
+        if sample and not t > 0:
+            raise GenerateError(f"temperature must be > 0 when sampling, got {t} (greedy decoding: do_sample=False)")
+        if k < 0:
+            raise GenerateError(f"top_k must be >= 0 (0: no top-k filtering), got {k}")
+        if not 0 < p <= 1:
+            raise GenerateError(f"top_p must be in (0, 1], got {p}")
+        if not penalty > 0:
+            raise GenerateError(f"repetition_penalty must be > 0 (1.0: none), got {penalty}")
+
+        processors = LogitsProcessorList()
+        if penalty != 1.0:  # transformers ignores the prompt's left padding when penalizing
+            padding = (prompt_mask != 0).int().argmax(dim=1)
+            processors.append(RepetitionPenaltyLogitsProcessor(penalty, prompt_ignore_length=padding))
+        if sample:
+            if t != 1.0:
+                processors.append(TemperatureLogitsWarper(t))
+            if k != 0:
+                processors.append(TopKLogitsWarper(top_k=k, min_tokens_to_keep=1))
+            if p < 1.0:
+                processors.append(TopPLogitsWarper(top_p=p, min_tokens_to_keep=1))
+
+        eos = list(default_eos) if eos_token_id is None else _token_list("eos_token_id", eos_token_id)
+        pad = eos[0] if pad_token_id is None and eos else pad_token_id
+        if pad is not None:
+            pad = _token_list("pad_token_id", pad)[0]
+        stop_ids: list[list[int]] = []
+        stop_strings: list[str] = []
+        if isinstance(stop, str):
+            stop = [stop]
+        for s in stop or ():
+            if isinstance(s, int):
+                raise GenerateError(
+                    f"stop is a list of stop sequences, got the token {s!r} in it: stop=[[{s}, ...]] "
+                    f"(a single token: stop=[[{s}]], or eos_token_id)"
+                )
+            if isinstance(s, str):
+                if tokenizer is None:
+                    raise GenerateError(f"stop string {s!r} needs tokenizer= (or give the stop sequence as token ids)")
+                if not s:
+                    raise GenerateError("an empty stop string would stop at once")
+                stop_strings.append(s)
+            else:
+                ids = _token_list("a stop sequence", s)
+                if not ids:
+                    raise GenerateError("an empty stop sequence would stop at once")
+                stop_ids.append(ids)
+        if (stop_ids or stop_strings) and pad is None and batch > 1:
+            raise GenerateError("stop sequences in a batch need pad_token_id= (the token of the finished rows)")
+        if streamer is not None and not (callable(streamer) or hasattr(streamer, "put")):
+            raise GenerateError("streamer must be callable(row, token) or have put()/end() (a transformers streamer)")
+        rng = _rng(seed, generator)
+        return cls(sample, t, k, p, penalty, processors, rng, eos, pad, stop_ids, stop_strings, tokenizer, streamer)
+
+    @property
+    def stops(self) -> bool:
+        """Whether a row can finish before max_new_tokens (then finished rows are padded)."""
+        return bool(self.eos or self.stop_ids or self.stop_strings)
+
+    def scores(self, sequences: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+        """The processed scores `[B, vocab]` of the last logits row (float32, as transformers)."""
+        return self.processors(sequences, logits[:, -1, :].to(copy=True, dtype=torch.float32))
+
+    def choose(self, scores: torch.Tensor) -> torch.Tensor:
+        """One token per row: a draw from softmax(scores) when sampling, else the argmax."""
+        if self.do_sample:
+            probs = torch.nn.functional.softmax(scores, dim=-1)
+            return torch.multinomial(probs, num_samples=1, generator=self.rng).squeeze(1)
+        return scores.argmax(-1)
+
+    def start(self, input_ids: torch.Tensor) -> None:
+        if self.streamer is not None and hasattr(self.streamer, "put"):
+            self.streamer.put(input_ids)
+
+    def keep(self, token: torch.Tensor, unfinished: torch.Tensor) -> torch.Tensor:
+        """The token as kept (the finished rows' padded), streamed."""
+        if self.stops and self.pad is not None:
+            token = torch.where(unfinished, token, torch.full_like(token, self.pad))
+        if self.streamer is not None:
+            if hasattr(self.streamer, "put"):
+                self.streamer.put(token)
+            else:
+                for row, (t, live) in enumerate(zip(token.tolist(), unfinished.tolist(), strict=True)):
+                    if live:
+                        self.streamer(row, t)
+        return token
+
+    def finish(self, new: torch.Tensor, unfinished: torch.Tensor) -> None:
+        """Mark (in place) the rows whose new tokens `[B, n]` (the kept one last) end in EOS or a stop sequence."""
+        if self.eos:
+            unfinished &= ~torch.isin(new[:, -1], torch.tensor(self.eos))
+        if self.stop_ids or self.stop_strings:
+            for row in unfinished.nonzero().flatten().tolist():
+                if self._stopped(new[row]):
+                    unfinished[row] = False
+
+    def _stopped(self, new: torch.Tensor) -> bool:
+        ids = new.tolist()
+        if any(len(ids) >= len(s) and ids[-len(s) :] == s for s in self.stop_ids):
+            return True
+        if self.stop_strings:
+            text = self.tokenizer.decode(ids)
+            return any(s in text for s in self.stop_strings)
+        return False
+
+    def end(self) -> None:
+        if self.streamer is not None and hasattr(self.streamer, "end"):
+            self.streamer.end()

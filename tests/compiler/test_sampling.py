@@ -1,0 +1,287 @@
+"""forge.generate's sampling and stopping (issue 32 item 6): as transformers' `generate` does them.
+
+Small zoo decoders (GPT-2 and the Llama-style model, 2 layers, random seeded weights; Qwen2 and Gemma for the
+seeded-sampling check alone), one left-padded batch-2 generator per model for the module (its two compiles are
+most of the time). What is asserted:
+
+* seeded sampling (temperature, top-k, top-p, repetition penalty) gives transformers' tokens with the same
+  RNG stream: `torch.manual_seed(s)` before `model.generate(do_sample=True, ...)`, `seed=s` here. The logits
+  processing is transformers' own classes and the draw is the same `torch.multinomial` call on a CPU
+  generator in the same state, so the streams are identical; what can differ is the float logits (Forge vs
+  eager, ~1e-5 here). So the test also compares the processed distributions at every step given the same
+  prefix (transformers' `output_scores` against Forge's `scores=`, same tokens kept in both; finite entries
+  within 1e-3, the same entries filtered out). A draw flips only when it lands within that difference of a
+  boundary between two tokens' cumulative probabilities (~1e-4 per step here), which these seeds do not meet:
+  the token equality is exact, and were a logits change ever to flip one, the distribution check says whether
+  the cause is numerics (distributions still agree) or a real difference;
+* the same seed twice (and a `torch.Generator` seeded alike) gives the same tokens, another seed others;
+* EOS (one or several) and stop sequences end a row; the finished row is padded with the pad token, as
+  transformers pads it, and generation ends when every row has finished (the tokens equal transformers' with
+  the same `eos_token_id`);
+* the streaming callback gets every new token of every unfinished row, in order;
+* bad options are refused before any compile, naming the option.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import forge.driver.generation as generation
+from forge.driver.generation import GenerateError, compile_generator
+from forge.models import build_model
+
+PROMPT, NEW = 8, 24
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+SAMPLING = {"do_sample": True, "temperature": 0.8, "top_k": 40, "top_p": 0.9, "repetition_penalty": 1.3}
+
+
+def _prompt(vocab: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Two seeded prompts; row 1 is left-padded by 3 tokens."""
+    ids = torch.randint(0, vocab - 1, (2, PROMPT), generator=torch.Generator().manual_seed(1))
+    mask = torch.ones(2, PROMPT, dtype=torch.long)
+    mask[1, :3] = 0
+    ids[1, :3] = 0
+    return ids, mask
+
+
+@pytest.fixture(scope="module", params=["gpt2", "llama"])
+def model(request):
+    return build_model(request.param, small=True).hf
+
+
+@pytest.fixture(scope="module")
+def gen(model):
+    return compile_generator(model, batch=2, prompt_len=PROMPT, max_new_tokens=NEW)
+
+
+def _transformers(model, ids, mask, seed, **options):
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        return model.generate(
+            ids,
+            attention_mask=mask,
+            max_new_tokens=NEW,
+            use_cache=True,
+            return_dict_in_generate=True,
+            output_scores=True,
+            **options,
+        )
+
+
+def _agree(ours: torch.Tensor, theirs: torch.Tensor) -> None:
+    """Processed scores of one step: the same entries filtered out (-inf), the others within 1e-3."""
+    kept = torch.isfinite(theirs)
+    assert torch.equal(torch.isfinite(ours), kept), "top-k/top-p kept other tokens"
+    assert (ours[kept] - theirs[kept]).abs().max().item() <= 1e-3
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_seeded_sampling_equals_transformers(model, gen, seed):
+    ids, mask = _prompt(model.config.vocab_size)
+    expected = _transformers(model, ids, mask, seed, **SAMPLING)
+    scores: list[torch.Tensor] = []
+    ours = gen.generate(ids, NEW, attention_mask=mask, seed=seed, scores=scores, **SAMPLING)
+    assert len(set(expected.sequences[:, PROMPT:].flatten().tolist())) >= 8, "degenerate sampling would prove little"
+    for step, (mine, theirs) in enumerate(zip(scores, expected.scores, strict=False)):
+        if not torch.equal(ours[:, : PROMPT + step], expected.sequences[:, : PROMPT + step]):
+            break  # the prefixes differ from here: the distributions are of different sequences
+        _agree(mine, theirs)
+    assert ours.shape == expected.sequences.shape
+    assert torch.equal(ours, expected.sequences), f"first difference at {(ours != expected.sequences).nonzero()[:1]}"
+
+
+def test_same_seed_same_tokens_other_seed_other_tokens(model, gen):
+    ids, mask = _prompt(model.config.vocab_size)
+    first = gen.generate(ids, NEW, attention_mask=mask, seed=3, **SAMPLING)
+    again = gen.generate(ids, NEW, attention_mask=mask, seed=3, **SAMPLING)
+    generator = gen.generate(ids, NEW, attention_mask=mask, generator=torch.Generator().manual_seed(3), **SAMPLING)
+    other = gen.generate(ids, NEW, attention_mask=mask, seed=4, **SAMPLING)
+    assert torch.equal(first, again) and torch.equal(first, generator)
+    assert not torch.equal(first, other)
+    torch.manual_seed(3)  # no seed: torch's global generator, as transformers draws
+    assert torch.equal(gen.generate(ids, NEW, attention_mask=mask, **SAMPLING), first)
+
+
+def test_eos_ends_each_row_padded_as_transformers(model, gen):
+    """EOS = tokens the greedy run emits (one per row, at different steps): rows finish at different steps."""
+    ids, mask = _prompt(model.config.vocab_size)
+    greedy = gen.generate(ids, NEW, attention_mask=mask, eos_token_id=[])
+    eos = [int(greedy[0, PROMPT + 3]), int(greedy[1, PROMPT + 6])]
+    ours = gen.generate(ids, NEW, attention_mask=mask, eos_token_id=eos, pad_token_id=0)
+    with torch.no_grad():
+        expected = model.generate(
+            ids, attention_mask=mask, max_new_tokens=NEW, do_sample=False, eos_token_id=eos, pad_token_id=0
+        )
+    assert torch.equal(ours, expected)
+    assert ours.shape[1] < PROMPT + NEW, "every row finished early"
+    for row in range(2):
+        new = ours[row, PROMPT:].tolist()
+        end = min(i for i, t in enumerate(new) if t in eos)
+        assert all(t == 0 for t in new[end + 1 :]), "a finished row is padded"
+    sampled = gen.generate(ids, NEW, attention_mask=mask, eos_token_id=eos, pad_token_id=0, seed=5, **SAMPLING)
+    expected = _transformers(model, ids, mask, 5, eos_token_id=eos, pad_token_id=0, **SAMPLING).sequences
+    assert torch.equal(sampled, expected)
+
+
+def _ended(full: torch.Tensor, ends: list[int]) -> torch.Tensor:
+    """`full` with row r's new tokens after index ends[r] padded with 0, cut after the last row's end."""
+    out = full[:, : PROMPT + max(ends) + 1].clone()
+    for row, end in enumerate(ends):
+        out[row, PROMPT + end + 1 :] = 0
+    return out
+
+
+class Tokenizer:
+    """A stand-in for a transformers tokenizer: stop strings are matched in `decode(new tokens)`."""
+
+    def decode(self, ids):
+        return "".join(f"<{i}>" for i in ids)
+
+
+def test_stop_sequences_end_a_row(model, gen):
+    """Token-id stop sequences and (with a tokenizer) strings end the row they occur in; the draws are the
+    same as without them (every row is drawn every step, as transformers draws), the finished rows padded."""
+    ids, mask = _prompt(model.config.vocab_size)
+    run = {"attention_mask": mask, "eos_token_id": [], "pad_token_id": 0, "seed": 2, **SAMPLING}
+    full = gen.generate(ids, NEW, **run)
+    new = [full[row, PROMPT:].tolist() for row in range(2)]
+    pair = new[1][4:6]  # row 1's new tokens 4 and 5, as a token-id stop sequence
+    ends = [next((i + 1 for i in range(len(n) - 1) if n[i : i + 2] == pair), NEW - 1) for n in new]
+    assert torch.equal(gen.generate(ids, NEW, stop=[pair], **run), _ended(full, ends))
+    word = f"<{new[0][2]}>"  # row 0's new token 2, as a string
+    ends = [min(ends[0], new[0].index(new[0][2])), ends[1]]
+    both = gen.generate(ids, NEW, stop=[pair, word], tokenizer=Tokenizer(), **run)
+    assert torch.equal(both, _ended(full, ends))
+
+
+def test_streamer_gets_every_token_in_order(model, gen):
+    ids, mask = _prompt(model.config.vocab_size)
+    seen: list[tuple[int, int]] = []
+    eos = int(gen.generate(ids, NEW, attention_mask=mask, eos_token_id=[], seed=1, **SAMPLING)[0, PROMPT + 2])
+    out = gen.generate(
+        ids,
+        NEW,
+        attention_mask=mask,
+        eos_token_id=eos,
+        pad_token_id=0,
+        seed=1,
+        streamer=lambda row, token: seen.append((row, token)),
+        **SAMPLING,
+    )
+    for row in range(2):
+        new = out[row, PROMPT:].tolist()
+        if eos in new:
+            new = new[: new.index(eos) + 1]  # the padding after a row's end is not streamed
+        assert [t for r, t in seen if r == row] == new
+    assert [r for r, _ in seen[:2]] == [0, 1], "each step streams row 0 then row 1"
+
+
+def test_a_transformers_streamer_gets_transformers_calls(model, gen):
+    """An object with put/end (transformers' BaseStreamer) gets the prompt, then each step's tokens `[B]`, then
+    end(), as transformers' generate calls it."""
+    from transformers.generation.streamers import BaseStreamer
+
+    class Recorder(BaseStreamer):
+        def __init__(self):
+            self.calls: list = []
+
+        def put(self, value):
+            self.calls.append(value.clone())
+
+        def end(self):
+            self.calls.append("end")
+
+    ids, mask = _prompt(model.config.vocab_size)
+    ours, theirs = Recorder(), Recorder()
+    out = gen.generate(ids, 6, attention_mask=mask, seed=4, streamer=ours, **SAMPLING)
+    torch.manual_seed(4)
+    with torch.no_grad():
+        model.generate(ids, attention_mask=mask, max_new_tokens=6, streamer=theirs, **SAMPLING)
+    assert ours.calls[-1] == theirs.calls[-1] == "end" and len(ours.calls) == len(theirs.calls) == 8
+    assert torch.equal(ours.calls[0], ids) and torch.equal(theirs.calls[0], ids)
+    assert all(torch.equal(a, b) for a, b in zip(ours.calls[1:-1], theirs.calls[1:-1], strict=True))
+    assert torch.equal(torch.stack(ours.calls[1:-1], dim=1), out[:, PROMPT:])
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"do_sample": True, "top_p": 0.0}, r"top_p must be in \(0, 1\], got 0.0"),
+        ({"do_sample": True, "top_p": 1.5}, r"top_p must be in \(0, 1\], got 1.5"),
+        ({"do_sample": True, "temperature": 0}, r"temperature must be > 0 when sampling, got 0.0"),
+        ({"do_sample": True, "top_k": -1}, r"top_k must be >= 0"),
+        ({"repetition_penalty": 0}, r"repetition_penalty must be > 0"),
+        ({"temperature": 0.7}, r"temperature is for sampling: pass do_sample=True"),
+        ({"do_sample": True, "seed": 1, "generator": torch.Generator()}, r"give seed= or generator=, not both"),
+        ({"stop": ["end"]}, r"stop string 'end' needs tokenizer="),
+        ({"stop": "end"}, r"stop string 'end' needs tokenizer="),
+        ({"stop": [37, 37]}, r"stop is a list of stop sequences, got the token 37 in it: stop=\[\[37, ...\]\]"),
+        ({"top_kk": 3}, r"unknown generation option\(s\): top_kk"),
+    ],
+)
+def test_bad_options_are_refused_before_compiling(options, message, monkeypatch):
+    model = build_model("llama", small=True).hf
+
+    def no_compile(*args, **kwargs):
+        raise AssertionError("compiled before checking the options")
+
+    monkeypatch.setattr(generation, "compile_generator", no_compile)
+    with pytest.raises(GenerateError, match=message):
+        generation.generate(model, torch.zeros(1, 4, dtype=torch.long), 4, **options)
+
+
+def _tokens(out: str) -> list[int]:
+    line = next(line for line in out.splitlines() if line.startswith("tokens[0]: "))
+    return [int(t) for t in line.split(": ")[1].split()]
+
+
+def test_cli_samples_seeded_and_checks_against_transformers(capsys):
+    """`forge generate --do-sample ... --check`: the tokens equal transformers' with torch.manual_seed(--seed),
+    and a --stop sequence ends the row (batch 2: row 0 stops, row 1 goes on, as transformers)."""
+    from forge.cli.main import main
+
+    args = ["generate", "llama", "--small", "--prompt-len", "8", "--new-tokens", "12", "--batch", "2", "--quiet"]
+    sampling = ["--do-sample", "--temperature", "0.8", "--top-k", "40", "--top-p", "0.9", "--seed", "3"]
+    assert main([*args, *sampling, "--repetition-penalty", "1.2", "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "check: tokens equal transformers generate(do_sample=True, the same seed)" in out
+    first = _tokens(out)
+    stop = ",".join(str(t) for t in first[2:4])
+    assert main([*args, *sampling, "--repetition-penalty", "1.2", "--stop", stop, "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "check: tokens equal transformers" in out
+    assert _tokens(out)[:4] == first[:4] and set(_tokens(out)[4:]) == {0}, "row 0 ends at its stop, padded"
+    assert main([*args, "--do-sample", "--top-p", "1.5"]) != 0
+    assert "top_p must be in (0, 1], got 1.5" in capsys.readouterr().err
+
+
+def test_precision_and_weights_reach_both_graphs_and_key_the_generator():
+    """forge.generate(weights=int8): its own generator (the key holds precision and weights), compiled with
+    int8 weights (logits close to the f32 generator's, not equal), reused by the next int8 call."""
+    model = build_model("llama", small=True).hf
+    ids = torch.randint(0, model.config.vocab_size, (1, 6), generator=torch.Generator().manual_seed(0))
+    int8 = generation.generate(model, ids, 4, weights="int8", do_sample=True, seed=1)
+    f32 = generation.generate(model, ids, 4, precision="f32", do_sample=True, seed=1)
+    held = generation._GENERATORS[model]
+    assert set(held) == {(1, "openvino", "CPU", "f32", "int8"), (1, "openvino", "CPU", "f32", None)}
+    quantized, plain = held[(1, "openvino", "CPU", "f32", "int8")], held[(1, "openvino", "CPU", "f32", None)]
+    assert quantized.report()["weights"] == "int8" and plain.report()["weights"] is None
+    assert torch.equal(generation.generate(model, ids, 4, weights="INT8", do_sample=True, seed=1), int8)
+    assert generation._GENERATORS[model][(1, "openvino", "CPU", "f32", "int8")] is quantized, "compiled again"
+    assert int8.shape == f32.shape
+    diff = (quantized.prefill_logits(ids) - plain.prefill_logits(ids)).abs().max().item()
+    assert 0 < diff < 0.1, f"int8 weights should move the logits a little, moved {diff}"
+
+
+@pytest.mark.parametrize("name", ["qwen2", "gemma"])
+def test_seeded_sampling_equals_transformers_on_more_llama_style_models(name):
+    """The same check as above (one seed, the left-padded batch) on Qwen2 (GQA, qkv bias) and Gemma (one KV head,
+    scaled embeddings): other llama-style decoders, other logits."""
+    model = build_model(name, small=True).hf
+    gen = compile_generator(model, batch=2, prompt_len=PROMPT, max_new_tokens=NEW)
+    ids, mask = _prompt(model.config.vocab_size)
+    expected = _transformers(model, ids, mask, 11, **SAMPLING)
+    ours = gen.generate(ids, NEW, attention_mask=mask, seed=11, **SAMPLING)
+    assert len(set(expected.sequences[:, PROMPT:].flatten().tolist())) >= 8
+    assert torch.equal(ours, expected.sequences), f"first difference at {(ours != expected.sequences).nonzero()[:1]}"
