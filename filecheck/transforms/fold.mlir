@@ -183,14 +183,37 @@ func.func @not_pure(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:    %y = aten.relu %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT:    func.return %y
 func.func @scalar_identities(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  %a = aten.add.Scalar %x {other = 0} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %a = aten.add.Scalar %x {other = -0.0} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %b = aten.sub.Scalar %a {other = 0.0} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %c = aten.mul.Scalar %b {other = 1} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %d = aten.div.Scalar %c {other = 1.0} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %e = aten.pow.Tensor_Scalar %d {exponent = 1} : (tensor<2x3xf32>) -> tensor<2x3xf32>
-  %f = aten.add.Scalar %e {other = 0, alpha = 5} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %f = aten.sub.Scalar %e {other = 0, alpha = 5} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %y = aten.relu %f : (tensor<2x3xf32>) -> tensor<2x3xf32>
   func.return %y : tensor<2x3xf32>
+}
+
+// Adding +0.0 is no identity on floats: -0.0 + 0.0 is +0.0 (IEEE), so `x + 0`, `0 + x`, `x + 5 * 0` and
+// `x - (-0.0)` stay; only adding -0.0 or subtracting +0.0 leaves every float as it is. Integers fold.
+// CHECK-LABEL: func.func @plus_zero_keeps_signed_zeros
+// CHECK-NEXT:    %a = aten.add.Scalar %x {other = 0}
+// CHECK-NEXT:    %b = aten.add.Scalar %a {other = 0, alpha = 5}
+// CHECK-NEXT:    %zero = aten.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-NEXT:    %c = aten.add.Tensor %b, %zero
+// CHECK-NEXT:    %d = aten.add.Tensor %zero, %c
+// CHECK-NEXT:    %mzero = aten.constant dense<-0.000000e+00> : tensor<f32>
+// CHECK-NEXT:    %e = aten.sub.Tensor %d, %mzero
+// CHECK-NEXT:    func.return %e, %n
+func.func @plus_zero_keeps_signed_zeros(%x: tensor<2x3xf32>, %n: tensor<2x3xi64>) -> (tensor<2x3xf32>, tensor<2x3xi64>) {
+  %a = aten.add.Scalar %x {other = 0} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %b = aten.add.Scalar %a {other = 0, alpha = 5} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %zero = aten.constant dense<0.0> : tensor<f32>
+  %c = aten.add.Tensor %b, %zero : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %d = aten.add.Tensor %zero, %c : (tensor<f32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %mzero = aten.constant dense<-0.0> : tensor<f32>
+  %e = aten.sub.Tensor %d, %mzero : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %m = aten.add.Scalar %n {other = 0} : (tensor<2x3xi64>) -> tensor<2x3xi64>
+  func.return %e, %m : tensor<2x3xf32>, tensor<2x3xi64>
 }
 
 // Tensor forms, 0/1 on either side where that is an identity; the unused constants go too.
@@ -198,9 +221,10 @@ func.func @scalar_identities(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // CHECK-NEXT:    func.return %x
 func.func @tensor_identities(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %zero = aten.constant dense<0.0> : tensor<f32>
+  %mzero = aten.constant dense<-0.0> : tensor<f32>
   %ones = aten.constant dense<1.0> : tensor<3xf32>
-  %a = aten.add.Tensor %x, %zero : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
-  %b = aten.add.Tensor %zero, %a : (tensor<f32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %a = aten.add.Tensor %x, %mzero : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %b = aten.add.Tensor %mzero, %a : (tensor<f32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   %c = aten.sub.Tensor %b, %zero {alpha = 2} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
   %d = aten.mul.Tensor %ones, %c : (tensor<3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   %e = aten.div.Tensor %d, %ones : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>

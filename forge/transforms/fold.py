@@ -47,6 +47,7 @@ rescaled weight and a new bias, both new store entries (`forge.transforms.batch_
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -416,6 +417,24 @@ def _finite(x: Any) -> bool:
 _ADD_SCALAR = (aten.AddScalarOp, aten.SubScalarOp)
 
 
+def _zero_of(value: SSAValue) -> float:
+    """-0.0 when every element of the zero constant `value` is -0.0, else 0.0 (`splat_value` counts -0.0 and
+    0.0 as one value)."""
+    owner = value.owner
+    if isinstance(owner, aten.ConstantOp):
+        values = owner.value.get_values()
+        return -0.0 if all(math.copysign(1.0, v) < 0 for v in values) else 0.0
+    return float(splat_value(value) or 0.0) if splat_value(value) is not None else 0.0
+
+
+def _adds_minus_zero(alpha: Any, zero: Any, subtracts: bool) -> bool:
+    """Whether `x + alpha * zero` (`x - alpha * zero` when `subtracts`) adds a -0.0: the only zero whose
+    addition leaves every float as it is (IEEE: -0.0 + 0.0 is +0.0, so `x + 0.0` is not `x`, while
+    `x - 0.0` is). Python floats carry the sign of a product; an integer zero is +0.0."""
+    term = float(alpha) * float(zero)
+    return math.copysign(1.0, -term if subtracts else term) < 0
+
+
 _AddOrSub = aten.AddTensorOp | aten.SubTensorOp | aten.AddScalarOp | aten.SubScalarOp
 
 
@@ -428,17 +447,26 @@ class AddZero(_IdentityPattern):
     def match_and_rewrite(self, op: _AddOrSub, rewriter: PatternRewriter) -> None:
         x = op.operands[0]
         alpha = _scalar(op, "alpha", 1)
+        floating = dtype_of(op.results[0].type).is_floating_point
+        subtracts = type(op) in (aten.SubTensorOp, aten.SubScalarOp)
         if type(op) in _ADD_SCALAR:
-            if _scalar(op, "other") != 0 or not _finite(alpha):
+            other = _scalar(op, "other")
+            if other != 0 or not _finite(alpha):
                 return self.fail(op, "the scalar is not 0")
+            if floating and not _adds_minus_zero(alpha, other, subtracts):
+                return self.fail(op, "adding +0.0 turns a -0.0 into +0.0")
             candidates = [x]
         else:
             y = op.operands[1]
+            zero = _zero_of(y)
             candidates = [x] if self._is(y, 0) and _finite(alpha) else []
+            if candidates and floating and not _adds_minus_zero(alpha, zero, subtracts):
+                candidates = []
             if alpha == 1 and type(op) is aten.AddTensorOp and self._is(x, 0):
-                candidates.append(y)
+                if not floating or _adds_minus_zero(1, _zero_of(x), False):
+                    candidates.append(y)
             if not candidates:
-                return self.fail(op, "no operand is a constant 0")
+                return self.fail(op, "no operand is a constant 0 whose addition leaves every float as it is")
         return self._forward_first(op, candidates, rewriter)
 
     def _forward_first(self, op: Operation, candidates: list[SSAValue], rewriter: PatternRewriter) -> None:
