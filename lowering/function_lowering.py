@@ -406,7 +406,11 @@ class FunctionLowering:
         )
 
     def concat(self, values: list[SSAValue], axis: int, out: TensorType) -> SSAValue:
-        values = [v for v in values if 0 not in type_of(v).get_shape()] or values[:1]  # empty parts add nothing
+        """`values` joined along `axis`. A part of size 0 along `axis` adds nothing; a part empty in another
+        dimension still adds its size along `axis` (then the whole result is empty: a constant of `out`)."""
+        if 0 in out.get_shape():
+            return self.const_values([], out.element_type, out.get_shape())
+        values = [v for v in values if type_of(v).get_shape()[axis] != 0]
         values = [self.convert(v, out.element_type) for v in values]
         if len(values) == 1:
             return values[0]
