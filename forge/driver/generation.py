@@ -385,6 +385,13 @@ class Generator:
         self.last_timings = {"prefill_ms": prefill_ms, "decode_ms": decode_ms}
         return sequences[:, : p + n].clone()
 
+    def save(self, directory: Any) -> Any:
+        """Write both graphs' buffer IR, their weights (once) and meta.json (batch, chunk, cache length,
+        options, generation config); `forge.load` gives back a Generator (forge/driver/saved_kinds.py)."""
+        from forge.driver.saved_kinds import save_generator
+
+        return save_generator(self, directory)
+
     def report(self) -> dict[str, Any]:
         return {
             "batch": self.batch,

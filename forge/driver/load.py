@@ -17,6 +17,25 @@ from forge.driver.stages import EMIT
 
 def load(
     directory: str | Path, *, runtime: str | None = None, device: str | None = None, weights_from: Any = None
+) -> Any:
+    """Load what `save` wrote: a static model (`CompiledModel`), a dynamic model's buckets
+    (`DynamicCompiledModel`) or a generator's graphs (`Generator`), as meta.json's format says."""
+    from forge.driver.saved_kinds import DYNAMIC_FORMAT, GENERATOR_FORMAT, load_dynamic, load_generator, read_meta_json
+
+    directory = Path(directory)
+    meta = read_meta_json(directory)
+    kind = meta.get("format")
+    if kind in (DYNAMIC_FORMAT, GENERATOR_FORMAT) and weights_from is not None:
+        raise LoadError(f"{directory}: weights_from= applies to a static model; {directory / SAVED_META} is {kind}")
+    if kind == DYNAMIC_FORMAT:
+        return load_dynamic(directory, meta, runtime, device, load_static)
+    if kind == GENERATOR_FORMAT:
+        return load_generator(directory, meta, runtime, device)
+    return load_static(directory, runtime=runtime, device=device, weights_from=weights_from)
+
+
+def load_static(
+    directory: str | Path, *, runtime: str | None = None, device: str | None = None, weights_from: Any = None
 ) -> CompiledModel:
     """Load a model saved by `CompiledModel.save`: parse its buffer IR, re-emit, compile for the device.
 
