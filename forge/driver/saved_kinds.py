@@ -75,7 +75,7 @@ def _options_json(options: Any) -> dict[str, Any]:
     }
 
 
-def _options_from(meta_path: Path, entry: Any, runtime: str | None, device: str | None):
+def _options_from(meta_path: Path, entry: Any, runtime: str | None, device: str | None, cache_dir: str | None = None):
     from forge.driver.options import CompileOptions
 
     if not isinstance(entry, dict):
@@ -87,6 +87,7 @@ def _options_from(meta_path: Path, entry: Any, runtime: str | None, device: str 
             precision=entry.get("precision", "f32"),
             weights=entry.get("weights"),
             dtype=getattr(torch, str(entry.get("dtype", "torch.float32")).removeprefix("torch.")),
+            cache_dir=cache_dir,
         )
     except Exception as err:  # a missing key, an unknown mode
         raise LoadError(f"{meta_path}: corrupt 'options' ({type(err).__name__}: {one_line(str(err))})") from None
@@ -135,7 +136,9 @@ def save_dynamic(model: Any, directory: str | Path) -> Path:
     return directory
 
 
-def load_dynamic(directory: Path, meta: dict[str, Any], runtime: str | None, device: str | None, load_static) -> Any:
+def load_dynamic(
+    directory: Path, meta: dict[str, Any], runtime: str | None, device: str | None, load_static, cache_dir: Any = True
+) -> Any:
     from forge.driver.dynamic import DynamicCompiledModel, DynamicDim, OutputPlan
 
     path = directory / SAVED_META
@@ -180,7 +183,7 @@ def load_dynamic(directory: Path, meta: dict[str, Any], runtime: str | None, dev
                 raise LoadError(f"{directory}: missing {buckets[str(length)]}/{SAVED_META} (bucket {length})")
             if digest != sha256(sub / SAVED_META):
                 raise LoadError(f"{sub / SAVED_META}: changed since it was saved (SHA-256 differs from {path})")
-        loaded[length] = load_static(sub, runtime=runtime, device=device)
+        loaded[length] = load_static(sub, runtime=runtime, device=device, cache_dir=cache_dir)
     signature = inspect.Signature(parameters)
     result = DynamicCompiledModel(
         None,
@@ -242,7 +245,9 @@ def save_generator(gen: Any, directory: str | Path) -> Path:
     return directory
 
 
-def load_generator(directory: Path, meta: dict[str, Any], runtime: str | None, device: str | None) -> Any:
+def load_generator(
+    directory: Path, meta: dict[str, Any], runtime: str | None, device: str | None, cache_dir: str | None = None
+) -> Any:
     from backends.nnfactory.executor import StateStore  # lazy: start-up cost (openvino)
     from forge.driver.compilation import Compilation
     from forge.driver.generation import CompiledStep, Generator
@@ -253,7 +258,7 @@ def load_generator(directory: Path, meta: dict[str, Any], runtime: str | None, d
     batch = _field(meta, path, "batch", int)
     chunk = _field(meta, path, "chunk", int)
     cache_len = _field(meta, path, "cache_len", int)
-    options = _options_from(path, meta.get("options"), runtime, device)
+    options = _options_from(path, meta.get("options"), runtime, device, cache_dir)
     files = meta.get("files")
     if files is not None:
         if not isinstance(files, dict):

@@ -8,6 +8,7 @@ programs on the same runtime) and the same greedy tokens; a missing or changed f
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 import torch
@@ -64,8 +65,6 @@ def test_generator_round_trip(llama, generator_dir):
 
 
 def _copy(src, dst):
-    import shutil
-
     shutil.copytree(src, dst)
     return dst
 
@@ -98,3 +97,23 @@ def test_dynamic_corrupt_files(dynamic_dir, tmp_path):
     (edited / "meta.json").write_text(json.dumps(meta))
     with pytest.raises(LoadError, match="meta.json: missing 'dim'"):
         forge.load(edited)
+
+
+def test_openvino_cache_inside_the_artifact(llama, generator_dir, tmp_path):
+    """A load compiles each graph once into the artifact's ov_cache/ (OpenVINO's CACHE_DIR); a later load
+    imports the blobs (same tokens); cache_dir=False leaves no cache, a path puts it there."""
+    _, directory = generator_dir
+    fresh = _copy(directory, tmp_path / "gen")
+    shutil.rmtree(fresh / "ov_cache", ignore_errors=True)
+    ids = torch.randint(0, llama.hf.config.vocab_size - 1, (1, 5), generator=torch.Generator().manual_seed(4))
+    first = forge.load(fresh).generate(ids, 6)
+    blobs = sorted((fresh / "ov_cache").glob("*.blob"))  # one per NNFactory segment of both graphs
+    assert len(blobs) >= 2
+    assert torch.equal(forge.load(fresh).generate(ids, 6), first)
+    assert sorted((fresh / "ov_cache").glob("*.blob")) == blobs  # hits: nothing compiled anew
+    off = _copy(directory, tmp_path / "off")
+    shutil.rmtree(off / "ov_cache", ignore_errors=True)
+    forge.load(off, cache_dir=False)
+    assert not (off / "ov_cache").exists()
+    forge.load(off, cache_dir=tmp_path / "elsewhere")
+    assert list((tmp_path / "elsewhere").glob("*.blob")) and not (off / "ov_cache").exists()
