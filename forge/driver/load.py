@@ -52,7 +52,8 @@ def load(
 
     `cache_dir`: OpenVINO's compiled-model cache (`ov_cache_dir`): the first load compiles each graph for
     the device and stores it there, later loads import it instead of compiling again."""
-    from forge.driver.saved_kinds import DYNAMIC_FORMAT, GENERATOR_FORMAT, load_dynamic, load_generator, read_meta_json
+    from forge.driver.load_kinds import load_dynamic, load_generator
+    from forge.driver.saved_kinds import DYNAMIC_FORMAT, GENERATOR_FORMAT, read_meta_json
 
     directory = Path(directory)
     meta = read_meta_json(directory)
