@@ -6,6 +6,8 @@ checkpoint is a one-line error naming what is missing."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -37,6 +39,14 @@ def test_compile_checkpoint_folder(checkpoint, tmp_path, capsys):
         expected = hf(ids).logits
     got = compiled(ids).logits
     assert (got - expected).abs().max().item() < 1e-4
+    # a fresh process loads it without transformers' cache registration (modeling_utils, executorch: ~3-5 s of
+    # the load), which only a saved output holding a KV cache needs; the output class comes back all the same
+    code = (
+        f"import sys, forge; m = forge.load({str(out)!r}); "
+        "print(m.signature.out_spec.type.__name__, 'transformers.integrations.executorch' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=".")
+    assert done.stdout.split() == [type(hf(ids)).__name__, "False"]
 
 
 def test_generate_checkpoint_folder(checkpoint, capsys):
