@@ -23,7 +23,11 @@ DECODER_KINDS = ("decoder", "moe")
 
 def add_generate_parser(sub: Any) -> None:
     p = sub.add_parser("generate", help="text generation with a KV cache: prefill latency, decode tokens/s")
-    p.add_argument("model", help="zoo decoder (gpt2, llama, opt, mistral, ...; see `forge models`)")
+    p.add_argument(
+        "model",
+        help="zoo decoder (gpt2, llama, opt, mistral, ...; see `forge models`) or a checkpoint folder "
+        "(config.json + *.safetensors, as save_pretrained writes; built on the meta device, weights memory-mapped)",
+    )
     p.add_argument("--prompt-len", type=int, default=128, help="prompt tokens (default 128)")
     p.add_argument("--new-tokens", type=int, default=64, help="tokens to generate (default 64)")
     p.add_argument("--batch", type=int, default=1, help="sequences per batch (default 1)")
@@ -85,6 +89,31 @@ def _model(args: argparse.Namespace) -> Any:
     return build_model(args.model, layers=args.layers, attn=args.attn, small=args.small, seed=args.seed).hf
 
 
+def _checkpoint_model(args: argparse.Namespace, folder: Any) -> Any:
+    """A checkpoint folder's causal LM on the meta device (its weights bound from the folder, memory-mapped,
+    when the graphs are emitted), with the folder's generation_config.json when it has one."""
+    from forge.cli.checkpoint import CheckpointError, meta_model  # lazy: start-up cost
+
+    refused = [
+        flag
+        for flag, value in (
+            ("--layers", args.layers),
+            ("--attn", args.attn),
+            ("--small", args.small),
+            ("--check", args.check),
+        )
+        if value
+    ]
+    if refused:
+        raise CheckpointError(f"{folder}: a checkpoint folder is generated from as saved; drop {', '.join(refused)}")
+    hf = meta_model(folder, causal_lm=True)
+    if (folder / "generation_config.json").is_file():
+        from transformers import GenerationConfig  # lazy: start-up cost
+
+        hf.generation_config = GenerationConfig.from_pretrained(folder)
+    return hf
+
+
 def _check_args(args: argparse.Namespace) -> None:
     for name in ("prompt_len", "new_tokens", "batch"):
         value = getattr(args, name)
@@ -95,11 +124,13 @@ def _check_args(args: argparse.Namespace) -> None:
 def cmd_generate(args: argparse.Namespace) -> int:
     import torch  # lazy: start-up cost
 
+    from forge.cli.checkpoint import checkpoint_folder  # lazy: start-up cost
     from forge.driver.generation import compile_generator  # lazy: start-up cost (torch)
 
     _check_args(args)
     decoding = _decoding(args)
-    hf = _model(args)
+    folder = checkpoint_folder(args.model)
+    hf = _model(args) if folder is None else _checkpoint_model(args, folder)
     progress = None if args.quiet else (lambda stage: print(f"{stage} ...", file=sys.stderr, flush=True))
     start = time.perf_counter()
     gen = compile_generator(
@@ -112,6 +143,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         precision=args.precision,
         weights=args.weights,
         progress=progress,
+        weights_from=folder,
     )
     compile_s = time.perf_counter() - start
     vocab = hf.config.vocab_size
@@ -130,7 +162,7 @@ def _summary(args: argparse.Namespace, hf: Any, gen: Any, compile_s: float, timi
     decode = timings["decode_ms"]
     state_kib = report["decode"]["state_bytes"] / 2**10
     lines = [
-        f"{args.model} ({type(hf).__name__}, {hf.config.num_hidden_layers} layers, random seeded weights): "
+        f"{args.model} ({type(hf).__name__}, {hf.config.num_hidden_layers} layers, {_weights_note(args)}): "
         f"batch {args.batch}, prompt {args.prompt_len}, {args.new_tokens} new tokens, KV cache "
         f"{gen.cache_len} positions ({report['decode']['states']} state buffers, {state_kib:,.0f} KiB, "
         "allocated once, updated in place)",
@@ -193,3 +225,9 @@ def _check(hf: Any, ids: Any, tokens: Any, new_tokens: int, decoding: dict[str, 
     first = (tokens != expected).nonzero()[0].tolist()
     print(f"check: FAILED: tokens differ from transformers generate at (sequence, position) {first}")
     return 1
+
+
+def _weights_note(args: argparse.Namespace) -> str:
+    from pathlib import Path
+
+    return "checkpoint weights, memory-mapped" if Path(args.model).is_dir() else "random seeded weights"

@@ -41,7 +41,11 @@ def _parser() -> argparse.ArgumentParser:
         ("run", "compile a zoo model, run it and print latency (and parity with --check)"),
     ):
         p = sub.add_parser(command, help=help_text)
-        p.add_argument("model", choices=ZOO, help="zoo model")
+        p.add_argument(
+            "model",
+            help=f"zoo model ({', '.join(ZOO)}) or a checkpoint folder (config.json + *.safetensors, as "
+            "save_pretrained writes; compiled on the meta device with compile_meta)",
+        )
         p.add_argument("--layers", type=int, help="number of layers (default: the zoo default)")
         p.add_argument(
             "--attn",
@@ -382,6 +386,11 @@ def _failed_check(report: dict[str, Any]) -> int:
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
+    from forge.cli.checkpoint import checkpoint_folder  # lazy: start-up cost
+
+    folder = checkpoint_folder(args.model)
+    if folder is not None:
+        return _cmd_compile_checkpoint(args, folder)
     _, _, compiled = _compile(args, keep_stages=args.emit in ("aten", "npuir", "buffer"))
     if args.emit:
         _emit_stage(args, compiled)
@@ -401,6 +410,73 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     if args.plot_memory and (code := _plot_memory(args.plot_memory, compiled)):
         return code
     return _failed_check(compiled.report)
+
+
+def _cmd_compile_checkpoint(args: argparse.Namespace, folder: Path) -> int:
+    """`forge compile FOLDER`: the model built from config.json on the meta device, compiled by compile_meta
+    into --save (a temporary folder without it), then loaded (its weights memory-mapped from FOLDER)."""
+    import tempfile
+
+    import torch  # lazy: start-up cost
+
+    import forge  # lazy: start-up cost
+    from forge.cli.checkpoint import meta_model  # lazy: start-up cost
+    from forge.driver.meta_compile import compile_meta  # lazy: start-up cost
+
+    given = {
+        "--emit": args.emit,
+        "--autotune": args.autotune,
+        "--check": args.check,
+        "--plot-memory": args.plot_memory,
+        "--precision": args.precision != "f32",
+        "--weights": args.weights != "none",
+        "--accuracy": args.accuracy,
+        "--layers": args.layers,
+        "--attn": args.attn,
+        "--small": args.small,
+    }
+    refused = [flag for flag, value in given.items() if value]
+    if refused:
+        raise CompileError(
+            f"{folder}: a checkpoint folder is compiled by compile_meta (f32, its config as saved), which does not "
+            f"take {', '.join(refused)}"
+        )
+    model = meta_model(folder)
+    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    ids = torch.randint(0, config.vocab_size, (1, args.seq_len), generator=torch.Generator().manual_seed(args.seed))
+    save_to = args.save or Path(tempfile.mkdtemp(prefix="forge-checkpoint-"))
+    compile_meta(
+        model,
+        (ids,),
+        save_to=save_to,
+        weights_from=folder,
+        pipeline=args.pipeline,
+        disable=args.disable,
+        device=args.device,
+        runtime=args.runtime,
+        name=f"{folder} ({type(model).__name__}, meta)",
+        progress=_progress(args.quiet),
+        reuse_blocks=not args.no_reuse_blocks,
+    )
+    start = time.perf_counter()
+    compiled = forge.load(save_to)
+    load_ms = (time.perf_counter() - start) * 1e3
+    report = json.loads((Path(save_to) / "meta.json").read_text())["report"]
+    report["load"] = {**compiled.report, "load_ms": round(load_ms, 3)}
+    print(
+        f"{report['model']}: {report['ops_imported']} ops imported, {report['ops_optimized']} after the passes; "
+        f"plan {report['buffers']} buffers, peak {report['peak_bytes_planned']:,} B "
+        f"(naive {report['peak_bytes_naive']:,} B)\n"
+        f"weights: {report['weights_external']} tensors, {report['weight_bytes_external']:,} B, memory-mapped "
+        f"from {folder} (never copied)\n"
+        f"compile_meta {report['total_ms']:.0f} ms (export {report['export_ms']:.0f}, passes "
+        f"{report['passes_ms']:.0f}, lower+plan {report['lower_ms']:.0f}); load {load_ms:.0f} ms (emit "
+        f"{compiled.report['emit_ms']:.0f}, device compile {compiled.report['device_compile_ms']:.0f})\n"
+        f"saved to {save_to} (forge.load reads it)"
+    )
+    if args.report:
+        args.report.write_text(json.dumps(report, indent=2))
+    return 0
 
 
 def _plot_memory(path: Path, compiled) -> int:

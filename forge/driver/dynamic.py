@@ -117,7 +117,7 @@ def parse_dynamic_shapes(dynamic_shapes: Any, inputs: Mapping[str, Any]) -> Dyna
         raise DynamicShapeError(
             f"Forge buckets one dynamic dimension; dynamic_shapes names {len(found)}: {', '.join(sorted(found))}"
         )
-    (name, dim_obj), = found.items()
+    ((name, dim_obj),) = found.items()
     limit = MAX_BUCKET_LEN + 1
     high = int(dim_obj.max) if dim_obj.max <= limit else limit  # torch's default max is int_oo
     result = DynamicDim(name, int(dim_obj.min), high, tuple(uses))
@@ -191,9 +191,7 @@ def _check_dim_object(input_name: str, dim: int, spec: Any) -> None:
 
 def _check_range(dim: DynamicDim) -> None:
     if dim.max > MAX_BUCKET_LEN:
-        raise DynamicShapeError(
-            f"Dim '{dim.name}' has no finite max (or one above {MAX_BUCKET_LEN}); give max=..."
-        )
+        raise DynamicShapeError(f"Dim '{dim.name}' has no finite max (or one above {MAX_BUCKET_LEN}); give max=...")
     if dim.min < 1:
         raise DynamicShapeError(f"Dim '{dim.name}': min must be >= 1, got {dim.min}")
     if dim.min >= dim.max:
@@ -379,11 +377,15 @@ class DynamicCompiledModel:
     def report(self) -> dict[str, Any]:
         return {
             "dynamic": {
-                "dim": self.dim.name, "min": self.dim.min, "max": self.dim.max,
-                "inputs": [f"{n}[{d}]" for n, d in self.dim.uses], "buckets": list(self.bucket_sizes),
+                "dim": self.dim.name,
+                "min": self.dim.min,
+                "max": self.dim.max,
+                "inputs": [f"{n}[{d}]" for n, d in self.dim.uses],
+                "buckets": list(self.bucket_sizes),
                 "compiled": {str(b): round(c.compile_ms, 3) for b, c in sorted(self._compiled.items())},
                 "pad_values": {n: self.pad_values.get(n, 0) for n, _ in self.dim.uses},
-                **{k: round(v, 3) for k, v in self.checks_ms.items()}, **self.stats,
+                **{k: round(v, 3) for k, v in self.checks_ms.items()},
+                **self.stats,
             },
             "buckets": {str(b): r for b, r in self.reports.items()},
         }
@@ -411,6 +413,13 @@ class DynamicCompiledModel:
         for b in self.bucket_sizes:
             self.compile_bucket(b)
         return self
+
+    def save(self, directory: Any) -> Any:
+        """Compile every bucket and write them (one saved static model each) with meta.json; `forge.load`
+        reads the directory back (forge/driver/saved_kinds.py)."""
+        from forge.driver.saved_kinds import save_dynamic
+
+        return save_dynamic(self, directory)
 
     def warmup(self, lengths: Sequence[int] | None = None) -> DynamicCompiledModel:
         """Compile the buckets serving `lengths` (default: every bucket) and run each once."""
@@ -467,7 +476,8 @@ def _check_input(name: str, value: Any, example: Any, dim: DynamicDim) -> None:
         if i != d and got != want:
             raise DynamicShapeError(
                 f"input '{name}' dim {i} is static ({want}); got {got} (only '{dim.name}' at dim {d} is dynamic)"
-                if d is not None else f"input '{name}' is static {tuple(example.shape)}; got {tuple(value.shape)}"
+                if d is not None
+                else f"input '{name}' is static {tuple(example.shape)}; got {tuple(value.shape)}"
             )
 
 

@@ -30,8 +30,11 @@ def emit_executor(module: ModuleOp, weights: WeightStore, options: Any, states: 
             f"{len(external)} weight(s) are on the meta device (first: {external[0]!r}): compile the model with "
             "forge.compile_meta(model, args, save_to=..., weights_from=...) and forge.load the artifact"
         )
+    extra = {}
+    if getattr(options, "cache_dir", None) and options.runtime == "openvino":  # the other runtimes have no cache
+        extra["properties"] = {"CACHE_DIR": str(options.cache_dir)}
     try:  # the runtime carries the precision modes (and refuses those it cannot run)
-        rt = get_runtime(options.runtime, options.device, precision=options.precision, weights=options.weights)
+        rt = get_runtime(options.runtime, options.device, precision=options.precision, weights=options.weights, **extra)
     except PrecisionError as err:
         raise CompileError(f"runtime {options.runtime!r}: {err}") from None
     except ValueError as err:  # a runtime name nobody registered (the message lists the registered ones)

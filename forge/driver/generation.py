@@ -119,11 +119,12 @@ class StaticCacheLM(nn.Module):
         self.hf = hf
         self.cache_len = cache_len
         layers, kv_heads, head_dim = _head_shapes(hf.config)
-        dtype = next(hf.parameters()).dtype
+        first = next(hf.parameters())
+        dtype, device = first.dtype, first.device  # a meta model's cache is on meta too (zeros when emitted)
         for i in range(layers):
             shape = (batch, kv_heads, cache_len, head_dim)
-            self.register_buffer(f"key_cache_{i}", torch.zeros(shape, dtype=dtype), persistent=False)
-            self.register_buffer(f"value_cache_{i}", torch.zeros(shape, dtype=dtype), persistent=False)
+            self.register_buffer(f"key_cache_{i}", torch.zeros(shape, dtype=dtype, device=device), persistent=False)
+            self.register_buffer(f"value_cache_{i}", torch.zeros(shape, dtype=dtype, device=device), persistent=False)
 
     def forward(
         self,
@@ -168,18 +169,59 @@ class CompiledStep:
 def _register_states(c: Compilation) -> None:
     """The cache buffers' initial values, into the StateStore both graphs share (before the emit binds them)."""
     for spec in c.imported.states:
+        if spec.initial is not None and spec.initial.device.type == "meta":
+            continue  # a meta model's cache: the StateStore's zeros, what StaticCacheLM holds
         c.extras["states"].initial.setdefault(spec.name, spec.initial)
 
 
-STEP = (IMPORT_MODULE, OPTIMIZE, LOWER, PLAN, Stage("cache states", _register_states), EMIT)
-"""One generator graph (prefill or decode): `compile`'s stages on the cache wrapper, its buffers as states."""
+def _bind_checkpoint(c: Compilation) -> None:
+    """A model on the meta device (`compile_generator(weights_from=...)`): the weights the planned graph reads,
+    bound memory-mapped from the safetensors files before the emit (never copied). The wrapper's names are
+    the checkpoint's under `hf.`; a tied weight is found under its other name (`save_pretrained` keeps one)."""
+    source = c.extras.get("weights_source")
+    if source is None:
+        return
+    from forge.driver.report import used_weights
+    from forge.frontend.meta_weights import WeightBindError, bind, external_names
+
+    store = c.imported.weights
+    names = external_names(store, used_weights(c.module))
+    aliases: dict[str, list[str]] = {}
+    for alias, canonical in store.aliases.items():
+        aliases.setdefault(canonical, []).append(alias)
+    keys = {}
+    for name in names:
+        candidates = [k for n in (name, *sorted(aliases.get(name, ()))) for k in (n, n.removeprefix("hf."))]
+        keys[name] = next((k for k in candidates if k in source.entries), name)
+    try:
+        c.imported.weights = bind(store, source, names, keys)
+    except WeightBindError as err:
+        raise GenerateError(f"{err}") from None
+
+
+STEP = (
+    IMPORT_MODULE,
+    OPTIMIZE,
+    LOWER,
+    PLAN,
+    Stage("cache states", _register_states),
+    Stage("checkpoint weights", _bind_checkpoint),
+    EMIT,
+)
+"""One generator graph (prefill or decode): `compile`'s stages on the cache wrapper, its buffers as states
+(and, for a model on the meta device, its weights bound from the checkpoint before the emit)."""
 
 
 def _compile_step(
-    name: str, wrapper: StaticCacheLM, args: tuple[torch.Tensor, ...], states: Any, options: CompileOptions
+    name: str,
+    wrapper: StaticCacheLM,
+    args: tuple[torch.Tensor, ...],
+    states: Any,
+    options: CompileOptions,
+    source: Any = None,
 ) -> CompiledStep:
     c = Compilation(options, model=wrapper, args=args)
-    c.extras.update(state=True, states=states)
+    c.extras.update(state=True, states=states, weights_source=source)
     c.run(STEP)
     ms = (time.perf_counter() - c.started) * 1e3
     program = c.executor.program
@@ -385,6 +427,13 @@ class Generator:
         self.last_timings = {"prefill_ms": prefill_ms, "decode_ms": decode_ms}
         return sequences[:, : p + n].clone()
 
+    def save(self, directory: Any) -> Any:
+        """Write both graphs' buffer IR, their weights (once) and meta.json (batch, chunk, cache length,
+        options, generation config); `forge.load` gives back a Generator (forge/driver/saved_kinds.py)."""
+        from forge.driver.saved_kinds import save_generator
+
+        return save_generator(self, directory)
+
     def report(self) -> dict[str, Any]:
         return {
             "batch": self.batch,
@@ -416,13 +465,16 @@ def compile_generator(
     precision: str | None = None,
     weights: str | None = None,
     progress: Progress | None = None,
+    weights_from: Any = None,
 ) -> Generator:
     """Compile `model`'s prefill chunk (`[batch, chunk]`) and decode step (`[batch, 1]`) over one KV cache of
     `cache_len` positions: two compiles, then any prompt length and max_new_tokens that fit (`Generator.fits`).
 
     `chunk` defaults to `prompt_len` when given (that prompt is prefilled in one call), else `DEFAULT_CHUNK`;
     `cache_len` to `padded prompt_len + max_new_tokens` when both are given, else `DEFAULT_CACHE_LEN`
-    (capped at the model's positions). `precision` and `weights` are `forge.compile`'s, for both graphs."""
+    (capped at the model's positions). `precision` and `weights` are `forge.compile`'s, for both graphs.
+    `weights_from`: the safetensors checkpoint (a file, a folder, a list) of a model whose parameters are on
+    the meta device (`forge.init_empty_weights`): both graphs read its weights memory-mapped."""
     from backends.nnfactory.executor import StateStore  # lazy: start-up cost (openvino)
 
     hf = causal_lm(model).eval()
@@ -459,8 +511,19 @@ def compile_generator(
         torch.tensor([chunk]),
     )
     options = CompileOptions.of(runtime=runtime, device=device, precision=precision, weights=weights, progress=progress)
-    prefill = _compile_step("prefill", wrapper, prefill_args, states, options)
-    decode = _compile_step("decode", wrapper, decode_args, states, options)
+    source = None
+    if weights_from is not None:
+        from forge.frontend.meta_weights import SafetensorsSource, WeightBindError  # lazy: only a meta model
+
+        try:
+            source = SafetensorsSource.open(weights_from)
+        except WeightBindError as err:
+            raise GenerateError(str(err)) from None
+    if source is not None:  # traced on the meta device with the model (the importer's IR is the host's)
+        prefill_args = tuple(a.to("meta") for a in prefill_args)
+        decode_args = tuple(a.to("meta") for a in decode_args)
+    prefill = _compile_step("prefill", wrapper, prefill_args, states, options, source)
+    decode = _compile_step("decode", wrapper, decode_args, states, options, source)
     return Generator(hf, batch, chunk, cache_len, prefill, decode, states, options)
 
 

@@ -14,9 +14,66 @@ from forge.driver.compile_errors import LoadError
 from forge.driver.options import CompileOptions
 from forge.driver.stages import EMIT
 
+OV_CACHE = "ov_cache"
+"""The folder of OpenVINO's compiled-model cache inside an artifact directory (`load`'s `cache_dir`)."""
+
+
+def ov_cache_dir(directory: Path, cache_dir: str | Path | bool) -> str | None:
+    """Where OpenVINO caches the compiled graphs of the artifact in `directory`: `cache_dir` when a path,
+    none when False, else (True) `directory/ov_cache`, or the user cache dir when the artifact is read-only.
+
+    Inside the artifact by default: the cache belongs to that model (OpenVINO keys each entry by the graph,
+    its weights, the device, the properties and its own version, so a copied or stale entry is a miss, never a
+    wrong program), goes with it when it is copied and is deleted with it; a user-wide folder would keep
+    the blobs of deleted artifacts forever."""
+    if cache_dir is False or cache_dir is None:
+        return None
+    if cache_dir is not True:
+        return str(cache_dir)
+    import os
+
+    inside = directory / OV_CACHE
+    if os.access(directory, os.W_OK) or os.access(inside, os.W_OK):
+        return str(inside)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return str(base / "forge" / "openvino")
+
 
 def load(
-    directory: str | Path, *, runtime: str | None = None, device: str | None = None, weights_from: Any = None
+    directory: str | Path,
+    *,
+    runtime: str | None = None,
+    device: str | None = None,
+    weights_from: Any = None,
+    cache_dir: str | Path | bool = True,
+) -> Any:
+    """Load what `save` wrote: a static model (`CompiledModel`), a dynamic model's buckets
+    (`DynamicCompiledModel`) or a generator's graphs (`Generator`), as meta.json's format says.
+
+    `cache_dir`: OpenVINO's compiled-model cache (`ov_cache_dir`): the first load compiles each graph for
+    the device and stores it there, later loads import it instead of compiling again."""
+    from forge.driver.load_kinds import load_dynamic, load_generator
+    from forge.driver.saved_kinds import DYNAMIC_FORMAT, GENERATOR_FORMAT, read_meta_json
+
+    directory = Path(directory)
+    meta = read_meta_json(directory)
+    kind = meta.get("format")
+    if kind in (DYNAMIC_FORMAT, GENERATOR_FORMAT) and weights_from is not None:
+        raise LoadError(f"{directory}: weights_from= applies to a static model; {directory / SAVED_META} is {kind}")
+    if kind == DYNAMIC_FORMAT:
+        return load_dynamic(directory, meta, runtime, device, load_static, cache_dir)
+    if kind == GENERATOR_FORMAT:
+        return load_generator(directory, meta, runtime, device, ov_cache_dir(directory, cache_dir))
+    return load_static(directory, runtime=runtime, device=device, weights_from=weights_from, cache_dir=cache_dir)
+
+
+def load_static(
+    directory: str | Path,
+    *,
+    runtime: str | None = None,
+    device: str | None = None,
+    weights_from: Any = None,
+    cache_dir: str | Path | bool = True,
 ) -> CompiledModel:
     """Load a model saved by `CompiledModel.save`: parse its buffer IR, re-emit, compile for the device.
 
@@ -38,6 +95,7 @@ def load(
         device=device,
         precision=modes.get("precision", "f32"),
         weights=saved_weights(modes.get("weights")),
+        cache_dir=ov_cache_dir(directory, cache_dir),
     )
     c = Compilation(options, imported=saved)
     try:

@@ -40,6 +40,9 @@ class CompileOptions:
     buckets: tuple[int, ...] | None = None
     pad_values: Mapping[str, float] | None = None
     progress: Progress | None = None
+    cache_dir: str | None = None
+    """OpenVINO's compiled-model cache (its CACHE_DIR property): a graph compiled once is imported from
+    this folder by later compiles of the same graph (`forge.load` sets it; other runtimes ignore it)."""
 
     def __post_init__(self) -> None:
         from forge.precision import PrecisionError, check_precision, check_weights

@@ -50,8 +50,15 @@ from forge.frontend.node_locations import recorded_model_frames
 from forge.stage_clock import charged
 
 __all__ = [
-    "CallError", "CallSignature", "CastPolicy", "ExportError", "InputLeaf", "cast_policy", "export_model",
-    "export_model_around", "register_cache_types",
+    "CallError",
+    "CallSignature",
+    "CastPolicy",
+    "ExportError",
+    "InputLeaf",
+    "cast_policy",
+    "export_model",
+    "export_model_around",
+    "register_cache_types",
 ]
 
 POSITIONAL, KEYWORD = "positional", "keyword"
@@ -253,7 +260,8 @@ class CastPolicy:
         """Float outputs back in the dtype the model gives them (`output_dtypes`), else the model's dtype."""
         if self.output_dtypes is not None and len(self.output_dtypes) == len(outputs):
             return [
-                o.to(d) if isinstance(o, torch.Tensor) and d is not None and o.is_floating_point() and o.dtype != d
+                o.to(d)
+                if isinstance(o, torch.Tensor) and d is not None and o.is_floating_point() and o.dtype != d
                 else o
                 for o, d in zip(outputs, self.output_dtypes, strict=True)
             ]
@@ -269,8 +277,11 @@ class CastPolicy:
             "weights_cast": self.weights,
             "inputs_cast": list(self.inputs),
             "outputs_cast_to": _dtype_name(self.model_dtype),
-            **({"output_dtypes": [d and _dtype_name(d) for d in self.output_dtypes]}
-               if self.output_dtypes is not None else {}),
+            **(
+                {"output_dtypes": [d and _dtype_name(d) for d in self.output_dtypes]}
+                if self.output_dtypes is not None
+                else {}
+            ),
         }
 
     def note(self) -> str:
@@ -285,8 +296,10 @@ class CastPolicy:
     @staticmethod
     def from_json(entry: dict[str, Any]) -> CastPolicy:
         return CastPolicy(
-            _dtype_named(entry["model_dtype"]), _dtype_named(entry["compute_dtype"]),
-            int(entry.get("weights_cast", 0)), tuple(entry.get("inputs_cast", ())),
+            _dtype_named(entry["model_dtype"]),
+            _dtype_named(entry["compute_dtype"]),
+            int(entry.get("weights_cast", 0)),
+            tuple(entry.get("inputs_cast", ())),
             _output_dtypes_named(entry.get("output_dtypes")),
         )
 
@@ -453,8 +466,11 @@ def _export_in_stage(model, args, kwargs, around):
 
 
 def call_signature(
-    program: torch.export.ExportedProgram, model: torch.nn.Module, parameters: list[inspect.Parameter] | None,
-    args: tuple[Any, ...], kwargs: dict[str, Any],
+    program: torch.export.ExportedProgram,
+    model: torch.nn.Module,
+    parameters: list[inspect.Parameter] | None,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
 ) -> CallSignature:
     """The program's root call signature with the names and kinds of its flattened inputs."""
     root = program.module_call_graph[0].signature
@@ -524,9 +540,7 @@ def _check_binding(
     try:
         inspect.Signature(parameters).bind(*args, **kwargs)
     except TypeError as err:
-        raise ExportError(
-            f"example inputs do not fit {_signature_text(model, parameters)}: {err}"
-        ) from None
+        raise ExportError(f"example inputs do not fit {_signature_text(model, parameters)}: {err}") from None
     landed = _tensor_on_cache_parameter(parameters, args)
     if landed is not None:
         raise ExportError(_cache_parameter_message(model, parameters, *landed))
@@ -563,7 +577,7 @@ def _tensor_on_cache_parameter(parameters: list[inspect.Parameter], args: tuple[
 
 def _cache_parameter_message(model, parameters, index: int, param: inspect.Parameter) -> str:
     positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    following = [n for n in positional[index + 1:] if "mask" in n] or positional[index + 1:index + 2]
+    following = [n for n in positional[index + 1 :] if "mask" in n] or positional[index + 1 : index + 2]
     hint = f" (did you mean {following[0]}?)" if following else ""
     before = "(" + "".join(f"{n}, " for n in positional[:index]).rstrip(" ") + ")"
     return (
@@ -579,10 +593,10 @@ def _diagnose(model, parameters, args, kwargs, err: Exception) -> str:
     if unknown:
         kind = unknown.group(1)
         cache = "cache" in kind.lower()
-        return (
-            f"{type(model).__name__} returns a {kind.rsplit('.', 1)[-1]}, which torch.export cannot return"
-            + ("; compile the cache-free forward: kwargs={'use_cache': False}" if cache else
-               "; register it as a pytree node (torch.utils._pytree.register_pytree_node) or return tensors")
+        return f"{type(model).__name__} returns a {kind.rsplit('.', 1)[-1]}, which torch.export cannot return" + (
+            "; compile the cache-free forward: kwargs={'use_cache': False}"
+            if cache
+            else "; register it as a pytree node (torch.utils._pytree.register_pytree_node) or return tensors"
         )
     if parameters is not None and isinstance(err, AttributeError) and "FakeTensor" in text:
         return (
@@ -648,8 +662,10 @@ def _spec_text(spec: pytree.TreeSpec) -> str:
     if spec.is_leaf():
         return "a tensor"
     kind = getattr(spec.type, "__name__", str(spec.type))
-    if spec.context is not None and isinstance(spec.context, (list, tuple)) and all(
-        isinstance(k, str) for k in spec.context
+    if (
+        spec.context is not None
+        and isinstance(spec.context, (list, tuple))
+        and all(isinstance(k, str) for k in spec.context)
     ):
         return f"{kind}({', '.join(spec.context)})"
     return f"{kind} of {spec.num_children}"
@@ -684,8 +700,11 @@ def _dumps_or_none(spec: pytree.TreeSpec) -> str | None:
 def _loads_leniently(text: str, notes: list[str]) -> pytree.TreeSpec:
     """A stored TreeSpec; a node type that is not registered is imported by its serialized name
     (transformers registers ModelOutput classes on import), else rebuilt as a dict (or tuple)."""
-    if "transformers." in text:
-        register_cache_types()  # DynamicCache, in a process that has not exported a transformers model
+    if "transformers." in text and "Cache" in text:
+        # DynamicCache, in a process that has not exported a transformers model. Only when the spec names a
+        # cache: registering imports transformers' executorch integration and modeling_utils (~3-5 s in a
+        # fresh process, most of forge.load's time), while a ModelOutput needs its module alone (below)
+        register_cache_types()
     try:
         return pytree.treespec_loads(text)
     except Exception:  # an unregistered serialized type: import, or degrade below

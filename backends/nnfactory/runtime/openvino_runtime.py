@@ -56,7 +56,12 @@ from .graph_builder import GraphBuilder
 from .graph_values import Node, TensorSpec
 
 __all__ = [
-    "CAPABILITIES_ENV", "OpenVINOGraphBuilder", "OpenVINOCompiledGraph", "OpenVINORuntime", "core", "cpu_capabilities",
+    "CAPABILITIES_ENV",
+    "OpenVINOGraphBuilder",
+    "OpenVINOCompiledGraph",
+    "OpenVINORuntime",
+    "core",
+    "cpu_capabilities",
     "is_available",
 ]
 
@@ -300,8 +305,13 @@ class OpenVINOGraphBuilder(GraphBuilder):
     def _op_slice(self, x, begin, end, stride):
         # StridedSlice-1, the op Intel's NNFactory.slice builds (zero masks).
         zeros = [0] * len(begin)
-        masks = {"begin_mask": zeros, "end_mask": zeros, "new_axis_mask": [], "shrink_axis_mask": [],
-                 "ellipsis_mask": []}
+        masks = {
+            "begin_mask": zeros,
+            "end_mask": zeros,
+            "new_axis_mask": [],
+            "shrink_axis_mask": [],
+            "ellipsis_mask": [],
+        }
         return _make("opset1", "StridedSlice", [x.handle, _i64(begin), _i64(end), _i64(stride)], masks)
 
     def _op_concat(self, xs, axis):
@@ -372,13 +382,25 @@ class OpenVINOGraphBuilder(GraphBuilder):
 
     def _compile(self, params: list[Node], results: list[Node]) -> OpenVINOCompiledGraph:
         model = ov.Model([ov.op.Result(r.handle) for r in results], self._parameters, "forge_nnfactory")
+        if "CACHE_DIR" in self.runtime.properties:
+            _stable_names(model)
         compiled = core().compile_model(model, self.runtime.device, self.runtime.properties)
-        graph = OpenVINOCompiledGraph(
-            self.runtime, compiled, [p.spec for p in params], [r.spec for r in results]
-        )
+        graph = OpenVINOCompiledGraph(self.runtime, compiled, [p.spec for p in params], [r.spec for r in results])
         graph.shared_arrays = self._shared_arrays
         self.runtime.record_compiled(compiled)
         return graph
+
+
+def _stable_names(model: ov.Model) -> None:
+    """Name every node and the graph's input and output tensors by position, for OpenVINO's compiled-model
+    cache (CACHE_DIR): its key hashes the serialized graph, whose auto-generated names (`Parameter_1234`,
+    numbered per process) otherwise differ at every build of the same graph, so every load missed it."""
+    for i, op in enumerate(model.get_ordered_ops()):
+        op.set_friendly_name(f"n{i}")
+    for i, port in enumerate(model.inputs):
+        port.get_tensor().set_names({f"in{i}"})
+    for i, port in enumerate(model.outputs):
+        port.get_tensor().set_names({f"out{i}"})
 
 
 class OpenVINOCompiledGraph(CompiledGraph):
@@ -433,8 +455,7 @@ class OpenVINORuntime(Runtime):
         base = device.split(".")[0].split(":")[0]
         if base in ("CPU", "GPU", "NPU") and not _device_available(base):
             raise RuntimeUnavailable(
-                f"OpenVINO device {device!r} is not available here "
-                f"(available: {', '.join(core().available_devices)})"
+                f"OpenVINO device {device!r} is not available here (available: {', '.join(core().available_devices)})"
             )
         if base == "NPU" and self.precision == "bf16":
             raise PrecisionError("precision 'bf16': the NPU computes in f16 (use f16 or the default)")

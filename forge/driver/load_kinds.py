@@ -1,0 +1,156 @@
+"""`forge.load` of the two compiled objects that are more than one program (forge/driver/saved_kinds.py says
+what their directories hold and writes them): a dynamic model's buckets back into a `DynamicCompiledModel`, a
+generator's graphs into a `Generator`. (Apart from saved_kinds.py, which dynamic.py and generation.py import
+to save: reading them back imports those modules.)"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import torch
+
+from forge.diagnostics import one_line
+from forge.driver.artifact_files import SAVED_META, SAVED_WEIGHTS, _check_weights, _read_ir, _read_weights, sha256
+from forge.driver.compile_errors import LoadError
+from forge.driver.saved_kinds import GENERATOR_GRAPHS, _field, _options_from
+
+
+def load_dynamic(
+    directory: Path, meta: dict[str, Any], runtime: str | None, device: str | None, load_static, cache_dir: Any = True
+) -> Any:
+    from forge.driver.dynamic import DynamicCompiledModel, DynamicDim, OutputPlan
+
+    path = directory / SAVED_META
+    dim_entry = _field(meta, path, "dim", dict)
+    buckets = _field(meta, path, "buckets", dict)
+    files = meta.get("files")
+    try:
+        dim = DynamicDim(
+            str(dim_entry["name"]),
+            int(dim_entry["min"]),
+            int(dim_entry["max"]),
+            tuple((str(n), int(d)) for n, d in dim_entry["uses"]),
+        )
+        lengths = sorted(int(b) for b in buckets)
+        seq_dims = {str(k): tuple(int(d) for d in v) for k, v in _field(meta, path, "seq_dims", dict).items()}
+        parameters = [
+            inspect.Parameter(p["name"], getattr(inspect.Parameter, p["kind"]))
+            for p in _field(meta, path, "parameters", list)
+        ]
+        example: dict[str, Any] = {}
+        for entry in _field(meta, path, "example", list):
+            if "value" in entry:
+                example[entry["name"]] = entry["value"]
+            else:
+                dtype = getattr(torch, entry["dtype"].removeprefix("torch."))
+                example[entry["name"]] = torch.zeros(entry["shape"], dtype=dtype)
+        positional = tuple(str(n) for n in _field(meta, path, "positional", list))
+        pads = {str(k): v for k, v in meta.get("pad_values", {}).items()}
+    except LoadError:
+        raise
+    except Exception as err:
+        raise LoadError(f"{path}: corrupt ({type(err).__name__}: {one_line(str(err))})") from None
+    if dim.max not in lengths:
+        raise LoadError(f"{path}: 'buckets' {lengths} lack the Dim's max {dim.max}")
+    options = _options_from(path, meta.get("options"), runtime, device)
+    loaded = {}
+    for length in lengths:
+        sub = directory / str(buckets[str(length)])
+        if isinstance(files, dict):
+            digest = files.get(buckets[str(length)])
+            if not (sub / SAVED_META).exists():
+                raise LoadError(f"{directory}: missing {buckets[str(length)]}/{SAVED_META} (bucket {length})")
+            if digest != sha256(sub / SAVED_META):
+                raise LoadError(f"{sub / SAVED_META}: changed since it was saved (SHA-256 differs from {path})")
+        loaded[length] = load_static(sub, runtime=runtime, device=device, cache_dir=cache_dir)
+    signature = inspect.Signature(parameters)
+    result = DynamicCompiledModel(
+        None,
+        example,
+        positional,
+        dim,
+        tuple(lengths),
+        pads,
+        OutputPlan(seq_dims),
+        options,
+        static_compile=_no_compile,
+        _signature=signature,
+    )
+    result.model_name = str(meta.get("model", "model"))
+    from forge.driver.dynamic import Bucket
+
+    for length, compiled in loaded.items():
+        result._compiled[length] = Bucket(length, compiled, 0.0)
+    return result
+
+
+def _no_compile(*args: Any, **kwargs: Any) -> Any:
+    raise LoadError("a loaded dynamic model has the buckets it was saved with; compile the model for others")
+
+
+def load_generator(
+    directory: Path, meta: dict[str, Any], runtime: str | None, device: str | None, cache_dir: str | None = None
+) -> Any:
+    from backends.nnfactory.executor import StateStore  # lazy: start-up cost (openvino)
+    from forge.driver.compilation import Compilation
+    from forge.driver.generation import CompiledStep, Generator
+    from forge.driver.stages import EMIT
+    from forge.frontend.fx_importer import ImportedProgram
+
+    path = directory / SAVED_META
+    batch = _field(meta, path, "batch", int)
+    chunk = _field(meta, path, "chunk", int)
+    cache_len = _field(meta, path, "cache_len", int)
+    options = _options_from(path, meta.get("options"), runtime, device, cache_dir)
+    files = meta.get("files")
+    if files is not None:
+        if not isinstance(files, dict):
+            raise LoadError(f"{path}: 'files' should map file names to SHA-256 digests, not {files!r}")
+        for name, digest in files.items():
+            target = directory / name
+            try:
+                found = sha256(target)
+            except OSError as err:
+                raise LoadError(f"{target}: cannot read ({err.strerror or err})") from None
+            if found != digest:
+                raise LoadError(f"{target}: changed since it was saved (SHA-256 differs from {path})")
+    weights = _read_weights(directory / SAVED_WEIGHTS)
+    states = StateStore()
+    steps = {}
+    reports = meta.get("reports") if isinstance(meta.get("reports"), dict) else {}
+    for name in GENERATOR_GRAPHS:
+        ir = directory / f"{name}.mlir"
+        module = _read_ir(ir)
+        _check_weights(directory, module, weights)
+        c = Compilation(options, imported=ImportedProgram(module, weights, inputs=[]))
+        c.extras["states"] = states
+        try:
+            c.run((EMIT,))
+        except Exception as err:
+            raise LoadError(
+                f"{ir}: cannot build the program with {SAVED_WEIGHTS} for runtime {options.runtime!r}, device "
+                f"{options.device!r}: {type(err).__name__}: {one_line(str(err))}"
+            ) from err
+        report = {**reports.get(name, {}), "emit_ms": round(c.clock.ms["emit_ms"], 3)}
+        step = CompiledStep(name, c.executor, module, c.imported, 0.0, report)
+        steps[name] = step
+    hf = SimpleNamespace(generation_config=_generation_config(path, meta.get("generation_config")))
+    gen = Generator(hf, batch, chunk, cache_len, steps["prefill"], steps["decode"], states, options)
+    gen.compiles = 0
+    gen.eos = [int(t) for t in meta.get("eos") or []]
+    gen.pad = meta.get("pad")
+    return gen
+
+
+def _generation_config(path: Path, entry: Any) -> Any:
+    if entry is None:
+        return None
+    from transformers import GenerationConfig  # lazy: start-up cost (transformers)
+
+    try:
+        return GenerationConfig.from_dict(dict(entry))
+    except Exception as err:
+        raise LoadError(f"{path}: corrupt 'generation_config' ({type(err).__name__}: {one_line(str(err))})") from None
