@@ -6,7 +6,7 @@ gone fails its test, so the list cannot go stale).
 
 A fuzz case that differs from torch at a stage is a documented deviation, not a failure, when an
 entry names its overload's packet and that stage, the case's arguments hold one of the entry's
-trigger values (`Case.special_values`: nan, inf, -0.0, subnormal), and the difference is of the
+trigger values (`special_values`: nan, inf, -0.0, subnormal), and the difference is of the
 entry's kind (`problems`: how forge.testing.fuzz.compare words it). Each entry has an `example`
 that shows it: tests/fuzz/test_deviations.py runs the examples and fails when one matches torch.
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from forge.testing.fuzz.cases import Case
+    from forge.testing.fuzz.cases import Call, Case
 
 
 @dataclass(frozen=True)
@@ -87,9 +87,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
 )
 
 
-def documented(case: Case, stage: str, problem: str) -> Deviation | None:
+def documented(case: Call, stage: str, problem: str) -> Deviation | None:
     """The entry explaining the case's difference at `stage`, if any."""
-    packet = case.op.rpartition(".")[0]
+    packet = case.packet
     specials = case.special_values()
     for dev in DEVIATIONS:
         if (packet in dev.packets and stage in dev.stages and dev.triggers & specials
