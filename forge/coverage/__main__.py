@@ -58,6 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--runtimes", default=",".join(RUNTIMES), help=f"the compiled stages (default {','.join(RUNTIMES)})"
     )
+    parser.add_argument(
+        "--keep-zoo", action="store_true", help="with --write: keep the page's model zoo section instead of running it"
+    )
     parser.add_argument("--save", metavar="FILE", help="write every entry's result (JSON, with each failing sample)")
     parser.add_argument(
         "--load",
@@ -124,7 +127,7 @@ def _write(args: argparse.Namespace, results: list[OpResult], seconds: float) ->
         for r in wrong:
             print(f"WRONG VALUE (a bug, not written to {EXPECTED}): {r.line()}", file=sys.stderr)
     if args.write:
-        _write_page(args.write, results, seconds)
+        _write_page(args.write, results, seconds, args.keep_zoo)
     return 0
 
 
@@ -134,7 +137,7 @@ def _merged(expected: dict[str, OpResult], fresh: list[OpResult]) -> list[OpResu
     return [by_op.get(i) or expected.get(i) or entry_result(i, [], 1) for i in (op_id(o) for o in op_database())]
 
 
-def _write_page(path: str, results: list[OpResult], seconds: float) -> None:
+def _write_page(path: str, results: list[OpResult], seconds: float, keep_zoo: bool = False) -> None:
     import datetime
 
     import torch
@@ -142,7 +145,15 @@ def _write_page(path: str, results: list[OpResult], seconds: float) -> None:
     from forge.coverage import page, zoo
 
     start = time.perf_counter()
-    rows = zoo.zoo_results(progress=lambda z: print(f"zoo {z.family}: {z.status} {z.reason}", flush=True))
+    old = Path(path).read_text() if Path(path).exists() else ""
+    kept_zoo = page.zoo_section_of(old) if keep_zoo else None
+    if keep_zoo and kept_zoo is None:
+        raise SystemExit(f"--keep-zoo: {path} has no model zoo section to keep")
+    rows = (
+        []
+        if kept_zoo is not None
+        else zoo.zoo_results(progress=lambda z: print(f"zoo {z.family}: {z.status} {z.reason}", flush=True))
+    )
     meta = {
         "when": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "seconds": seconds + time.perf_counter() - start,
@@ -150,10 +161,9 @@ def _write_page(path: str, results: list[OpResult], seconds: float) -> None:
     }
     from forge.testing.fuzz.report import MARKER  # the fuzzer's section (python -m forge.testing.fuzz --docs)
 
-    old = Path(path).read_text() if Path(path).exists() else ""
     kept = MARKER + old.split(MARKER, 1)[1] if MARKER in old else ""
     with open(path, "w") as f:
-        f.write(page.render_page(results, rows, meta) + ("\n" + kept if kept else ""))
+        f.write(page.render_page(results, rows, meta, kept_zoo) + ("\n" + kept if kept else ""))
     print(f"wrote {path}")
 
 

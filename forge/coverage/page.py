@@ -5,8 +5,8 @@
   the model zoo table, and one row per OpInfo entry (samples run, passed, failures by class).
 * `write_failures(path, results)`: one line per sample that did not pass, grouped by class.
 * `read_expected(path)` / `write_expected(path, results)`: tests/coverage/expected_failures.txt,
-  `op<TAB>status<TAB>counts<TAB>stage<TAB>reason` for every entry that does not pass. An entry
-  with a wrong value is never written there: it is a bug, and the suite fails on it.
+  `op<TAB>status<TAB>counts<TAB>stage<TAB>reason` for every entry recorded (passing ones too). An
+  entry with a wrong value is never written there: it is a bug, and the suite fails on it.
 """
 
 from __future__ import annotations
@@ -64,16 +64,19 @@ def read_expected(path: str | Path) -> dict[str, OpResult]:
     return expected
 
 
-def write_expected(path: str | Path, results: Sequence[OpResult]) -> list[OpResult]:
-    """Write every entry that does not pass, except those with a wrong value; returns those."""
+def write_expected(path: str | Path, results: Sequence[OpResult], note: str = "") -> list[OpResult]:
+    """Write every entry's result, passing ones too (an entry absent from the file has not been
+    recorded yet), except those with a wrong value; returns those."""
     wrong = [r for r in results if is_wrong_value(r)]
-    kept = [r for r in results if r.status != PASS and not is_wrong_value(r)]
+    kept = [r for r in results if not is_wrong_value(r)]
     s = summary(results)
     lines = [
-        "# OpInfo entries that do not pass, and why (tests/coverage/test_opinfo.py checks each).",
-        "# Regenerate: python -m forge.coverage --update-expected (a wrong value is never written here).",
+        "# OpInfo entries' results on their first samples, and why they do not pass (tests/coverage/test_opinfo.py",
+        "# checks each; an entry not listed is only checked for wrong values). Regenerate: python -m forge.coverage",
+        "# --update-expected (a wrong value is never written here).",
         f"# {s['sample_counts'][PASS]} of {s['judged_samples']} judged samples pass "
         f"({100 * s['sample_pass_rate']:.1f}%), {s['entry_counts'][PASS]} of {s['judged_entries']} entries.",
+        *([f"# {note}"] if note else []),
         "# op\tstatus\tsamples by class\tstage\treason (of the first sample of the entry's status)",
     ]
     lines += [r.line() for r in sorted(kept, key=lambda r: r.op)]
@@ -115,7 +118,10 @@ def _rate(x: float) -> str:
     return f"**{100 * x:.1f}%**"
 
 
-def render_page(results: Sequence[OpResult], zoo: Sequence[ZooResult], meta: dict[str, Any]) -> str:
+def render_page(
+    results: Sequence[OpResult], zoo: Sequence[ZooResult], meta: dict[str, Any], zoo_section: list[str] | None = None
+) -> str:
+    """The page; `zoo_section`: the zoo's lines as they are (an earlier page's), instead of `zoo`'s table."""
     s = summary(results)
     runtimes = ", ".join(meta.get("runtimes", ("openvino", "nnfactory")))
     heads = " | ".join(_label(c) for c in STATUSES)
@@ -193,7 +199,7 @@ def render_page(results: Sequence[OpResult], zoo: Sequence[ZooResult], meta: dic
                 by_class[failure_class(sample)] += 1
                 entries.setdefault(failure_class(sample), set()).add(r.op)
     out += [f"| {_cell(c)} | {n} | {len(entries[c])} |" for c, n in by_class.most_common()]
-    out += ["", *_zoo_section(zoo), "", *_per_op(results)]
+    out += ["", *(zoo_section if zoo_section is not None else _zoo_section(zoo)), "", *_per_op(results)]
     return "\n".join(out) + "\n"
 
 
@@ -202,9 +208,22 @@ def _samples_section(title: str, results: Sequence[OpResult], status: str, none:
     out = [f"## {title}", ""]
     if not rows:
         return [*out, none]
-    out += ["| sample | stage | what differs |", "| --- | --- | --- |"]
-    out += [f"| `{_cell(op)}#{x.index}` | {x.stage} | {_cell(x.reason)} |" for op, x in rows]
+    out += ["| samples | stage | what differs (the first of them) |", "| --- | --- | --- |"]
+    groups: dict[tuple[str, str, str], list[int]] = {}  # samples of an entry that differ alike: one row
+    for op, x in rows:
+        groups.setdefault((op, x.stage, _kind(x.reason)), []).append(x.index)
+    firsts = {}
+    for op, x in rows:
+        firsts.setdefault((op, x.stage, _kind(x.reason)), x.reason)
+    for (op, stage, kind), indices in groups.items():
+        known = [f"#{i}" for i in indices if i >= 0]
+        which = ", ".join(known) if len(known) == len(indices) else f"{len(indices)} samples"
+        out.append(f"| `{_cell(op)}` {which} | {stage} | {_cell(firsts[(op, stage, kind)])} |")
     return out
+
+
+def _kind(reason: str) -> str:
+    return failure_kind("", reason)
 
 
 def _per_op(results: Sequence[OpResult]) -> list[str]:
@@ -224,6 +243,14 @@ def _per_op(results: Sequence[OpResult]) -> list[str]:
             f"| `{_cell(r.op)}` | {_label(r.status)} | {r.total} | {counts} | {_cell(first)} | {r.seconds:.2f} |"
         )
     return out
+
+
+def zoo_section_of(page: str) -> list[str] | None:
+    """The model zoo section of a page `render_page` wrote, as lines (None: it has none)."""
+    if "## Model zoo" not in page or "\n## Per op" not in page:
+        return None
+    body = page.split("## Model zoo", 1)[1].split("\n## Per op", 1)[0].rstrip("\n")
+    return ("## Model zoo" + body).split("\n")
 
 
 def _zoo_section(zoo: Sequence[ZooResult]) -> list[str]:

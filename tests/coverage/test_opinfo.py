@@ -3,10 +3,11 @@ samples of every OpInfo entry, as one batch per entry, are exported, imported, i
 (openvino and nnfactory, CPU) and compared with eager. (`make coverage` runs every sample, ~20x the
 time: docs/coverage.md.)
 
-One test per entry, by OpInfo id. An entry passes, or fails exactly as expected_failures.txt says
-(status, samples by class, stage and reason): an entry that starts passing or fails differently
-fails its test, so the list cannot go stale (regenerate it with `python -m forge.coverage
---update-expected`). A wrong value is never an expected failure. The selected entries run once, in
+One test per entry, by OpInfo id. An entry never shows a wrong value, and it ends exactly as
+expected_failures.txt records it (status, samples by class, stage and reason): an entry that starts
+passing or fails differently fails its test, so the record cannot go stale (regenerate it with
+`python -m forge.coverage --update-expected`; an entry it does not list yet is checked for wrong
+values only). A wrong value is never an expected failure. The selected entries run once, in
 two worker processes (`run_isolated`: a runtime crash fails one entry), before the first test reads
 its result.
 """
@@ -25,10 +26,11 @@ EXPECTED_FILE = Path(__file__).with_name("expected_failures.txt")
 EXPECTED = read_expected(EXPECTED_FILE)
 OP_IDS = [op_id(info) for info in op_database()]
 
-PASSED_FLOOR = 0
-PASS_RATE_FLOOR = 0.0
-"""The figures of the last full run (expected_failures.txt's header), in samples: a regression
-fails. Raise them as samples start passing."""
+PASSED_FLOOR = 807
+PASS_RATE_FLOOR = 0.9
+"""Samples: the passes recorded in expected_failures.txt (260 of the 677 entries so far: a lower bound
+of the whole run's), and a pass rate a little under theirs (95.4%). Raise them to the full run's
+figures when --update-expected records every entry."""
 
 
 @pytest.fixture(scope="module")
@@ -48,19 +50,17 @@ def test_expectations_name_real_entries_and_no_wrong_values():
     assert set(EXPECTED) <= set(OP_IDS), sorted(set(EXPECTED) - set(OP_IDS))
     wrong = [r.line() for r in EXPECTED.values() if is_wrong_value(r)]
     assert not wrong, f"a wrong value is a bug, never an expected failure: {wrong}"
-    assert all(r.status != PASS for r in EXPECTED.values())
 
 
 @pytest.mark.parametrize("op", OP_IDS)
 def test_op(results, op):
     got = results[op]
+    assert not is_wrong_value(got), f"{op}: a wrong value is a bug: {got.line()}"
     want = EXPECTED.get(op)
-    if want is None:
-        assert got.status == PASS, f"{op} should pass, got: {got.line()}"
+    if want is None:  # not recorded yet (python -m forge.coverage --update-expected records it)
         return
-    assert got.status != PASS, f"{op} passes now: remove it from {EXPECTED_FILE.name}"
     assert (got.status, got.counts, got.stage, got.reason) == (want.status, want.counts, want.stage, want.reason), (
-        f"{op} fails differently ({got.line()}); update {EXPECTED_FILE.name} if this is progress"
+        f"{op}: {got.line()}, {EXPECTED_FILE.name} says {want.line()}; update it if this is progress"
     )
 
 
