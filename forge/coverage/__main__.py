@@ -93,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         saved = json.loads(Path(args.load).read_text())
         results = [OpResult.from_json(r) for r in saved["results"]]
         print(f"{summary(results)} (loaded from {args.load})", flush=True)
-        return _write(args, results, saved["seconds"])
+        return _write(args, results, saved["seconds"], saved.get("note", ""))
 
     def show(r: OpResult) -> None:
         if not args.quiet:
@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _write(args, results, seconds)
 
 
-def _write(args: argparse.Namespace, results: list[OpResult], seconds: float) -> int:
+def _write(args: argparse.Namespace, results: list[OpResult], seconds: float, note: str = "") -> int:
     from forge.coverage import page  # the writers
 
     if args.save:
@@ -127,7 +127,7 @@ def _write(args: argparse.Namespace, results: list[OpResult], seconds: float) ->
         for r in wrong:
             print(f"WRONG VALUE (a bug, not written to {EXPECTED}): {r.line()}", file=sys.stderr)
     if args.write:
-        _write_page(args.write, results, seconds, args.keep_zoo)
+        _write_page(args.write, results, seconds, args.keep_zoo, note)
     return 0
 
 
@@ -137,7 +137,7 @@ def _merged(expected: dict[str, OpResult], fresh: list[OpResult]) -> list[OpResu
     return [by_op.get(i) or expected.get(i) or entry_result(i, [], 1) for i in (op_id(o) for o in op_database())]
 
 
-def _write_page(path: str, results: list[OpResult], seconds: float, keep_zoo: bool = False) -> None:
+def _write_page(path: str, results: list[OpResult], seconds: float, keep_zoo: bool = False, note: str = "") -> None:
     import datetime
 
     import torch
@@ -158,6 +158,7 @@ def _write_page(path: str, results: list[OpResult], seconds: float, keep_zoo: bo
         "when": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "seconds": seconds + time.perf_counter() - start,
         "torch": torch.__version__,
+        "note": note,
     }
     from forge.testing.fuzz.report import MARKER  # the fuzzer's section (python -m forge.testing.fuzz --docs)
 
