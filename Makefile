@@ -101,8 +101,9 @@ $(BENCH_STAMP): $(STAMP)
 	$(BIN)/python -m $(PIP_INSTALL) -e '.[dev,bench]'
 	touch $@
 
-# The OpInfo coverage harness and the model zoo (~6 min on 2 cores): writes docs/coverage.md.
-# tests/coverage runs the same harness in `make test`; this only renders the page.
+# The OpInfo coverage harness on every float32 sample of every entry (one batch module per entry, the
+# interpreter and both runtimes) and the model zoo: writes docs/coverage.md (its header says how long it
+# took). tests/coverage runs the same harness in `make test` on each entry's first 4 samples.
 coverage: $(STAMP)
 	$(BIN)/python -m forge.coverage --quiet --write docs/coverage.md
 

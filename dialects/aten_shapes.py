@@ -1256,6 +1256,8 @@ def _diff(v: View) -> list[Result]:
             check(all(other[0][d] == shape[d] for d in range(len(shape)) if d != dim), f"{name} sizes")
             total += other[0][dim] if n else 0  # n=0: torch returns a copy of self, prepend/append unused
     check(0 <= n <= total, "n")
+    if n == 0:  # torch returns a copy of self: prepend and append are checked, not joined
+        return [(tuple(shape), dtype)]
     out = list(shape)
     out[dim] = total - n
     return [(tuple(out), dtype if dtype != "bool" or n == 0 else "bool")]

@@ -1,7 +1,15 @@
-"""One OpInfo entry through every stage: its first float32 CPU sample as a module, exported,
-imported, interpreted, compiled and run, each output compared with eager (package docstring).
+"""One OpInfo entry through every stage: every one of its samples (float32, CPU), all of them as one
+batch module, exported, imported, interpreted and compiled for each runtime, each sample's outputs
+compared with eager on their own (package docstring).
 
-`run_op(info)` never raises: whatever happens is an `OpResult` with a classified reason.
+The batch is the fuzzer's (forge.testing.fuzz.run): a sample is a `SampleCase`, a
+forge.testing.fuzz.cases.Call whose `call` is the OpInfo's op on the sample, its tensors replaced by
+the batch module's inputs and every other argument -- Python numbers, shapes, dtypes -- baked into
+the call as it is (a number stays a number: `div(t, 2.5)` is not `div(t, tensor(2.5))`). A stage that
+fails for the batch as a whole splits it until the failing samples stand alone.
+
+`run_op(info)` never raises: whatever happens is an `OpResult`, with one `SampleResult` per sample
+that did not pass.
 """
 
 from __future__ import annotations
@@ -14,51 +22,94 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+from unittest import mock
 
 import torch
 from torch.utils import _pytree as pytree
+from torch.utils._python_dispatch import TorchDispatchMode
 
-from dialects.torch_types import UnsupportedTypeError
 from forge.frontend.decompose import TREESPEC_DEPRECATION
-from forge.frontend.fx_importer import ImportedProgram, UnsupportedOpsError, import_program
-from forge.frontend.node_locations import recorded_model_frames
-from forge.interpreter import interpret
+from forge.testing.fuzz import run as batch
+from forge.testing.fuzz.cases import flat_results, special_values
+from forge.testing.fuzz.compare import differs
 
-PASS, FAIL, NOT_EXPORTABLE, RANDOM, SKIPPED = "pass", "fail", "not_exportable", "random", "skipped"
-STATUSES = (PASS, FAIL, NOT_EXPORTABLE, RANDOM, SKIPPED)
-STAGES = ("sample", "export", "import", "interpret", "compile", "run")
+PASS, WRONG, DEVIATION, REFUSED, ERROR = batch.PASS, batch.WRONG, batch.DEVIATION, batch.REFUSED, batch.ERROR
+NOT_EXPORTABLE, RANDOM, SKIPPED = batch.NOT_EXPORTABLE, "random", "skipped"
+STATUSES = (WRONG, ERROR, REFUSED, DEVIATION, PASS, NOT_EXPORTABLE, RANDOM, SKIPPED)
+"""A sample's classes, worst first; an entry's status is the first of these any of its samples has."""
+JUDGED = (WRONG, ERROR, REFUSED, DEVIATION, PASS)
+"""The classes inside the pass rate (the others have nothing a compiler could match)."""
+RUNTIMES = batch.RUNTIMES
 DEFAULT_ATOL = DEFAULT_RTOL = 1e-5
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+          "int64": torch.int64, "int32": torch.int32, "bool": torch.bool}  # fmt: skip
+DEFAULT_TOLERANCE: dict[torch.dtype, tuple[float, float]] = {
+    torch.float32: (DEFAULT_ATOL, DEFAULT_RTOL),
+    torch.float16: (1e-5, 1e-3),  # torch.testing.assert_close's defaults
+    torch.bfloat16: (1e-5, 1.6e-2),
+}
 
 DEBUG = False
 """Print the traceback of unexpected errors (`python -m forge.coverage --in-process --debug`)."""
 
 
 @dataclass
+class SampleResult:
+    """What happened to one sample that did not pass."""
+
+    index: int
+    """The sample's position in the entry's sample list (dtype's, seed SAMPLE_SEED)."""
+    status: str
+    stage: str
+    """`sample` (eager), `interpret`, `openvino`, `nnfactory` (the first stage with `status`)."""
+    reason: str
+
+
+@dataclass
 class OpResult:
-    """What happened to one OpInfo entry's first float32 CPU sample."""
+    """What happened to one OpInfo entry: its samples' counts by class and the samples that did not pass."""
 
     op: str
     """The OpInfo name, `name.variant` when the entry has a variant_test_name."""
     status: str
+    """The worst class among its samples (`STATUSES`); `skipped` when it has none."""
     stage: str = ""
-    """The stage that failed (`run` for a pass: the last one)."""
     reason: str = ""
+    """The first sample of the worst class: its stage and reason."""
     seconds: float = 0.0
-    max_abs: float | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    """class -> samples."""
+    samples: list[SampleResult] = field(default_factory=list)
+    """Every sample that did not pass, in index order."""
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
 
     def line(self) -> str:
-        return f"{self.op}\t{self.status}\t{self.stage}\t{self.reason}"
+        counts = ", ".join(f"{s} {self.counts[s]}" for s in STATUSES if self.counts.get(s))
+        return f"{self.op}\t{self.status}\t{counts}\t{self.stage}\t{self.reason}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.__dict__, "samples": [s.__dict__ for s in self.samples]}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> OpResult:
+        return OpResult(**{**d, "samples": [SampleResult(**s) for s in d.get("samples", ())]})
 
 
-class StageFailure(Exception):
-    """A classified failure of one stage."""
-
-    def __init__(self, stage: str, reason: str):
-        super().__init__(f"{stage}: {reason}")
-        self.stage = stage
-        self.reason = reason
+def entry_result(op: str, samples: Sequence[SampleResult], passed: int, seconds: float = 0.0) -> OpResult:
+    """The entry's result from its non-passing samples and the number that passed."""
+    counts = Counter(s.status for s in samples)
+    if passed:
+        counts[PASS] = passed
+    status = next((s for s in STATUSES if counts.get(s)), SKIPPED)
+    first = next((s for s in samples if s.status == status), None)
+    stage, reason = (first.stage, first.reason) if first else ("", "" if counts else "no sample")
+    ordered = {s: counts[s] for s in STATUSES if counts.get(s)}
+    return OpResult(op, status, stage, reason, round(seconds, 3), ordered, sorted(samples, key=lambda s: s.index))
 
 
 # --- the OpInfo database --------------------------------------------------------------------------
@@ -76,280 +127,211 @@ def op_id(info: Any) -> str:
     return f"{info.name}.{info.variant_test_name}" if info.variant_test_name else info.name
 
 
-def tolerance(info: Any) -> tuple[float, float]:
-    """(atol, rtol): 1e-5 each, or the OpInfo's own float32 CPU override where it is looser."""
+def tolerance(info: Any, dtype: torch.dtype = torch.float32) -> tuple[float, float]:
+    """(atol, rtol) of `dtype`: DEFAULT_TOLERANCE, or the OpInfo's own CPU override where it is looser."""
     from torch.testing._internal.common_device_type import toleranceOverride  # the harness only
 
-    atol, rtol = DEFAULT_ATOL, DEFAULT_RTOL
+    atol, rtol = DEFAULT_TOLERANCE.get(dtype, (DEFAULT_ATOL, DEFAULT_RTOL))
     for decorate in getattr(info, "decorators", ()) or ():
         if getattr(decorate, "device_type", None) not in (None, "cpu"):
             continue
         for dec in getattr(decorate, "decorators", ()) or ():
-            if isinstance(dec, toleranceOverride) and torch.float32 in dec.d:
-                tol = dec.d[torch.float32]
+            if isinstance(dec, toleranceOverride) and dtype in dec.d:
+                tol = dec.d[dtype]
                 atol, rtol = max(atol, tol.atol), max(rtol, tol.rtol)
     return atol, rtol
 
 
-# --- one sample as a module -----------------------------------------------------------------------
-
-
-class SampleModule(torch.nn.Module):
-    """`forward(*tensors)` calls the op on the sample, its tensors replaced by the arguments and
-    every other argument (numbers, shapes, dtypes, ...) baked in."""
-
-    def __init__(self, fn: Callable[..., Any], sample: Any):
-        super().__init__()
-        self.fn = fn
-        flat, self.spec = pytree.tree_flatten((sample.input, tuple(sample.args), dict(sample.kwargs)))
-        self.slots = [i for i, x in enumerate(flat) if isinstance(x, torch.Tensor)]
-        self.constants = [None if isinstance(x, torch.Tensor) else x for x in flat]
-        self.tensors = tuple(flat[i] for i in self.slots)
-
-    def forward(self, *tensors: torch.Tensor) -> Any:
-        flat = list(self.constants)
-        for slot, tensor in zip(self.slots, tensors, strict=True):
-            flat[slot] = tensor
-        inp, args, kwargs = pytree.tree_unflatten(flat, self.spec)
-        return self.fn(inp, *args, **kwargs)
-
-
 SAMPLE_SEED = 0
+SUITE_SAMPLES = 4
+"""The suite (tests/coverage/test_opinfo.py) and its expectations run each entry's first 4 samples;
+the page, every sample."""
 
 
-def first_sample(info: Any, index: int = 0) -> Any | None:
-    """The entry's first (or `index`-th) float32 CPU sample, made from a fixed seed.
+def samples(info: Any, dtype: torch.dtype = torch.float32, limit: int | None = None) -> list[Any]:
+    """The entry's CPU samples of `dtype` (its first `limit`), made from a fixed seed.
     `sample_inputs_func` is called directly: `info.sample_inputs` wraps it in an iterator that
     inspects the call stack (~0.2 s)."""
     torch.manual_seed(SAMPLE_SEED)
     with quiet_torch():
-        samples = iter(info.sample_inputs_func(info, "cpu", torch.float32, False))
+        it = iter(info.sample_inputs_func(info, "cpu", dtype, False))
         try:
-            return next(itertools.islice(samples, index, None), None)
+            return list(itertools.islice(it, limit))
         finally:
-            close = getattr(samples, "close", None)
+            close = getattr(it, "close", None)
             if close is not None:  # now, not when collected (inside a later export's tracer)
                 close()
 
 
-def _clones(tensors: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
-    return tuple(t.clone() for t in tensors)
+# --- one sample as a case of a batch --------------------------------------------------------------
 
 
-# --- classification -------------------------------------------------------------------------------
+class SampleCase:
+    """One OpInfo sample as a batch case (forge.testing.fuzz.cases.Call): `call(tensors)` is
+    `info.op(input, *args, **kwargs)` with the sample's tensors replaced by `tensors`, every other
+    argument baked in as it is."""
 
-_LOCATION = re.compile(r"(?:/[^\s:]+)?\.py:\d+: ")
-_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
-_DTYPE = re.compile(
-    r"unsupported (?:torch )?dtype|dtype .* is not supported|cannot hold|has no numpy dtype", re.IGNORECASE
-)
+    def __init__(self, info: Any, sample: Any, index: int, dtype: torch.dtype = torch.float32):
+        self.fn: Callable[..., Any] = info.op
+        self.op = op_id(info)
+        self.packet = f"aten::{info.aten_name}"
+        self.index = index
+        self.tolerances = {d: tolerance(info, d) for d in DEFAULT_TOLERANCE}
+        self.leaves, self.spec = pytree.tree_flatten((sample.input, tuple(sample.args), dict(sample.kwargs)))
 
+    def tensors(self) -> list[torch.Tensor]:
+        return [x for x in self.leaves if isinstance(x, torch.Tensor)]
 
-def classify(stage: str, err: BaseException) -> StageFailure:
-    """A stage's exception as a classified one-line reason, stable from run to run (no paths or
-    addresses), so the suite's expectations can name it."""
-    if isinstance(err, StageFailure):
-        return err
-    if isinstance(err, UnsupportedOpsError):
-        return StageFailure(stage, "unsupported aten op " + ", ".join(sorted(err.unsupported)))
-    text = _ADDRESS.sub("0x?", _LOCATION.sub("", " ".join(str(err).split())))
-    kind = type(err).__name__
-    if isinstance(err, UnsupportedTypeError) or _DTYPE.search(text):
-        return StageFailure(stage, f"dtype: {_clip(text)}")
-    if "data-dependent" in text.lower() or "DataDependent" in kind or "depends on tensor values" in text:
-        return StageFailure(stage, f"data-dependent shape: {_clip(text)}")
-    return StageFailure(stage, f"{kind}: {_clip(text)}")
+    def raw(self, tensors: Sequence[torch.Tensor] | None = None) -> Any:
+        """The op's result as it is (not flattened)."""
+        given = iter(tensors if tensors is not None else [t.clone() for t in self.tensors()])
+        leaves = [next(given) if isinstance(x, torch.Tensor) else x for x in self.leaves]
+        inp, args, kwargs = pytree.tree_unflatten(leaves, self.spec)
+        return self.fn(inp, *args, **kwargs)
 
+    def call(self, tensors: Sequence[torch.Tensor] | None = None) -> list[torch.Tensor]:
+        return flat_results(self.raw(tensors))
 
-def _clip(text: str, n: int = 200) -> str:
-    return text if len(text) <= n else text[: n - 3] + "..."
+    def mismatch(self, expected: Sequence[torch.Tensor], got: Sequence[Any]) -> str | None:
+        return differs(expected, got, lambda dtype: self.tolerances.get(dtype, (DEFAULT_ATOL, DEFAULT_RTOL)))
 
+    def special_values(self) -> frozenset[str]:
+        return special_values(self.leaves)
 
-def failure_class(result: OpResult) -> str:
-    """The cause without op-specific details, for grouping: `unsupported aten op`, `run: wrong value`..."""
-    reason = result.reason
-    if result.status == RANDOM:
-        return "random op"
-    if reason.startswith("unsupported aten op"):
-        return "unsupported aten op"
-    head = re.split(r"[:(]", reason, maxsplit=1)[0].strip()
-    return f"{result.stage}: {head}"
+    def describe(self) -> str:
+        return f"{self.op}#{self.index}"
 
 
-# --- comparison with eager ------------------------------------------------------------------------
+# --- what eager alone tells: nothing to compare ---------------------------------------------------
+
+_EMPTY = ("empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided", "empty_permuted")
 
 
-def _leaves(value: Any) -> list[Any]:
-    return pytree.tree_leaves(value)
+class _Recorder(TorchDispatchMode):
+    """The seeded random ops an eager call runs, and the storages of its `empty`-family results."""
+
+    def __init__(self):
+        super().__init__()
+        self.seeded: set[str] = set()
+        self.empty: dict[int, str] = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if torch.Tag.nondeterministic_seeded in func.tags:
+            self.seeded.add(func._schema.name)
+        if func._schema.name.split("::")[-1] in _EMPTY:
+            for t in pytree.tree_leaves(out):
+                if isinstance(t, torch.Tensor) and t.numel():
+                    self.empty[t.untyped_storage().data_ptr()] = func._schema.name
+        return out
 
 
-def compare(stage: str, expected: Any, got: Any, atol: float, rtol: float) -> float:
-    """Raise a classified StageFailure unless `got` matches `expected` (count, shapes, dtypes,
-    values); returns the largest |difference| of the float outputs."""
-    exp, out = _leaves(expected), _leaves(got)
-    if len(exp) != len(out):
-        raise StageFailure(stage, f"wrong output count: {len(out)}, expected {len(exp)}")
-    worst = 0.0
-    for i, (e, g) in enumerate(zip(exp, out, strict=True)):
-        where = f"output #{i}" if len(exp) > 1 else "output"
-        worst = max(worst, _compare_one(stage, where, torch.as_tensor(e), torch.as_tensor(g), atol, rtol))
-    return worst
+def prejudge(case: SampleCase) -> SampleResult | None:
+    """A sample eager alone rules out (skipped: no dense tensor output, an uninitialized output,
+    eager fails; random: its values change with the seed), or None."""
+
+    def skipped(why: str) -> SampleResult:
+        return SampleResult(case.index, SKIPPED, "sample", why)
+
+    recorder = _Recorder()
+    try:
+        torch.manual_seed(0)
+        with torch.no_grad(), quiet_torch(), recorder:
+            out = case.raw()
+    except Exception as err:
+        return skipped(f"eager fails: {type(err).__name__}: {batch._one_line(err, 200)}")
+    leaves = pytree.tree_leaves(out)
+    if not leaves or not all(isinstance(x, torch.Tensor) and x.layout == torch.strided for x in leaves):
+        kinds = sorted({type(x).__name__ if not isinstance(x, torch.Tensor) else str(x.layout) for x in leaves})
+        return skipped(f"the output is not dense tensors: {', '.join(kinds) or 'nothing'}")
+    empty = {recorder.empty[p] for x in leaves if x.numel() and (p := x.untyped_storage().data_ptr()) in recorder.empty}
+    if empty:
+        return skipped(f"uninitialized output ({', '.join(sorted(empty))}): not comparable")
+    if recorder.seeded and _changes_with_seed(case):
+        return SampleResult(
+            case.index,
+            RANDOM,
+            "sample",
+            f"random op {', '.join(sorted(recorder.seeded))}: values not comparable with eager",
+        )
+    return None
 
 
-def _compare_one(stage: str, where: str, e: torch.Tensor, g: torch.Tensor, atol: float, rtol: float) -> float:
-    if tuple(e.shape) != tuple(g.shape):
-        raise StageFailure(stage, f"wrong shape: {where} {tuple(g.shape)}, expected {tuple(e.shape)}")
-    if e.dtype != g.dtype:
-        raise StageFailure(stage, f"wrong dtype: {where} {g.dtype}, expected {e.dtype}")
-    if e.numel() == 0:
-        return 0.0
-    if not (e.dtype.is_floating_point or e.dtype.is_complex):
-        if not torch.equal(g, e):
-            raise StageFailure(stage, f"wrong value: {where} differs in {int((g != e).sum())} of {e.numel()} elements")
-        return 0.0
-    diff = (g.to(torch.complex128 if e.is_complex() else torch.float64) - e).abs()
-    both_nan = torch.isnan(e) & torch.isnan(g)
-    same_inf = torch.isinf(e) & (e == g)
-    diff = torch.where(both_nan | same_inf, torch.zeros_like(diff), diff)
-    err = float(diff.max())
-    if not torch.allclose(g, e, atol=atol, rtol=rtol, equal_nan=True):
-        raise StageFailure(stage, f"wrong value: {where} max |diff| {err:.3g} (atol={atol:g}, rtol={rtol:g})")
-    return err
+def _changes_with_seed(case: SampleCase) -> bool:
+    """Whether the results change with the seed, with the op's own re-seeding (OpInfo wraps random ops
+    in `wrapper_set_seed`, which an exported graph cannot replay) turned off."""
+    runs = []
+    with mock.patch.object(torch, "manual_seed", lambda seed: None):
+        for seed in range(5):  # a few draws can coincide for two seeds (multinomial of 3)
+            torch.random.default_generator.manual_seed(seed)
+            with torch.no_grad(), quiet_torch():
+                runs.append(case.call())
+    return any(differs(runs[0], other, lambda d: (0.0, 0.0)) is not None for other in runs[1:])
 
 
 # --- the stages -----------------------------------------------------------------------------------
 
 
-def run_op(info: Any, on_stage: Callable[[str], None] | None = None, sample_index: int = 0) -> OpResult:
-    """Run one OpInfo entry's first sample (or its `sample_index`-th: the result's op is then
-    `id#index`) through every stage. `on_stage(stage)` is called as each stage starts (the
-    isolated runner blames a crash on it)."""
+def run_op(
+    info: Any,
+    on_stage: Callable[[str], None] | None = None,
+    *,
+    dtype: torch.dtype = torch.float32,
+    limit: int | None = None,
+    runtimes: Sequence[str] = RUNTIMES,
+    on_samples: Callable[[int], None] | None = None,
+) -> OpResult:
+    """Run every sample of one OpInfo entry (its first `limit`) through every stage, as one batch.
+    `on_stage(stage)` is called as each stage starts and `on_samples(n)` once the samples are made
+    (the isolated runner blames a crash on them)."""
     start = time.perf_counter()
-    name = op_id(info) + (f"#{sample_index}" if sample_index else "")
-    stage = "sample"
-
-    def enter(next_stage: str) -> str:
+    name = op_id(info) + ("" if dtype == torch.float32 else f"@{str(dtype).removeprefix('torch.')}")
+    try:
         if on_stage is not None:
-            on_stage(next_stage)
-        return next_stage
-
-    def done(status: str, at: str, reason: str = "", max_abs: float | None = None) -> OpResult:
-        return OpResult(name, status, at, reason, round(time.perf_counter() - start, 3), max_abs)
-
-    try:
-        enter(stage)
-        sample = first_sample(info, sample_index)
-        if sample is None:
-            return done(SKIPPED, "sample", "no float32 CPU sample" + (f" #{sample_index}" if sample_index else ""))
-        module = SampleModule(info.op, sample)
-        inputs = module.tensors
-        expected = _eager(module, inputs)
-        if not all(_dense(x) or isinstance(x, (bool, int, float)) for x in _leaves(expected)):
-            return done(SKIPPED, "sample", "the output is not dense tensors or numbers")
-        stage = enter("export")
-        try:
-            with torch.no_grad(), quiet_torch(), recorded_model_frames():
-                program = torch.export.export(module, _clones(inputs))
-        except Exception as err:  # export's own assorted errors: counted apart, with the reason
-            return done(NOT_EXPORTABLE, "export", classify("export", err).reason)
-        uninitialized = _uninitialized_outputs(program)
-        if uninitialized:
-            return done(SKIPPED, "export", f"uninitialized output ({', '.join(uninitialized)}): not comparable")
-        seeded = _random_ops(program, inputs)
-        if seeded:
-            return done(RANDOM, "export", f"random op {', '.join(seeded)}: values not comparable with eager")
-        if _differs(expected, _eager(module, inputs)):
-            return done(SKIPPED, "export", "eager itself differs from run to run: not comparable")
-        atol, rtol = tolerance(info)
-        stage = enter("import")
-        _check_static(program)
-        with quiet_torch():
-            imported = import_program(program)
-        stage = enter("interpret")
-        got = interpret(imported.module, imported.weights, *_clones(inputs))
-        compare("interpret", expected, list(got), atol, rtol)
-        stage = enter("compile")
-        compiled = _compile(module, inputs, imported)
-        stage = enter("run")
-        got = compiled.executor(*_clones(inputs))
-        return done(PASS, "run", "", compare("run", expected, list(got), atol, rtol))
-    except Exception as err:  # every failure is classified, never raised: the harness goes on
-        failure = classify(stage, err)
-        if DEBUG and not isinstance(err, (StageFailure, UnsupportedOpsError)):
+            on_stage("sample")
+        made = samples(info, dtype, limit)
+    except Exception as err:  # the sample function itself fails: nothing to run
+        if DEBUG:
             traceback.print_exc()
-        return done(SKIPPED if failure.stage == "sample" else FAIL, failure.stage, failure.reason)
+        return entry_result(
+            name,
+            [SampleResult(0, SKIPPED, "sample", f"no samples: {batch._one_line(err, 200)}")],
+            0,
+            time.perf_counter() - start,
+        )
+    if on_samples is not None:
+        on_samples(len(made))
+    cases = [SampleCase(info, s, i, dtype) for i, s in enumerate(made)]
+    out: list[SampleResult] = []
+    todo = []
+    for case in cases:
+        ruled_out = prejudge(case)
+        if ruled_out is None:
+            todo.append(case)
+        else:
+            out.append(ruled_out)
+    with quiet_torch():
+        outcomes = batch.run_cases(todo, runtimes=runtimes, on_stage=on_stage)
+    passed = 0
+    for case, outcome in zip(todo, outcomes, strict=True):
+        status = outcome.status
+        if status == PASS:
+            passed += 1
+            continue
+        stage, (_, reason) = next((k, v) for k, v in outcome.stages.items() if v[0] == status)
+        if status == batch.UNSTABLE:
+            status, stage, reason = SKIPPED, "sample", "eager itself differs from run to run: not comparable"
+        out.append(SampleResult(case.index, status, stage, stable(reason)))
+    return entry_result(name, out, passed, time.perf_counter() - start)
 
 
-def _dense(x: Any) -> bool:
-    return isinstance(x, torch.Tensor) and x.layout == torch.strided
+_LOCATION = re.compile(r"(?:/[^\s:()]+)?\.py:\d+")
 
 
-def _eager(module: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> Any:
-    with torch.no_grad(), quiet_torch():
-        return module(*_clones(inputs))
-
-
-def _differs(a: Any, b: Any) -> bool:
-    try:
-        compare("sample", a, b, 0.0, 0.0)
-    except StageFailure:
-        return True
-    return False
-
-
-_EMPTY = ("empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided", "empty_permuted")
-
-
-def _uninitialized_outputs(program: torch.export.ExportedProgram) -> list[str]:
-    """The ops of `empty` family whose result is a graph output as it is (its values are whatever
-    memory held)."""
-    output = next(n for n in program.graph.nodes if n.op == "output")
-    found = set()
-    for node in _leaves(output.args[0]):
-        val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
-        if not isinstance(val, torch.Tensor) or not all(isinstance(d, int) for d in val.shape):
-            continue  # not a tensor, or a data-dependent shape (classified at import)
-        if val.numel() > 0 and node.op == "call_function":
-            packet = getattr(node.target, "_schema", None)
-            if packet is not None and packet.name.split("::")[-1] in _EMPTY:
-                found.add(node.target.name())
-    return sorted(found)
-
-
-def _random_ops(program: torch.export.ExportedProgram, inputs: Sequence[torch.Tensor]) -> list[str]:
-    """The graph's seeded random ops, when the graph's results do change with the seed (OpInfo
-    seeds eager; the graph cannot replay that seed). An op that may draw random numbers but does
-    not here (sdpa without dropout) does not count."""
-    found = set()
-    for node in program.graph.nodes:
-        if node.op == "call_function" and torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ()):
-            found.add(str(node.target.name()))
-    if not found:
-        return []
-    graph = program.module()
-    runs = []
-    for seed in range(5):  # a few draws can coincide for two seeds (multinomial of 3)
-        torch.manual_seed(seed)
-        with torch.no_grad(), quiet_torch():
-            runs.append(graph(*_clones(inputs)))
-    return sorted(found) if any(_differs(runs[0], other) for other in runs[1:]) else []
-
-
-def _check_static(program: torch.export.ExportedProgram) -> None:
-    """A graph whose shapes depend on the data (nonzero, masked_select, ...) is classified as such."""
-    for node in program.graph.nodes:
-        val = node.meta.get("val")
-        for t in _leaves(val) if val is not None else ():
-            if isinstance(t, torch.Tensor) and not all(isinstance(d, int) for d in t.shape):
-                target = getattr(node.target, "__name__", str(node.target))
-                raise StageFailure("import", f"data-dependent shape: {target} (Forge compiles static shapes)")
-
-
-def _compile(model: torch.nn.Module, inputs: Sequence[torch.Tensor], imported: ImportedProgram):
-    """forge.compile of the imported program, OpenVINO on the CPU (consumes `imported.module`)."""
-    from forge.driver.compiler import compile_imported  # start-up: the compiler pulls in lowering and backends
-
-    return compile_imported(model, tuple(inputs), imported, runtime="openvino", device="CPU")
+def stable(reason: str, limit: int = 200) -> str:
+    """A reason as the same text from run to run and tree to tree: no source locations, clipped."""
+    text = _LOCATION.sub("<file>", reason)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 @contextmanager
@@ -381,16 +363,24 @@ TORCH_WARNINGS: tuple[tuple[type[Warning], str], ...] = (
 
 
 def summary(results: Sequence[OpResult]) -> dict[str, Any]:
-    """Counts by status; `exportable` = passed + failed, the pass rate's denominator."""
-    counts = Counter(r.status for r in results)
-    exportable = counts[PASS] + counts[FAIL]
+    """Counts of samples and of entries by class; the pass rates are passed / judged (`JUDGED`)."""
+    by_sample: Counter[str] = Counter()
+    for r in results:
+        by_sample.update(r.counts)
+    by_entry = Counter(r.status for r in results)
+
+    def rate(c: Counter[str]) -> float:
+        judged = sum(c[s] for s in JUDGED)
+        return round(c[PASS] / judged, 4) if judged else 0.0
+
     return {
         "entries": len(results),
-        "exportable": exportable,
-        "passed": counts[PASS],
-        "failed": counts[FAIL],
-        "not_exportable": counts[NOT_EXPORTABLE],
-        "random": counts[RANDOM],
-        "skipped": counts[SKIPPED],
-        "pass_rate": round(counts[PASS] / exportable, 4) if exportable else 0.0,
+        "samples": sum(by_sample.values()),
+        "sample_counts": {s: by_sample[s] for s in STATUSES},
+        "entry_counts": {s: by_entry[s] for s in STATUSES},
+        "judged_samples": sum(by_sample[s] for s in JUDGED),
+        "judged_entries": sum(by_entry[s] for s in JUDGED),
+        "sample_pass_rate": rate(by_sample),
+        "entry_pass_rate": rate(by_entry),
+        "wrong_values": by_sample[WRONG],
     }

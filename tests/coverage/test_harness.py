@@ -1,68 +1,89 @@
-"""The harness's own rules (forge/coverage): what counts as a match, how failures are classified,
-and that a wrong value can never become an expected failure."""
+"""The harness's own rules (forge/coverage): how a sample is judged (the fuzzer's comparison with the
+OpInfo's tolerance, documented deviations apart), what eager alone rules out, how an entry's samples
+add up, and that a wrong value can never become an expected failure."""
 
 from __future__ import annotations
 
-import pytest
 import torch
 
-from forge.coverage.opinfo import FAIL, NOT_EXPORTABLE, PASS, OpResult, SampleModule, StageFailure, classify, compare
+from forge.coverage.opinfo import (
+    DEVIATION,
+    NOT_EXPORTABLE,
+    PASS,
+    RANDOM,
+    REFUSED,
+    SKIPPED,
+    WRONG,
+    OpResult,
+    SampleCase,
+    SampleResult,
+    entry_result,
+    prejudge,
+    summary,
+)
 from forge.coverage.page import is_wrong_value, read_expected, render_page, write_expected, write_failures
 from forge.coverage.zoo import ZooResult
-from forge.frontend.fx_importer import UnsupportedOpsError
+from forge.testing.fuzz import run as batch
+from tests.coverage.test_samples import Sample, entry
 
 
-def test_compare_accepts_within_tolerance_and_equal_nans():
-    e = torch.tensor([1.0, float("nan"), float("inf")])
-    assert compare("run", e, e + torch.tensor([1e-6, 0.0, 0.0]), 1e-5, 1e-5) == pytest.approx(1e-6, rel=0.1)
+def test_a_sample_is_judged_by_the_fuzzers_rules_with_the_opinfo_tolerance():
+    case = SampleCase(entry(torch.abs, [], "abs"), Sample(torch.ones(2)), 0)
+    e = [torch.tensor([1.0, 0.0])]
+    assert case.mismatch(e, [torch.tensor([1.0 + 5e-6, 0.0])]) is None  # within 1e-5
+    assert case.mismatch(e, [torch.tensor([1.1, 0.0])]).startswith("value differs at [0]")
+    assert case.mismatch(e, [torch.tensor([1.0, -0.0])]).startswith("signed zero differs at [1]")
+    assert case.mismatch(e, [torch.tensor([1, 0])]).startswith("dtype int64")
 
 
-@pytest.mark.parametrize(
-    ("got", "reason"),
-    [
-        (torch.tensor([1.0, 2.1]), "wrong value: output max |diff| 0.1"),
-        (torch.tensor([1.0, 2.0, 3.0]), "wrong shape: output (3,), expected (2,)"),
-        (torch.tensor([1, 2]), "wrong dtype: output torch.int64, expected torch.float32"),
-        ([torch.tensor([1.0, 2.0])] * 2, "wrong output count: 2, expected 1"),
-    ],
-)
-def test_compare_names_what_differs(got, reason):
-    with pytest.raises(StageFailure, match=reason.replace("|", r"\|").replace("(", r"\(").replace(")", r"\)")):
-        compare("run", torch.tensor([1.0, 2.0]), got, 1e-5, 1e-5)
+def test_a_documented_deviation_is_not_a_pass():
+    case = SampleCase(entry(torch.relu, [], "relu"), Sample(torch.tensor([float("nan"), 1.0])), 0)
+    status, detail = batch._judge("openvino", case, [torch.tensor([float("nan"), 1.0])], [torch.tensor([0.0, 1.0])])
+    assert status == DEVIATION and detail.startswith("nan-through-max-min")
+    plain = SampleCase(entry(torch.relu, [], "relu"), Sample(torch.tensor([2.0, 1.0])), 0)
+    assert batch._judge("openvino", plain, [torch.tensor([2.0, 1.0])], [torch.tensor([0.0, 1.0])])[0] == WRONG
 
 
-def test_integer_and_boolean_outputs_compare_exactly():
-    with pytest.raises(StageFailure, match="differs in 1 of 3 elements"):
-        compare("run", torch.tensor([1, 2, 3]), torch.tensor([1, 2, 4]), 1.0, 1.0)
-    assert compare("run", torch.tensor(True), torch.tensor(True), 0.0, 0.0) == 0.0
+def test_eager_rules_out_random_uninitialized_and_non_tensor_outputs():
+    def seeded(x):  # as OpInfo's wrapper_set_seed: a fixed seed inside the op
+        torch.manual_seed(42)
+        return torch.bernoulli(x)
+
+    half = torch.full((64,), 0.5)
+    assert prejudge(SampleCase(entry(seeded, [], "bernoulli"), Sample(half), 0)).status == RANDOM
+    assert prejudge(SampleCase(entry(torch.empty_like, [], "empty_like"), Sample(half), 0)).reason.startswith(
+        "uninitialized output (aten::empty_like)"
+    )
+    assert prejudge(SampleCase(entry(torch.equal, [], "equal"), Sample(half, (half,)), 0)).status == SKIPPED
+    assert prejudge(SampleCase(entry(torch.abs, [], "abs"), Sample(half), 0)) is None
 
 
-def test_classify_names_unsupported_ops_and_drops_paths():
-    err = UnsupportedOpsError({"aten.sort.default": (1, "x.py:3"), "aten.topk.default": (2, "x.py:4")})
-    assert classify("import", err).reason == "unsupported aten op aten.sort.default, aten.topk.default"
-    located = classify("import", ValueError("/work/main/forge/m.py:12: bad thing at 0x7f3a12"))
-    assert located.reason == "ValueError: bad thing at 0x?"
-    assert classify("import", RuntimeError("unsupported torch dtype torch.complex64")).reason.startswith("dtype: ")
-
-
-def test_sample_module_takes_the_tensors_and_bakes_the_rest():
-    class Sample:
-        input = [torch.ones(2), torch.zeros(2)]
-        args = (0,)
-        kwargs = {"out": None}
-
-    module = SampleModule(lambda xs, dim, out: torch.cat(xs, dim), Sample())
-    assert len(module.tensors) == 2
-    assert torch.equal(module(torch.full((2,), 3.0), torch.ones(2)), torch.tensor([3.0, 3.0, 1.0, 1.0]))
+def test_an_entry_is_its_worst_sample_and_counts_every_sample():
+    r = entry_result(
+        "div", [SampleResult(3, REFUSED, "interpret", "import: x"), SampleResult(1, RANDOM, "sample", "r")], 5
+    )
+    assert (r.status, r.stage, r.reason, r.counts, r.total) == (REFUSED, "interpret", "import: x", {
+        REFUSED: 1, PASS: 5, RANDOM: 1}, 7)  # fmt: skip
+    assert [s.index for s in r.samples] == [1, 3]
+    assert OpResult.from_json(r.to_json()) == r
+    assert entry_result("x", [SampleResult(0, NOT_EXPORTABLE, "interpret", "export: no")], 0).status == NOT_EXPORTABLE
 
 
 def _results():
+    wrong = SampleResult(2, WRONG, "openvino", "value differs at [0] (1 of 2): 0.5, torch gives 0.4")
     return [
-        OpResult("abs", PASS, "run", "", 0.1),
-        OpResult("sort", FAIL, "import", "unsupported aten op aten.sort.default", 0.2),
-        OpResult("equal", NOT_EXPORTABLE, "export", "data-dependent shape: aten.equal.default", 0.1),
-        OpResult("mul", FAIL, "run", "wrong value: output max |diff| 0.5 (atol=1e-05, rtol=1e-05)", 0.1),
+        entry_result("abs", [], 3, 0.1),
+        entry_result("sort", [SampleResult(0, REFUSED, "interpret", "import: unsupported aten.sort")], 2, 0.2),
+        entry_result("equal", [SampleResult(0, NOT_EXPORTABLE, "interpret", "export: data-dependent")], 0, 0.1),
+        entry_result("mul", [wrong], 4, 0.1),
     ]
+
+
+def test_summary_counts_samples_and_entries():
+    s = summary(_results())
+    assert (s["entries"], s["samples"], s["judged_samples"], s["wrong_values"]) == (4, 12, 11, 1)
+    assert s["sample_counts"][PASS] == 9 and s["sample_pass_rate"] == 0.8182
+    assert s["entry_counts"][PASS] == 1 and s["judged_entries"] == 3
 
 
 def test_a_wrong_value_is_never_written_as_expected(tmp_path):
@@ -70,20 +91,26 @@ def test_a_wrong_value_is_never_written_as_expected(tmp_path):
     wrong = write_expected(path, _results())
     assert [r.op for r in wrong] == ["mul"]
     expected = read_expected(path)
-    assert sorted(expected) == ["equal", "sort"]
-    assert expected["sort"].reason == "unsupported aten op aten.sort.default"
-    assert "1 of 3 exportable samples pass" in path.read_text()
+    assert sorted(expected) == ["abs", "equal", "sort"]
+    assert expected["sort"].counts == {REFUSED: 1, PASS: 2}
+    assert expected["sort"].reason == "import: unsupported aten.sort"
+    assert "9 of 11 judged samples pass (81.8%)" in path.read_text()
     assert is_wrong_value(_results()[3]) and not is_wrong_value(_results()[1])
 
 
 def test_failure_list_and_page(tmp_path):
     write_failures(tmp_path / "f.txt", _results())
     text = (tmp_path / "f.txt").read_text()
-    assert "## fail: unsupported aten op (1)\nsort\tfail\timport" in text
-    zoo = [ZooResult("gpt2", "sdpa", "pass", "", 10, 5, {"aten.gather": 2}, 2, 3, 1, 1e-7, 1e-15, 1.5, 0.8, 0.955),
-           ZooResult("bert", "sdpa", "error", "compile: EmitError: no")]
+    assert "## openvino wrong: value differs at # (1)\nmul#2\twrong\topenvino" in text
+    zoo = [
+        ZooResult("gpt2", "sdpa", "pass", "", 10, 5, {"aten.gather": 2}, 2, 3, 1, 1e-7, 1e-15, 1.5, 0.8, 0.955),
+        ZooResult("bert", "sdpa", "error", "compile: EmitError: no"),
+    ]
     page = render_page(_results(), zoo, {"when": "now", "seconds": 1.0, "torch": "2"})
-    assert "| 4 | 3 | 1 | 2 | **33.3%** | 1 | 0 | 0 |" in page
+    assert "| samples | 12 | 11 | **81.8%** | 1 | 0 | 1 | 0 | 9 | 1 | 0 | 0 |" in page
+    assert "| entries | 4 | 3 | **33.3%** | 1 | 0 | 1 | 0 | 1 | 1 | 0 | 0 |" in page
+    assert "**Wrong values: 1** (samples)." in page
+    assert "| `mul` #2 | openvino | value differs at [0] (1 of 2): 0.5, torch gives 0.4 |" in page
     assert "| gpt2 | sdpa | pass | 10 | 5 | aten.gather: 2 | 2 | 80.0% / 95.5% | 3 → 1 |" in page
     assert "| bert | sdpa | error: compile: EmitError: no |" in page
-    assert "| `sort` | fail | import | unsupported aten op aten.sort.default |" in page
+    assert "| `sort` | refused | 3 |  |  | 1 |  | 2 |  |  |  | interpret: import: unsupported aten.sort |" in page

@@ -469,3 +469,17 @@ def test_aux_results_take_the_declared_shape_on_cpu():
     out, mean, invstd = op.call([x, c, c, c, c])
     assert mean.shape == invstd.shape == (3,)
     assert torch.allclose(out, F.batch_norm(x, c, c, c, c, training=False, eps=1e-5), atol=1e-6)
+
+
+def test_native_batch_norm_in_eval_saves_no_statistics_and_verifies():
+    """training=False: the CPU kernel's save_mean/save_invstd are empty (0,), the meta kernel's (C,);
+    both are accepted (AUX_RESULTS: dtype and rank), so the OpInfo samples of native_batch_norm verify."""
+    module = parse(
+        "func.func @f(%x: tensor<3x2x4xf32>, %w: tensor<2xf32>, %m: tensor<2xf32>, %v: tensor<2xf32>) "
+        "-> tensor<3x2x4xf32> {\n"
+        "  %y, %mean, %invstd = aten.native_batch_norm %x, %w, %w, %m, %v {training = false, momentum = 0.5, "
+        "eps = 1.0e-05} : (tensor<3x2x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> "
+        "(tensor<3x2x4xf32>, tensor<0xf32>, tensor<0xf32>)\n"
+        "  func.return %y : tensor<3x2x4xf32>\n}"
+    )
+    module.verify()

@@ -14,12 +14,13 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from torch.utils import _pytree as pytree
 
 from dialects.aten_schema import resolve_overload
+from forge.testing.fuzz.compare import mismatch
 
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32,
@@ -52,6 +53,15 @@ class Case:
         """How torch prints the overload: `aten.div.Tensor_mode`."""
         return self.op.replace("::", ".")
 
+    @property
+    def packet(self) -> str:
+        """The overload's packet, `aten::div` (what a documented deviation names)."""
+        return self.op.rpartition(".")[0]
+
+    def mismatch(self, expected: Sequence[torch.Tensor], got: Sequence[Any]) -> str | None:
+        """What differs between `got` and torch's `expected` results (forge.testing.fuzz.compare), or None."""
+        return mismatch(self.op, expected, got)
+
     def tensors(self) -> list[torch.Tensor]:
         """The tensor arguments, in call order (the batch module's inputs)."""
         return [x for x in pytree.tree_leaves((self.args, self.kwargs)) if isinstance(x, torch.Tensor)]
@@ -76,13 +86,7 @@ class Case:
     def special_values(self) -> frozenset[str]:
         """The special values among the float arguments (tensors and numbers): `nan`, `inf`, `-0.0`,
         `subnormal`; what a documented deviation is triggered by."""
-        found: set[str] = set()
-        for x in pytree.tree_leaves((self.args, self.kwargs)):
-            if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel():
-                found |= _tensor_specials(x)
-            elif isinstance(x, float):
-                found |= _tensor_specials(torch.tensor([x], dtype=torch.float64))
-        return frozenset(found)
+        return special_values((self.args, self.kwargs))
 
     def describe(self, limit: int = 6) -> str:
         """`aten.div.Tensor_mode(float32[3]{-7.0, nan, 2.5}, 2, rounding_mode='floor')`."""
@@ -108,6 +112,18 @@ class Case:
 def flat_results(out: Any) -> list[torch.Tensor]:
     """An overload's result(s) as a flat list of tensors."""
     return [x for x in pytree.tree_leaves(out) if isinstance(x, torch.Tensor)]
+
+
+def special_values(arguments: Any) -> frozenset[str]:
+    """The special values (`nan`, `inf`, `-0.0`, `subnormal`) among the float tensors and numbers of
+    `arguments` (any nesting of lists, tuples and dicts)."""
+    found: set[str] = set()
+    for x in pytree.tree_leaves(arguments):
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel():
+            found |= _tensor_specials(x)
+        elif isinstance(x, float):
+            found |= _tensor_specials(torch.tensor([x], dtype=torch.float64))
+    return frozenset(found)
 
 
 def _tensor_specials(x: torch.Tensor) -> set[str]:
@@ -213,11 +229,32 @@ def decode(value: Any) -> Any:
 # --- many cases as one module ------------------------------------------------------------------------
 
 
+class Call(Protocol):
+    """What a batch (`BatchModule`, forge.testing.fuzz.run) needs of a case: a `Case`, or one OpInfo
+    sample (forge.coverage.opinfo.SampleCase)."""
+
+    op: str
+    """Cases of one `op` are kept together when a failed batch is split."""
+
+    @property
+    def packet(self) -> str: ...  # what a documented deviation names: `aten::div`
+
+    def tensors(self) -> list[torch.Tensor]: ...
+
+    def call(self, tensors: Sequence[torch.Tensor] | None = None) -> list[torch.Tensor]: ...
+
+    def mismatch(self, expected: Sequence[torch.Tensor], got: Sequence[Any]) -> str | None: ...
+
+    def special_values(self) -> frozenset[str]: ...
+
+    def describe(self) -> str: ...
+
+
 class BatchModule(torch.nn.Module):
     """`forward(*tensors)` makes every case's call, the tensors of case i following those of case i-1;
     it returns all results, flat. `split(outputs)` cuts them back into one list per case."""
 
-    def __init__(self, cases: Sequence[Case]):
+    def __init__(self, cases: Sequence[Call]):
         super().__init__()
         self.cases = list(cases)
         self.arity = [len(c.tensors()) for c in self.cases]

@@ -18,11 +18,11 @@ accumulation).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 
-from forge.testing.fuzz.strategies import is_random
+from dialects.aten_table import SIGNATURES
 
 DTYPE_TOLERANCE: dict[torch.dtype, tuple[float, float]] = {
     torch.float32: (1e-6, 1e-6),
@@ -90,31 +90,49 @@ def tolerance(op: str, dtype: torch.dtype) -> tuple[float, float]:
     return atol, rtol
 
 
+def is_random(op: str) -> bool:
+    """Whether the overload draws random numbers (its values cannot be compared with eager's)."""
+    return "nondeterministic_seeded" in SIGNATURES[op][3]
+
+
 def values_defined(op: str) -> bool:
     """Whether the op's result values are defined by its arguments (not random, not uninitialized)."""
     return not is_random(op) and packet(op) not in UNINITIALIZED
 
 
 def mismatch(op: str, expected: Sequence[torch.Tensor], got: Sequence[object]) -> str | None:
-    """None when `got` matches torch's `expected` results by the rules above, else what differs."""
+    """None when `got` matches torch's `expected` results of the overload `op` by the rules above, else
+    what differs."""
+    return differs(expected, got, lambda dtype: tolerance(op, dtype), values_defined(op))
+
+
+def differs(
+    expected: Sequence[torch.Tensor], got: Sequence[object],
+    tolerance_of: Callable[[torch.dtype], tuple[float, float]], defined: bool = True,
+) -> str | None:
+    """The rules above with a given tolerance per floating dtype (`mismatch` states the fuzzer's per
+    overload; the OpInfo harness its entries' own, forge.coverage.opinfo). `defined=False`: dtypes and
+    shapes only (random or uninitialized results)."""
     if len(got) != len(expected):
         return f"{len(got)} results, torch gives {len(expected)}"
     for i, (e, g) in enumerate(zip(expected, got, strict=True)):
         where = f"result {i}: " if len(expected) > 1 else ""
         if not isinstance(g, torch.Tensor):
             return f"{where}a {type(g).__name__}, torch gives a tensor"
-        problem = _mismatch_one(op, e, g)
+        problem = _mismatch_one(e, g, tolerance_of, defined)
         if problem is not None:
             return where + problem
     return None
 
 
-def _mismatch_one(op: str, e: torch.Tensor, g: torch.Tensor) -> str | None:
+def _mismatch_one(
+    e: torch.Tensor, g: torch.Tensor, tolerance_of: Callable[[torch.dtype], tuple[float, float]], defined: bool
+) -> str | None:
     if g.dtype != e.dtype:
         return f"dtype {_name(g.dtype)}, torch gives {_name(e.dtype)}"
     if tuple(g.shape) != tuple(e.shape):
         return f"shape {tuple(g.shape)}, torch gives {tuple(e.shape)}"
-    if not values_defined(op) or e.numel() == 0:
+    if not defined or e.numel() == 0:
         return None
     e, g = e.detach(), g.detach()
     if not e.dtype.is_floating_point:
@@ -130,7 +148,7 @@ def _mismatch_one(op: str, e: torch.Tensor, g: torch.Tensor) -> str | None:
     wrong_inf = (inf_e | inf_g) & ~nan_e & (e64 != g64)
     if wrong_inf.any():
         return _first("infinity", wrong_inf, e, g)
-    atol, rtol = tolerance(op, e.dtype)
+    atol, rtol = tolerance_of(e.dtype)
     finite = ~(nan_e | inf_e | inf_g)
     diff = (g64 - e64).abs()
     wrong = finite & (diff > atol + rtol * e64.abs())

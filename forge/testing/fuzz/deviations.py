@@ -6,7 +6,7 @@ gone fails its test, so the list cannot go stale).
 
 A fuzz case that differs from torch at a stage is a documented deviation, not a failure, when an
 entry names its overload's packet and that stage, the case's arguments hold one of the entry's
-trigger values (`Case.special_values`: nan, inf, -0.0, subnormal), and the difference is of the
+trigger values (`special_values`: nan, inf, -0.0, subnormal), and the difference is of the
 entry's kind (`problems`: how forge.testing.fuzz.compare words it). Each entry has an `example`
 that shows it: tests/fuzz/test_deviations.py runs the examples and fails when one matches torch.
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from forge.testing.fuzz.cases import Case
+    from forge.testing.fuzz.cases import Call, Case
 
 
 @dataclass(frozen=True)
@@ -164,9 +164,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
 )
 
 
-def documented(case: Case, stage: str, problem: str) -> Deviation | None:
+def documented(case: Call, stage: str, problem: str) -> Deviation | None:
     """The entry explaining the case's difference at `stage`, if any."""
-    packet = case.op.rpartition(".")[0]
+    packet = case.packet
     specials = case.special_values() | _computed_triggers(case)
     for dev in DEVIATIONS:
         if (packet in dev.packets and stage in dev.stages and dev.triggers & specials
@@ -175,16 +175,15 @@ def documented(case: Case, stage: str, problem: str) -> Deviation | None:
     return None
 
 
-def _computed_triggers(case: Case) -> set[str]:
+def _computed_triggers(case: Call) -> set[str]:
     """Triggers beyond `Case.special_values`: `zero` (a zero of either sign in a float argument: the
     product or sum that gives a signed zero) and `huge` (a float whose square overflows its dtype, or an
     integer beyond float16's range: values whose intermediates overflow)."""
     import torch
-    from torch.utils import _pytree as pytree
 
     found: set[str] = set()
-    for x in pytree.tree_leaves((case.args, case.kwargs)):
-        if not isinstance(x, torch.Tensor) or not x.numel() or x.dtype == torch.bool:
+    for x in case.tensors():
+        if not x.numel() or x.dtype == torch.bool:
             continue
         if x.is_floating_point():
             x64 = x.detach().to(torch.float64)

@@ -2,14 +2,18 @@
 
 Many cases run as one module (`BatchModule`): one torch.export, one import, one interpreter run and
 one `forge.compile` per runtime serve them all, and each case's results are compared on their own.
-When a stage fails for the batch as a whole (an exception, not a wrong value), the batch is split
-(by overload first, then in halves) until the failing cases stand alone, so a refusal of one case
-costs a few more compiles, not the batch.
+A case is any `Call` (forge.testing.fuzz.cases): a fuzz `Case`, or an OpInfo sample of the coverage
+harness (forge.coverage.opinfo.SampleCase). When a stage fails for the batch as a whole (an
+exception, not a wrong value), the batch is split (by overload first, then in halves) until the
+failing cases stand alone, so a refusal of one case costs a few more compiles, not the batch.
 
 The stages of a case, each judged against torch's kernel (forge.testing.fuzz.compare):
 
     export (torch.export) -> import -> verify -> interpret (the reference interpreter)
-    openvino, nnfactory: forge.compile(..., runtime=...) and a call of the compiled program
+    openvino, nnfactory: forge.compile's stages after the import (`compile_imported`, runtime=...) on a
+                         copy of the same import, and a call of the compiled program
+
+The batch is exported and imported once for all its stages (an export is most of a stage's time).
 
 A case's outcome per stage is one of `STATUSES`: `pass`; `wrong` (a wrong value, dtype or shape:
 a silent wrong result, the worst bug); `error` (Forge raised something that is not a user-facing
@@ -25,7 +29,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -33,8 +37,7 @@ import torch
 from dialects.torch_types import UnsupportedTypeError
 from forge.driver.compile_errors import CompileError
 from forge.frontend.import_errors import FrontendError
-from forge.testing.fuzz.cases import BatchModule, Case
-from forge.testing.fuzz.compare import mismatch
+from forge.testing.fuzz.cases import BatchModule, Call
 from forge.testing.fuzz.deviations import documented
 
 PASS, WRONG, ERROR, REFUSED, DEVIATION, NOT_EXPORTABLE, UNSTABLE = (
@@ -51,7 +54,7 @@ STAGES = ("interpret", *RUNTIMES)
 class Outcome:
     """What happened to one case: a status and a detail per stage."""
 
-    case: Case
+    case: Call
     stages: dict[str, tuple[str, str]] = field(default_factory=dict)
     """stage -> (status, detail)."""
 
@@ -78,7 +81,7 @@ class StageError(Exception):
 
 
 def run_cases(
-    cases: Sequence[Case],
+    cases: Sequence[Call],
     runtimes: Sequence[str] = RUNTIMES,
     expected: Sequence[Sequence[torch.Tensor]] | None = None,
     on_stage: Callable[[str], None] | None = None,
@@ -91,7 +94,7 @@ def run_cases(
     if expected is None:
         expected = [eager(c) for c in cases]
         for outcome, first in zip(outcomes, expected, strict=True):
-            again = mismatch(outcome.case.op, first, eager(outcome.case))
+            again = outcome.case.mismatch(first, eager(outcome.case))
             if again is not None:
                 for stage in ["interpret", *runtimes]:
                     outcome.stages[stage] = (UNSTABLE, f"torch gives other values on a second call: {again}")
@@ -100,7 +103,7 @@ def run_cases(
     return outcomes
 
 
-def eager(case: Case) -> list[torch.Tensor]:
+def eager(case: Call) -> list[torch.Tensor]:
     """torch's results of the case, with a fixed seed (random ops draw the same numbers each time)."""
     torch.manual_seed(0)
     with torch.no_grad(), warnings.catch_warnings():
@@ -113,11 +116,11 @@ def _run(index, cases, expected, outcomes, stages, on_stage) -> None:
     failed stage and the ones after it on each part."""
     if not index:
         return
-    mine = [cases[i] for i in index]
+    batch = _Batch([cases[i] for i in index], [expected[i] for i in index])
     for n, stage in enumerate(stages):
         try:
             on_stage(stage)
-            got = _stage(stage, mine, [expected[i] for i in index])
+            got = batch.run(stage)
         except StageError as err:
             if len(index) == 1:
                 _record_failure(outcomes[index[0]], err, stages[n:])
@@ -140,7 +143,7 @@ def _record_failure(outcome: Outcome, err: StageError, stages: list[str]) -> Non
             outcome.stages[later] = (err.status, err.detail)
 
 
-def _split(index: list[int], cases: list[Case]) -> list[list[int]]:
+def _split(index: list[int], cases: list[Call]) -> list[list[int]]:
     """Parts of a failed batch: one per overload when it holds several, else two halves."""
     by_op: dict[str, list[int]] = {}
     for i in index:
@@ -151,8 +154,8 @@ def _split(index: list[int], cases: list[Case]) -> list[list[int]]:
     return [index[:half], index[half:]]
 
 
-def _judge(stage: str, case: Case, expected: Sequence[torch.Tensor], got: Sequence[Any]) -> tuple[str, str]:
-    problem = mismatch(case.op, expected, got)
+def _judge(stage: str, case: Call, expected: Sequence[torch.Tensor], got: Sequence[Any]) -> tuple[str, str]:
+    problem = case.mismatch(expected, got)
     if problem is None:
         return PASS, ""
     deviation = documented(case, stage, problem)
@@ -164,35 +167,65 @@ def _judge(stage: str, case: Case, expected: Sequence[torch.Tensor], got: Sequen
 # --- the stages ------------------------------------------------------------------------------------------
 
 
-def _stage(stage: str, cases: list[Case], expected: list[Sequence[torch.Tensor]]) -> list[list[Any]]:
-    module = BatchModule(cases)
-    module.counts = [len(e) for e in expected]
-    inputs = module.inputs()
-    if stage == "interpret":
-        outputs = _interpret(module, inputs)
-    else:
-        outputs = _compiled(module, inputs, stage)
-    return module.split(list(outputs))
+class _Batch:
+    """Cases as one `BatchModule`, exported and imported once for all its stages: the interpreter runs
+    the imported program, each runtime compiles a copy of it (`compile_imported`: forge.compile's
+    stages after the import)."""
+
+    def __init__(self, cases: list[Call], expected: list[Sequence[torch.Tensor]]):
+        self.module = BatchModule(cases)
+        self.module.counts = [len(e) for e in expected]
+        self.inputs = self.module.inputs()
+        self.imported: Any = None
+        self.failed: StageError | None = None
+        self.unverified: StageError | None = None
+
+    def run(self, stage: str) -> list[list[Any]]:
+        """Each case's results at `stage` (a StageError when the stage fails for the batch)."""
+        imported = self._import(stage)
+        if stage == "interpret":
+            if self.unverified is not None:  # the interpreter needs verified IR; a compile goes on as before
+                raise self.unverified
+            outputs = _interpret(imported, self.inputs)
+        else:
+            outputs = _compiled(self.module, self.inputs, imported, stage)
+        return self.module.split(list(outputs))
+
+    def _import(self, stage: str) -> Any:
+        if self.failed is not None:  # the export or the import failed at an earlier stage: the same here
+            raise StageError(stage, self.failed.status, self.failed.detail)
+        if self.imported is None:
+            try:
+                self.imported = _export_import(self.module, self.inputs, stage)
+            except StageError as err:
+                self.failed = err
+                raise
+            try:
+                self.imported.module.verify()
+            except Exception as err:
+                self.unverified = StageError("interpret", ERROR, f"verify after import: {_one_line(err)}")
+        return self.imported
 
 
-def _interpret(module: BatchModule, inputs: tuple[torch.Tensor, ...]) -> tuple[Any, ...]:
+def _export_import(module: BatchModule, inputs: tuple[torch.Tensor, ...], stage: str) -> Any:
     from forge.frontend.fx_importer import import_program
-    from forge.interpreter import interpret
 
     try:
         with _quiet(), torch.no_grad():
             program = torch.export.export(module, tuple(t.clone() for t in inputs))
     except Exception as err:  # torch.export's own assorted refusals
-        raise StageError("interpret", NOT_EXPORTABLE, f"export: {_one_line(err)}") from None
+        raise StageError(stage, NOT_EXPORTABLE, f"export: {_one_line(err)}") from None
     try:
         with _quiet():
             imported = import_program(program)
     except Exception as err:
-        raise _classified("interpret", "import", err) from None
-    try:
-        imported.module.verify()
-    except Exception as err:
-        raise StageError("interpret", ERROR, f"verify after import: {_one_line(err)}") from None
+        raise _classified(stage, "import", err) from None
+    return imported
+
+
+def _interpret(imported: Any, inputs: tuple[torch.Tensor, ...]) -> tuple[Any, ...]:
+    from forge.interpreter import interpret
+
     try:
         torch.manual_seed(0)
         return interpret(imported.module, imported.weights, *inputs)
@@ -200,12 +233,15 @@ def _interpret(module: BatchModule, inputs: tuple[torch.Tensor, ...]) -> tuple[A
         raise StageError("interpret", ERROR, f"interpreter: {_one_line(err)}") from None
 
 
-def _compiled(module: BatchModule, inputs: tuple[torch.Tensor, ...], runtime: str) -> list[Any]:
-    import forge
+def _compiled(module: BatchModule, inputs: tuple[torch.Tensor, ...], imported: Any, runtime: str) -> list[Any]:
+    from forge.driver.compiler import compile_imported
+    from forge.testing.check import copy_weights
 
+    copy = replace(imported, module=imported.module.clone(), weights=copy_weights(imported.weights),
+                   stats=dict(imported.stats))  # fmt: skip
     try:
         with _quiet():
-            compiled = forge.compile(module, tuple(t.clone() for t in inputs), runtime=runtime)
+            compiled = compile_imported(module, tuple(t.clone() for t in inputs), copy, runtime=runtime)
     except Exception as err:
         raise _classified(runtime, "compile", err) from None
     try:

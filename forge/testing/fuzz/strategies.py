@@ -87,10 +87,6 @@ def fuzzed_ops() -> list[str]:
     return list(SIGNATURES)
 
 
-def is_random(op: str) -> bool:
-    """Whether the overload draws random numbers (its values cannot be compared with eager's)."""
-    return "nondeterministic_seeded" in SIGNATURES[op][3]
-
 # --- arguments ------------------------------------------------------------------------------------------
 
 
