@@ -516,10 +516,7 @@ class GraphBuilder(SpatialOps):
         table = self.concat(flat, axis=1)
         idx = cond if cond.dtype == np.bool_ else self.abs(self.sign(cond))  # nonzero -> 1
         idx = self.convert(self.reshape(self._broadcast_to(idx, shape), (n, 1)), np.int32)
-        if n == 1:  # NNFactory's batched Gather over a single row crashes the process: a plain one instead
-            picked = self.gather(self.reshape(table, (2,)), self.reshape(idx, (1,)), axis=0)
-        else:
-            picked = self.gather(table, idx, axis=1, batch_dims=1)
+        picked = self.gather(table, idx, axis=1, batch_dims=1)  # a batch of one row: see `gather`
         return self.reshape(picked, shape).handle
 
     def _broadcast_to(self, x: Node, shape: tuple[int, ...]) -> Node:
@@ -734,7 +731,18 @@ class GraphBuilder(SpatialOps):
         if not np.issubdtype(indices.dtype, np.integer):
             raise TypeError(f"indices must be integers, got {indices.dtype.name}")
         axis = norm_axis(axis, data.rank)
-        return self._node(self._op_gather(data, indices, axis, int(batch_dims)))
+        batch_dims = int(batch_dims)
+        if batch_dims and math.prod(data.shape[:batch_dims]) == 1:
+            # OpenVINO's CPU Gather with batch_dims over a batch of one element crashes the process
+            # (or reads garbage, e.g. gather_elements of a [1] tensor at [2] indices): the batch axes
+            # are dropped and a plain Gather is built instead (same values, same shape).
+            keep = data.shape[:batch_dims]
+            picked = self.gather(
+                self.reshape(data, data.shape[batch_dims:]), self.reshape(indices, indices.shape[batch_dims:]),
+                axis - batch_dims,
+            )
+            return self.reshape(picked, (*keep, *picked.shape))
+        return self._node(self._op_gather(data, indices, axis, batch_dims))
 
     @graph_op
     def gather_elements(self, data: Node, indices: Node, axis: int) -> Node:
