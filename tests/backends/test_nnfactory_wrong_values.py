@@ -1,0 +1,64 @@
+"""Wrong values (and crashes) the OpInfo harness found on the nnfactory runtime only, against torch.
+
+A batched Gather (``batch_dims``) over a batch of one element crashes OpenVINO's CPU plugin or reads garbage:
+``gather_elements`` is a batched Gather over the rows off its axis, so one row (a 1-d tensor, a quantile of a
+0-d tensor, a multi_margin_loss of one sample) gave wrong values or a segfault. The builder drops the batch
+axes of a one-element batch (`GraphBuilder.gather`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import forge
+from tests.conftest import require_runtime
+
+
+def _check(module: torch.nn.Module, *args: torch.Tensor) -> None:
+    require_runtime("nnfactory")
+    want = module(*args)
+    got = forge.compile(module, args, runtime="nnfactory")(*args)
+    want = want if isinstance(want, tuple) else (want,)
+    got = got if isinstance(got, (tuple, list)) else (got,)
+    for g, w in zip(got, want, strict=True):
+        torch.testing.assert_close(g, w, equal_nan=True)
+
+
+class TwoQuantiles(torch.nn.Module):
+    def forward(self, a, x, q):
+        return torch.quantile(a, 0.5, dim=2, keepdim=True, interpolation="midpoint"), torch.quantile(x, q)
+
+
+def test_a_quantile_of_a_0d_tensor_next_to_another_quantile():
+    _check(TwoQuantiles(), torch.ones(3, 2, 1, 2), torch.tensor(-5.83), torch.tensor([0.5, 0.75]))
+
+
+class MultiMargin(torch.nn.Module):
+    def forward(self, x, t):
+        return F.multi_margin_loss(x, t, p=1)
+
+
+def test_multi_margin_loss_of_one_sample_does_not_crash():
+    _check(MultiMargin(), torch.tensor([8.64, -6.94, -3.30, 3.54, 7.46]), torch.tensor(4))
+
+
+@pytest.mark.parametrize(
+    ("data", "indices", "axis", "batch_dims"),
+    [((1,), (2,), 0, 0), ((1, 1), (1, 2), 1, 1), ((1, 2), (1, 3), 1, 1), ((1, 1, 2), (1, 1, 3), 2, 2),
+     ((3, 1), (3, 2), 1, 1)],
+)
+def test_a_batched_gather_over_one_batch_element(data, indices, axis, batch_dims):
+    require_runtime("nnfactory")
+    from backends.nnfactory.runtime import get_runtime
+
+    g = get_runtime("nnfactory").builder()
+    d, i = g.parameter(data, np.float32), g.parameter(indices, np.int64)
+    g.result(g.gather(d, i, axis, batch_dims))
+    values = np.arange(np.prod(data), dtype=np.float32).reshape(data) - 5.5
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, data[axis], size=indices).astype(np.int64)
+    (got,) = g.compile().run([values, idx])
+    # batch_dims == axis == the last axis: the batched Gather is torch.gather
+    np.testing.assert_array_equal(got, torch.gather(torch.from_numpy(values), axis, torch.from_numpy(idx)).numpy())
