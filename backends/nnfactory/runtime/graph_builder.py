@@ -789,23 +789,33 @@ class GraphBuilder(SpatialOps):
         return self._node(self._op_topk(x, int(k), axis, bool(largest)))
 
     def _op_topk(self, x: Node, k: int, axis: int, largest: bool) -> Any:
-        # k rounds: the best value still available, the first position holding it (a min over an
-        # iota), then that position is taken (-inf). In f32, clamped to the finite range first:
-        # the composed comparisons subtract, which is exact for finite values only (an infinite
-        # input ties with the largest finite value; NaN is not ordered as torch orders it).
+        # k rounds: the best value still free, the first free position holding it (a min over an
+        # iota), then that position is no longer free. In f32, clamped to the finite range and
+        # halved first (exact but for subnormals): the composed comparisons subtract, which is exact
+        # for finite values only (an infinite input ties with the largest finite value), and the CPU
+        # plugin's ReduceMax of a row of -inf is the lowest finite float, so no key is infinite.
+        # NaN is larger than every number (torch's order): `big` for the largest, `-big` (below
+        # every number) for the smallest. Taken positions are a mask as well as `-big`: a NaN's
+        # `-big` key must not tie with a taken position's.
         n = x.shape[axis]
         big = float(np.finfo(np.float32).max)
-        key = self.convert(x, np.float32)
-        key = self.clamp(key if largest else self.negative(key), -big, big)
+        raw = self.convert(x, np.float32)
+        key = self.eltwise_mul(self.clamp(raw, -big, big), 0.5 if largest else -0.5)
+        key = self.select(self.not_equal(raw, raw), big if largest else -big, key)
         iota = self.constant(np.arange(n, dtype=np.float32).reshape([n if i == axis else 1 for i in range(x.rank)]))
-        taken = self.constant(np.asarray(-np.inf, np.float32))
+        free: Node | None = None
         picks = []
         for round_ in range(k):
-            best = self.reduce_max(key, [axis], keep_dims=True)
-            first = self.reduce_min(self.select(self.equal(key, best), iota, float(n)), [axis], keep_dims=True)
+            live = key if free is None else self.select(free, key, -big)
+            best = self.reduce_max(live, [axis], keep_dims=True)
+            hit = self.equal(live, best)
+            if free is not None:
+                hit = self.eltwise_mul(hit, free)
+            first = self.reduce_min(self.select(hit, iota, float(n)), [axis], keep_dims=True)
             picks.append(first)
             if round_ + 1 < k:
-                key = self.select(self.equal(iota, first), taken, key)
+                other = self.not_equal(iota, first)
+                free = other if free is None else self.eltwise_mul(free, other)
         return self.convert(self.concat(picks, axis), np.int64).handle
 
     @graph_op
