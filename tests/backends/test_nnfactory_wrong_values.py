@@ -78,3 +78,15 @@ def test_argmax_argmin_and_topk_order_nan_as_torch_does():
     composition ignored it (masked.argmax/argmin's OpInfo samples with NaN)."""
     x = torch.tensor([[NAN, 1.0, -2.0, NAN, 3.0], [2.0, NAN, -INF, 0.5, 7.0], [1.5, 1.0, NAN, 0.25, -1.0]])
     _check(ArgExtremes(), x)
+
+
+class Extremes(torch.nn.Module):
+    def forward(self, x):
+        return x.amax(1), x.amin(1), x.amax(), torch.linalg.vector_norm(x, ord=INF, dim=1)
+
+
+def test_amax_amin_propagate_nan_and_keep_infinities():
+    """The library's CPU ReduceMax/ReduceMin skip NaN and give the lowest (highest) finite float for a
+    row of -inf (+inf): masked.norm's ord=inf samples came back finite."""
+    x = torch.tensor([[INF, 1, 2], [-INF, -INF, -INF], [NAN, 1, 2], [INF, -INF, 0], [INF, INF, INF]])
+    _check(Extremes(), x)

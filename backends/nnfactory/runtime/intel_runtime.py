@@ -329,10 +329,23 @@ class IntelNNFactoryGraphBuilder(GraphBuilder):
         return self._reduce_native("reduce_mean", x, axes, keep_dims)
 
     def _op_reduce_max(self, x, axes, keep_dims):
-        return self._reduce_native("reduce_max", x, axes, keep_dims)
+        return self._reduce_extreme("reduce_max", x, axes, keep_dims, -np.inf)
 
     def _op_reduce_min(self, x, axes, keep_dims):
-        return self._reduce_native("reduce_min", x, axes, keep_dims)
+        return self._reduce_extreme("reduce_min", x, axes, keep_dims, np.inf)
+
+    def _reduce_extreme(self, op: str, x: Node, axes: list[int], keep_dims: bool, identity: float) -> _H:
+        """ReduceMax/ReduceMin as torch's amax/amin: the library's CPU reduction skips NaN (torch's
+        propagates it) and gives the lowest (highest) finite float for a row of -inf (+inf): a row
+        holding a NaN is NaN, a row of nothing but `identity` is `identity`. Integers are native."""
+        r = self._reduce_native(op, x, axes, keep_dims)
+        if not np.issubdtype(x.dtype, np.floating):
+            return r
+        r = self._node(r)
+        only_identity = self._node(self._reduce_native("reduce_min", self.equal(x, identity), axes, keep_dims))
+        has_nan = self._node(self._reduce_native("reduce_max", self.not_equal(x, x), axes, keep_dims))
+        r = self.select(only_identity, identity, r)
+        return self.select(has_nan, np.nan, r).handle
 
     def _op_reduce_prod(self, x, axes, keep_dims):
         return self._reduce_native("reduce_prod", x, axes, keep_dims)
