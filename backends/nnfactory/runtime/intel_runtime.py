@@ -31,6 +31,9 @@ How the library is used safely:
   are Python exceptions) and only then on the NNFactory; the NNFactory's own shape and
   dtype of each result are checked against the shadow's.
 * No boolean element type exists there (no bool parameters/constants/outputs).
+* The CPU plugin's ReduceMax/ReduceMin skip NaN and saturate a row of infinities to the finite range:
+  both are fixed up to torch's amax/amin (``_reduce_extreme``); a Gather with ``batch_dims`` over a batch of
+  one element crashes the process or reads garbage: ``GraphBuilder.gather`` builds a plain Gather there.
 * ``compile()`` writes ``./cache``: it runs in a temporary directory (removed afterwards)
   or in ``$FORGE_NNFACTORY_CACHE_DIR`` when set (kept, e.g. to cache NPU blobs).
 * Precision: the library's CPU fallback compiles with ``inference_precision(f32)`` and the
