@@ -344,11 +344,13 @@ class IntelNNFactoryGraphBuilder(GraphBuilder):
         r = self._reduce_native(op, x, axes, keep_dims)
         if not np.issubdtype(x.dtype, np.floating):
             return r
-        r = self._node(r)
-        only_identity = self._node(self._reduce_native("reduce_min", self.equal(x, identity), axes, keep_dims))
+        # Arithmetic, not selects: r * (1 + only + 0 / (1 - nan)). A row of infinities reduces to
+        # the finite extreme, doubled to the infinity; a row with a NaN multiplies by 0 / 0; any other
+        # row multiplies by exactly 1 (the sign of a zero kept).
+        only = self._node(self._reduce_native("reduce_min", self.equal(x, identity), axes, keep_dims))
         has_nan = self._node(self._reduce_native("reduce_max", self.not_equal(x, x), axes, keep_dims))
-        r = self.select(only_identity, identity, r)
-        return self.select(has_nan, np.nan, r).handle
+        poison = self.eltwise_div(self.constant(np.zeros((), x.dtype)), self.eltwise_add(self.negative(has_nan), 1.0))
+        return self.eltwise_mul(self._node(r), self.eltwise_add(self.eltwise_add(only, 1.0), poison)).handle
 
     def _op_reduce_prod(self, x, axes, keep_dims):
         return self._reduce_native("reduce_prod", x, axes, keep_dims)
