@@ -90,3 +90,13 @@ def test_amax_amin_propagate_nan_and_keep_infinities():
     row of -inf (+inf): masked.norm's ord=inf samples came back finite."""
     x = torch.tensor([[INF, 1, 2], [-INF, -INF, -INF], [NAN, 1, 2], [INF, -INF, 0], [INF, INF, INF]])
     _check(Extremes(), x)
+
+
+class MaxDim(torch.nn.Module):
+    def forward(self, x):
+        return tuple(torch.max(x, 1)) + tuple(torch.min(x, 0, keepdim=True))
+
+
+def test_max_and_min_over_a_dim():
+    """Values (the fixed-up ReduceMax/ReduceMin) next to indices (topk) of a 3-d tensor."""
+    _check(MaxDim(), torch.randn(5, 5, 5, generator=torch.Generator().manual_seed(0)))
