@@ -384,6 +384,11 @@ def _index(L: FunctionLowering, op: aten.AtenOp) -> None:
     if any(type_of(i).element_type == i1 for i in indices):
         raise Fallback
     dims = [d for d, present in enumerate(mask) if present]
+    if not indices:  # x[None, ...]: no index tensor, every dim taken whole
+        if type_of(x) != out_type(op):
+            raise Fallback
+        L.bind(op.results[0], x)
+        return
     if len(indices) == 1:
         _gather(L, op, x, indices[0], dims[0])
         return

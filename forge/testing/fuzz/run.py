@@ -10,10 +10,11 @@ failing cases stand alone, so a refusal of one case costs a few more compiles, n
 The stages of a case, each judged against torch's kernel (forge.testing.fuzz.compare):
 
     export (torch.export) -> import -> verify -> interpret (the reference interpreter)
-    openvino, nnfactory: forge.compile's stages after the import (`compile_imported`, runtime=...) on a
-                         copy of the same import, and a call of the compiled program
+    openvino, nnfactory: forge.compile(..., runtime=...) and a call of the compiled program
 
-The batch is exported and imported once for all its stages (an export is most of a stage's time).
+The runtimes go through `forge.compile` whole, as users call it (its own export, the float32 compute of
+half models, the frontend's normalization), not from the interpreter's import: a faster shared import
+once hid that path from the fuzzer.
 
 A case's outcome per stage is one of `STATUSES`: `pass`; `wrong` (a wrong value, dtype or shape:
 a silent wrong result, the worst bug); `error` (Forge raised something that is not a user-facing
@@ -29,7 +30,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -168,9 +169,9 @@ def _judge(stage: str, case: Call, expected: Sequence[torch.Tensor], got: Sequen
 
 
 class _Batch:
-    """Cases as one `BatchModule`, exported and imported once for all its stages: the interpreter runs
-    the imported program, each runtime compiles a copy of it (`compile_imported`: forge.compile's
-    stages after the import)."""
+    """Cases as one `BatchModule`. The interpreter runs its program exported and imported once; each runtime
+    compiles the module with `forge.compile` itself, the path users run (its frontend: the float32 compute
+    of half models, the normalization steps, block reuse), so a bug there cannot hide from the fuzzer."""
 
     def __init__(self, cases: list[Call], expected: list[Sequence[torch.Tensor]]):
         self.module = BatchModule(cases)
@@ -188,7 +189,7 @@ class _Batch:
                 raise self.unverified
             outputs = _interpret(imported, self.inputs)
         else:
-            outputs = _compiled(self.module, self.inputs, imported, stage)
+            outputs = _compiled(self.module, self.inputs, stage)
         return self.module.split(list(outputs))
 
     def _import(self, stage: str) -> Any:
@@ -233,15 +234,12 @@ def _interpret(imported: Any, inputs: tuple[torch.Tensor, ...]) -> tuple[Any, ..
         raise StageError("interpret", ERROR, f"interpreter: {_one_line(err)}") from None
 
 
-def _compiled(module: BatchModule, inputs: tuple[torch.Tensor, ...], imported: Any, runtime: str) -> list[Any]:
-    from forge.driver.compiler import compile_imported
-    from forge.testing.check import copy_weights
+def _compiled(module: BatchModule, inputs: tuple[torch.Tensor, ...], runtime: str) -> list[Any]:
+    import forge
 
-    copy = replace(imported, module=imported.module.clone(), weights=copy_weights(imported.weights),
-                   stats=dict(imported.stats))  # fmt: skip
     try:
         with _quiet():
-            compiled = compile_imported(module, tuple(t.clone() for t in inputs), copy, runtime=runtime)
+            compiled = forge.compile(module, tuple(t.clone() for t in inputs), runtime=runtime)
     except Exception as err:
         raise _classified(runtime, "compile", err) from None
     try:
