@@ -214,6 +214,10 @@ class _Recorder(TorchDispatchMode):
         super().__init__()
         self.seeded: set[str] = set()
         self.empty: dict[int, str] = {}
+        self._alive: list[torch.Tensor] = []
+        """The `empty` results held until the recorder goes: a freed one's memory could be reused by an
+        output, whose storage would then look uninitialized (it made a sample `skipped` or not from run
+        to run)."""
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
@@ -223,6 +227,7 @@ class _Recorder(TorchDispatchMode):
             for t in pytree.tree_leaves(out):
                 if isinstance(t, torch.Tensor) and t.numel():
                     self.empty[t.untyped_storage().data_ptr()] = func._schema.name
+                    self._alive.append(t)
         return out
 
 

@@ -26,10 +26,10 @@ EXPECTED_FILE = Path(__file__).with_name("expected_failures.txt")
 EXPECTED = read_expected(EXPECTED_FILE)
 OP_IDS = [op_id(info) for info in op_database()]
 
-PASSED_FLOOR = 2072
+PASSED_FLOOR = 2081
 PASS_RATE_FLOOR = 0.92
 """Samples: the passes expected_failures.txt records (every entry's first SUITE_SAMPLES samples, on both
-runtimes: 2,072 of 2,251 judged, 92.05%); the pass rate may not fall under the recorded one."""
+runtimes: 2,081 of 2,251 judged, 92.45%; 0 wrong, 0 errors); the pass rate may not fall under the recorded one."""
 
 
 @pytest.fixture(scope="module")

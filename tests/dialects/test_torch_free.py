@@ -65,6 +65,9 @@ TORCH_FREE_RUNS: list[tuple[str, list[str], int]] = [
     (f"{L}/aten-to-npuir-conv.mlir", ["-p", "lower-aten-to-npuir"], 0),
     (f"{L}/aten-to-npuir-errors.mlir", ["-p", "lower-aten-to-npuir{policy=npu-only}"], 1),
     (f"{L}/aten-to-npuir-pool.mlir", ["-p", "lower-aten-to-npuir"], 0),
+    (f"{L}/aten-to-npuir-clamp.mlir", ["-p", "lower-aten-to-npuir"], 0),
+    (f"{L}/aten-to-npuir-bf16.mlir", ["-p", "lower-aten-to-npuir"], 0),
+    (f"{L}/aten-to-npuir-empty-concat.mlir", ["-p", "lower-aten-to-npuir"], 0),
     (f"{L}/npuir-to-buffer-state.mlir", ["-p", "lower-npuir-to-buffer,check-buffer-allocation"], 0),
     (f"{L}/npuir-to-buffer-state-errors.mlir", ["--split-input-file", "--verify-diagnostics", "-p",
                                                 "lower-npuir-to-buffer"], 0),
@@ -80,6 +83,7 @@ NEEDS_TORCH = {
     f"{D}/aten/invalid.mlir": "its expected diagnostics are torch's own messages (matmul, embedding, gelu, ...)",
     f"{T}/fold.mlir": "folding runs the ops' torch kernels",
     f"{T}/fuse-attention.mlir": "the matcher evaluates constant masks and scales with torch kernels",
+    f"{L}/aten-to-npuir-index-none.mlir": "_unsafe_index's result type is inferred by torch's meta kernel",
     f"{L}/aten-to-npuir-placement.mlir": "unbind, unflatten, expand_as, copy, slice/select_scatter, "
     "linalg_vector_norm, var, min.dim, argmax and _unsafe_index have no native result-type rule: their "
     "verifier runs torch's meta kernels",

@@ -118,7 +118,7 @@ def duplicates(b: GraphBuilder) -> None:
 
 
 def identities(b: GraphBuilder, *, negative: bool | None = None) -> None:
-    """Algebraic and shape identities fold removes: x+0, x-0, x*1, x/1, x**1, neg(neg x), view or
+    """Algebraic and shape identities fold removes: x+(-0.0), x-0, x*1, x/1, x**1, neg(neg x), view or
     reshape to the same shape, view of view, transpose of transpose, inverse permutes, expand to
     the same shape, to the same dtype.  Negative variants look alike but change the shape or dtype
     (``x * ones`` of a bigger shape, ``int + 0.0``, ``int / 1``): tag ``identities:negative``."""
@@ -150,7 +150,7 @@ def identities(b: GraphBuilder, *, negative: bool | None = None) -> None:
                          "add_zero_tensor", "mul_one_tensor"])
         kinds.append(kind)
         if kind == "add0":
-            y = b.op(aten.AddScalarOp, y, b.choice([0, 0.0]))
+            y = b.op(aten.AddScalarOp, y, -0.0)  # x + 0.0 is no identity on floats: -0.0 + 0.0 is +0.0
         elif kind == "sub0":
             y = b.op(aten.SubScalarOp, y, b.choice([0, 0.0])) if b.chance(50) else \
                 b.op(aten.SubTensorOp, y, b.const(0.0, F32))
@@ -180,7 +180,7 @@ def identities(b: GraphBuilder, *, negative: bool | None = None) -> None:
         elif kind == "expand_same":
             y = b.op(aten.ExpandOp, y, shape if b.chance(50) else [-1] * rank)
         elif kind == "add_zero_tensor":
-            zeros = b.op(aten.ZerosOp, shape) if b.chance(50) else b.const(0.0, F32)
+            zeros = b.op(aten.FullOp, shape, -0.0) if b.chance(50) else b.const(-0.0, F32)
             y = b.op(aten.AddTensorOp, y, zeros)
         elif kind == "mul_one_tensor":
             ones = b.op(aten.OnesLikeOp, y) if b.chance(50) else b.const(1.0, F32)
