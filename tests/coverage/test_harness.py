@@ -114,3 +114,17 @@ def test_failure_list_and_page(tmp_path):
     assert "| gpt2 | sdpa | pass | 10 | 5 | aten.gather: 2 | 2 | 80.0% / 95.5% | 3 → 1 |" in page
     assert "| bert | sdpa | error: compile: EmitError: no |" in page
     assert "| `sort` | refused | 3 |  |  | 1 |  | 2 |  |  |  | interpret: import: unsupported aten.sort |" in page
+
+
+def test_a_reason_is_the_same_text_wherever_the_clone_lives():
+    """CI clones into a longer path than a developer's: the 300-character clip must not cut a
+    location before it is written as <file> (fft.ihfft2's record differed only by that)."""
+    from forge.coverage.opinfo import stable
+
+    def reason(root: str) -> str:
+        where = f"(first at {root}/.venv/lib/python3.11/site-packages/torch/fft.py:12)"
+        message = "import: 3 unsupported ATen op(s): " + " ".join(f"aten.op{i}.default x1 {where}" for i in range(3))
+        return stable(batch._one_line(ValueError(message)))
+
+    assert reason("/w") == reason("/check/work/a/much/longer/clone/directory/than/a/developer/uses/main")
+    assert "<file>" in reason("/w") and "/w" not in reason("/w")

@@ -261,10 +261,14 @@ def _classified(stage: str, step: str, err: BaseException) -> StageError:
 
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+_DIRECTORIES = re.compile(r"/[^\s:()]*/(?=[^/\s:()]+\.py:\d+)")
 
 
 def _one_line(err: BaseException, limit: int = 300) -> str:
-    text = _ADDRESS.sub("0x?", " ".join(str(err).split())) or type(err).__name__
+    """The error on one line, clipped, without what differs between machines: object addresses and
+    the directories of source locations (a clone at a longer path must not clip another text)."""
+    text = " ".join(str(err).split())
+    text = _DIRECTORIES.sub("", _ADDRESS.sub("0x?", text)) or type(err).__name__
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
