@@ -23,6 +23,7 @@ classification in the docs or a deviation's comment can be reproduced.
 from __future__ import annotations
 
 import argparse
+import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -82,31 +83,45 @@ def openvino_results(case: Case) -> tuple[list[torch.Tensor], str]:
     """The case's results through OpenVINO's own PyTorch frontend, compiled for the CPU in f32, and how the
     call was converted: "traced" (TorchScript, static shapes), "decomposed" (torch.export and torch's
     default decompositions, for overloads the frontend has no rule for: the oracle then runs torch's
-    decomposition on OpenVINO's kernels) or "decomposed further" (torch._decomp's wider table too); ", weights constant" when only the first tensor is an input."""
+    decomposition on OpenVINO's kernels) or "decomposed further" (torch._decomp's wider table too);
+    ", weights constant" when only the first tensor is an input; ", half as float32" when the frontend
+    takes the call only with its float16/bfloat16 tensors upcast (a half input beside float32 weights),
+    as Forge computes it."""
     tensors = [t.clone() for t in case.tensors()]
     expected = case.call()
-    failures = []
-    for n_inputs in (len(tensors), 1):  # every tensor an input; else the first only, the others constants
-        module, inputs = _Call(case, tensors[n_inputs:]), tuple(tensors[:n_inputs])
-        for how in ("traced", "decomposed", "decomposed further"):
-            try:
-                compiled = _compile(module, inputs, how)
+    failures: list[str] = []
+    compiled = how = inputs = None
+    for variant in _variants(tensors):
+        for n_inputs in (len(variant), 1):  # every tensor an input; else the first only, the others constants
+            module, inputs = _Call(case, variant[n_inputs:]), tuple(variant[:n_inputs])
+            for how in ("traced", "decomposed", "decomposed further"):
+                try:
+                    compiled = _compile(module, inputs, how)
+                    break
+                except Exception as err:  # the next way
+                    failures.append(f"{how}: {type(err).__name__}: {_last_line(err)}")
+            if compiled is not None:
+                how += ", weights constant" if n_inputs < len(variant) else ""
+                how += ", half as float32" if variant is not tensors else ""
                 break
-            except Exception as err:  # the next way
-                failures.append(f"{how}: {type(err).__name__}: {_last_line(err)}")
-        else:
-            continue
-        break
-    else:
+        if compiled is not None:
+            break
+    if compiled is None:
         raise RuntimeError("; ".join(failures))
-    if n_inputs < len(tensors):
-        how += ", weights constant"
     request = compiled.create_infer_request()
-    request.infer([_ov_tensor(t) for t in inputs])
+    request.infer([_ov_tensor(t) for t in _fed(compiled, inputs)])
     out = [_torch(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
     if len(out) != len(expected):
         raise ValueError(f"{len(out)} results, torch gives {len(expected)}")
     return [o.reshape(e.shape).to(e.dtype) for o, e in zip(out, expected, strict=True)], how
+
+
+def _variants(tensors: list[torch.Tensor]) -> list[list[torch.Tensor]]:
+    """The call's tensors as they are, then (when some are float16/bfloat16) with those upcast."""
+    half = (torch.float16, torch.bfloat16)
+    if not any(t.dtype in half for t in tensors):
+        return [tensors]
+    return [tensors, [t.to(torch.float32) if t.dtype in half else t for t in tensors]]
 
 
 def _compile(module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], how: str):
@@ -134,6 +149,19 @@ def _decomposed_further(program):
         if node.op == "call_function" and node.target in decomposition_table:
             table[node.target] = decomposition_table[node.target]
     return program.run_decompositions(table)
+
+
+def _fed(compiled, inputs: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
+    """The tensors for the compiled model's inputs: an exported call's placeholders are `tensors_<i>`
+    (`_Call.forward(*tensors)`), and OpenVINO drops those the call does not use (baddbmm with beta=0);
+    a traced model keeps every input in order."""
+    wanted = []
+    for port in compiled.inputs:
+        index = next((int(n.rpartition("_")[2]) for n in port.get_names() if re.fullmatch(r"tensors_\d+", n)), None)
+        if index is None:
+            return list(inputs)
+        wanted.append(inputs[index])
+    return wanted
 
 
 def _last_line(err: BaseException) -> str:
