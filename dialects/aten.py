@@ -728,12 +728,14 @@ KERNEL_TYPED: frozenset[str] = frozenset(
         "aten::native_layer_norm.default",
         "aten::native_group_norm.default",
         "aten::native_dropout.default",
+        "aten::_weight_norm_interface.default",
     }
 )
 """Overloads whose result dtypes torch's meta kernel gets wrong for some operand dtypes (the norms'
 saved statistics: the CPU kernel keeps a half input's dtype, or gives the float32 of float32
 parameters; meta always float32, or always the input's; a dropout of an empty tensor gives a
-float mask): their result types are the CPU kernel's, run on zeros of the operand types (meta's
+float mask; the fused weight norm's norm, in g's shape and float32 for half inputs, where meta
+keeps the reduced dims): their result types are the CPU kernel's, run on zeros of the operand types (meta's
 when the operands are too large to allocate). torch.export's fake tensors get these wrong too
 (`EXPORT_TYPES_DIFFER`)."""
 
@@ -763,6 +765,15 @@ the declared (meta) shape where the CPU kernel's shape differs; consumers must n
 Keyed by qualified name; `AUX_RESULTS`: the same keyed by torch OpOverloads (built on first use)."""
 
 
+BACKWARD_BOOKKEEPING: dict[str, dict[int, str]] = {
+    name: {1: "offset2bag", 2: "bag_size", 3: "max_indices"}
+    for name in ("aten::_embedding_bag.default", "aten::_embedding_bag_forward_only.default")
+}
+"""AUX_RESULTS that only a backward pass reads and whose CPU-kernel shape depends on the mode
+(max_indices is (bags, width) in max mode, (bags,) or (0,) otherwise): Forge does not compute them,
+so the importer refuses a program that uses one instead of returning meta-shaped zeros."""
+
+
 def _by_target(table: dict[str, Any]) -> dict[Any, Any]:
     return {schema.resolve_overload(name): value for name, value in table.items()}
 
@@ -771,6 +782,7 @@ _LAZY_TABLES: dict[str, Callable[[], Any]] = {
     "OPS_BY_TARGET": lambda: _by_target(_table("OPS_BY_NAME")),
     "ELEMENTWISE_TARGETS": lambda: set(_by_target(dict.fromkeys(_table("ELEMENTWISE_NAMES")))),
     "AUX_RESULTS": lambda: _by_target(_AUX_RESULTS),
+    "BOOKKEEPING_BY_TARGET": lambda: _by_target(BACKWARD_BOOKKEEPING),
     "VALUE_SEMANTICS": lambda: {k: schema.resolve_overload(v) for k, v in _by_target(_VALUE_SEMANTICS).items()},
 }
 

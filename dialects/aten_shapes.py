@@ -1152,12 +1152,12 @@ def _batch_norm_no_training(v: View) -> list[Result]:
 
 @rule("_weight_norm_interface.default")
 def _weight_norm(v: View) -> list[Result]:
+    """As the CPU kernel types it (KERNEL_TYPED): the norm in g's shape, float32 for half inputs."""
     (vs, vd), (gs, gd) = v.t("v"), v.t("g")
     dim = wrap_dim(v["dim"], len(vs))
-    check(len(vs) >= 2 and vd == gd and category(vd) == 2, "weight norm")
-    norms = tuple(d if i == dim else 1 for i, d in enumerate(vs))
-    check(gs == norms, "g shape")
-    return [(vs, vd), (norms, "float32" if vd == "bfloat16" else vd)]
+    check(len(vs) >= 1 and dim in (0, len(vs) - 1) and vd == gd and category(vd) == 2, "weight norm")
+    check(math.prod(gs) == vs[dim] and all(d > 0 for d in vs), "g shape")
+    return [(vs, vd), (gs, "float32" if vd in ("bfloat16", "float16") else vd)]
 
 
 def _upsample(v: View, n: int) -> list[Result]:

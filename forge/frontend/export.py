@@ -62,6 +62,7 @@ __all__ = [
 ]
 
 POSITIONAL, KEYWORD = "positional", "keyword"
+_PLAIN = (bool, int, float, str, type(None))
 _CACHE_REGISTERED: set[type] = set()  # model classes whose module's caches are registered
 _CACHE_PARAMETER = re.compile(r"(^|_)(past|cache|past_key_values?|layer_past|caches?)($|_)")
 
@@ -97,7 +98,7 @@ class InputLeaf:
         if self.is_tensor:
             entry.update(shape=list(self.shape), dtype=str(self.dtype))
         else:
-            plain = isinstance(self.value, (bool, int, float, str, type(None)))
+            plain = isinstance(self.value, _PLAIN)
             entry["value"] = self.value if plain else repr(self.value)
         return entry
 
@@ -128,9 +129,21 @@ class CallSignature:
     def keywords(self) -> list[str]:
         return list(self.in_spec.child(1).context)
 
+    @property
+    def bound_keywords(self) -> dict[str, Any]:
+        """Keywords the compile saw as constants only (`flag=True`, `use_cache=False`): bound to those
+        values like `functools.partial`, so a call may leave them out (another value is a CallError)."""
+        _, kw_spec = self.in_spec.children()
+        bound = {}
+        for i, key in enumerate(kw_spec.context):
+            leaves = [leaf for leaf in self.inputs if re.split(r"[.\[]", leaf.name, maxsplit=1)[0] == key]
+            if all(not leaf.is_tensor and isinstance(leaf.value, _PLAIN) for leaf in leaves):
+                bound[key] = pytree.tree_unflatten([leaf.value for leaf in leaves], kw_spec.child(i))
+        return bound
+
     def flatten(self, args: tuple[Any, ...], kwargs: dict[str, Any] | None) -> list[torch.Tensor]:
         """The tensors the compiled graph takes for this call, after checking it matches the compiled one."""
-        args, kwargs = tuple(args), {**self.defaults, **(kwargs or {})}
+        args, kwargs = tuple(args), {**self.bound_keywords, **self.defaults, **(kwargs or {})}
         self._check_arity(args, kwargs)
         ordered = {key: kwargs[key] for key in self.keywords}
         values, spec = pytree.tree_flatten((args, ordered))
@@ -191,7 +204,7 @@ class CallSignature:
 
     def retyped(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CallSignature:
         """The same signature with the tensor dtypes of this call (the user's, before a compile-time cast)."""
-        kwargs = {**self.defaults, **kwargs}
+        kwargs = {**self.bound_keywords, **self.defaults, **kwargs}
         values = pytree.tree_leaves((tuple(args), {k: kwargs[k] for k in self.keywords}))
         leaves = tuple(
             replace(leaf, dtype=value.dtype) if leaf.is_tensor and isinstance(value, torch.Tensor) else leaf

@@ -303,6 +303,7 @@ class _GraphBuilder:
             return
         if node.target is operator.getitem:
             source, index = node.args
+            _refuse_bookkeeping(node, source, index)
             self.values[node] = self.values[source][index]
             return
         if node in self.facts.static:
@@ -502,3 +503,14 @@ def _materialized_if_empty(tensor: torch.Tensor) -> torch.Tensor:
     if tensor.device.type == "meta" and tensor.numel() == 0:
         return torch.empty(tensor.shape, dtype=tensor.dtype)
     return tensor
+
+
+def _refuse_bookkeeping(node: torch.fx.Node, source: torch.fx.Node, index: int) -> None:
+    """A used result of aten.BACKWARD_BOOKKEEPING is refused by name: Forge does not compute it."""
+    names = aten.BOOKKEEPING_BY_TARGET.get(source.target, {})
+    if index in names and node.users:
+        raise FrontendError(
+            f"{location_text(source)}: {source.name}: result {index} ({names[index]}) of {source.target} is used; "
+            "it is bookkeeping for the backward pass, whose shape torch's CPU and meta kernels disagree on, "
+            "and Forge computes only result 0 (the bags)"
+        )

@@ -155,16 +155,18 @@ def inference_batch_norm(L: FunctionLowering, op: aten.AtenOp) -> None:
     def channel(v: SSAValue) -> SSAValue:
         return L.reshape(L.convert(v, elt), vec.get_shape())
 
+    # torch's CPU kernel's form: x * alpha + beta with per-channel alpha = weight / sqrt(var + eps) and
+    # beta = bias - mean * alpha. (x - mean) * alpha differs where it matters: a zero variance gives
+    # torch nan (0 * inf in beta) where it gives inf, a zero weight another sign of zero.
     x = L.convert(L.arg(op, "input"), elt)
     eps = L.const(float(op.arg("eps")), elt)
-    scale = L.unary(N.UnaryKind.RSQRT, L.binary(N.BinaryKind.ADD, channel(var), eps, vec), vec)
-    weight = L.arg(op, "weight")
+    alpha = L.unary(N.UnaryKind.RSQRT, L.binary(N.BinaryKind.ADD, channel(var), eps, vec), vec)
+    weight, bias = L.arg(op, "weight"), L.arg(op, "bias")
     if weight is not None:
-        scale = L.binary(N.BinaryKind.MUL, scale, channel(weight), vec)
-    y = L.binary(N.BinaryKind.MUL, L.binary(N.BinaryKind.SUB, x, channel(mean), out), scale, out)
-    bias = L.arg(op, "bias")
-    if bias is not None:
-        y = L.binary(N.BinaryKind.ADD, y, channel(bias), out)
+        alpha = L.binary(N.BinaryKind.MUL, alpha, channel(weight), vec)
+    shift = L.binary(N.BinaryKind.MUL, channel(mean), alpha, vec)
+    beta = L.binary(N.BinaryKind.SUB, channel(bias) if bias is not None else L.const(0.0, elt), shift, vec)
+    y = L.binary(N.BinaryKind.ADD, L.binary(N.BinaryKind.MUL, x, alpha, out), beta, out)
     L.bind(op.results[0], y)
 
 

@@ -50,8 +50,10 @@ def _reduce(
     x = L.convert(x, out.element_type)
     rank = len(type_of(x).get_shape())
     axes = tuple(range(rank)) if not dims else tuple(sorted({normalize_dim(d, rank) for d in dims}))
-    if not axes:
-        return x  # a 0-dim tensor: nothing to reduce
+    if not axes:  # a 0-dim tensor: nothing to reduce, but torch's sum starts from +0.0 (-0.0 + 0.0 = +0.0)
+        if kind in (N.ReduceKind.SUM, N.ReduceKind.MEAN) and is_float(out.element_type):
+            return L.binary(N.BinaryKind.ADD, x, L.const(0.0, out.element_type), out)
+        return x
     props: dict[str, Attribute] = {"kind": REDUCE[kind], "axes": ints_attr(axes)}
     if keepdim:
         props["keepdims"] = N.TRUE
@@ -67,7 +69,14 @@ def _reduce_rule(kind: N.ReduceKind, has_dims: bool) -> Rule:
             raise Fallback
         if out.element_type == i1 and kind is N.ReduceKind.SUM:
             raise Fallback
-        L.bind(op.results[0], _reduce(L, kind, L.vmap[op.operands[0]], dims, keep, out))
+        x = L.vmap[op.operands[0]]
+        if kind is N.ReduceKind.MEAN and not is_float(type_of(x).element_type) and out.element_type != f32:
+            # torch's mean of integers into a half type accumulates in float32 (a sum does not):
+            # int64 extremes cast to float16 first would be inf - inf
+            wide = _reduce(L, kind, x, dims, keep, TensorType(f32, out.get_shape()))
+            L.bind(op.results[0], L.convert(wide, out.element_type))
+            return
+        L.bind(op.results[0], _reduce(L, kind, x, dims, keep, out))
 
     return lower
 

@@ -218,6 +218,9 @@ def test_use_cache_false_compiles_the_cache_free_forward():
     assert not compiled.report["notes"]
     with pytest.raises(CallError, match=r"'use_cache' \(keyword\) was compiled as the constant False"):
         compiled(ids, attention_mask=mask, use_cache=True)
+    # a keyword compiled as a constant is bound to it (functools.partial): a call may leave it out
+    _assert_same_output(compiled(ids, attention_mask=mask), expected)
+    assert compiled.signature.bound_keywords == {"use_cache": False}
 
 
 def test_a_cache_returning_forward_that_fails_compiles_cache_free_with_a_note():

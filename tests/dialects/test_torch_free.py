@@ -68,6 +68,7 @@ TORCH_FREE_RUNS: list[tuple[str, list[str], int]] = [
     (f"{L}/aten-to-npuir-clamp.mlir", ["-p", "lower-aten-to-npuir"], 0),
     (f"{L}/aten-to-npuir-bf16.mlir", ["-p", "lower-aten-to-npuir"], 0),
     (f"{L}/aten-to-npuir-empty-concat.mlir", ["-p", "lower-aten-to-npuir"], 0),
+    (f"{L}/aten-to-npuir-reductions.mlir", ["-p", "lower-aten-to-npuir"], 0),
     (f"{L}/npuir-to-buffer-state.mlir", ["-p", "lower-npuir-to-buffer,check-buffer-allocation"], 0),
     (f"{L}/npuir-to-buffer-state-errors.mlir", ["--split-input-file", "--verify-diagnostics", "-p",
                                                 "lower-npuir-to-buffer"], 0),

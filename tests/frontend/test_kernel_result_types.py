@@ -105,3 +105,22 @@ def test_a_fused_linear_of_integers_has_its_activations_dtype():
     _check(lambda x, w: F.fused_linear(x, w, None, "relu"), x, w)
     with pytest.raises(RuntimeError, match="gelu of uint8"):
         F.fused_linear(x.to("meta"), w.to("meta"), None, "gelu")
+
+
+@pytest.mark.parametrize("result", [1, 2, 3])
+def test_a_used_embedding_bag_bookkeeping_result_is_refused_by_name(result):
+    """offset2bag, bag_size and max_indices have mode-dependent CPU shapes (max_indices: (0,) in sum
+    mode where the meta kernel says (1,)); returning meta-shaped zeros was a silent wrong value."""
+    weight, indices, offsets = torch.randn(5, 3), torch.tensor([0, 4, 1]), torch.tensor([0])
+    fn = Call(lambda w, i, o: A._embedding_bag(w, i, o, False, 0)[result])
+    with pytest.raises(FrontendError, match=rf"result {result} \(\w+\) of aten._embedding_bag.default is used"):
+        import_module(fn, (weight, indices, offsets))
+
+
+def test_an_embedding_bag_whose_bookkeeping_is_unused_matches_torch():
+    weight, indices, offsets = torch.randn(5, 3), torch.tensor([0, 4, 1, 1]), torch.tensor([0, 1, 4])
+    for mode in range(3):
+        fn = Call(lambda w, i, o, mode=mode: A._embedding_bag(w, i, o, False, mode, False, None, True)[0])
+        imported = import_module(fn, (weight, indices, offsets))
+        got = interpret(imported.module, imported.weights, weight, indices, offsets)
+        torch.testing.assert_close(got[0] if isinstance(got, (list, tuple)) else got, fn(weight, indices, offsets))

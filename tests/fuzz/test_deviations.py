@@ -7,6 +7,7 @@ documented and fails the fuzz tests."""
 from __future__ import annotations
 
 import pytest
+import torch
 
 from forge.testing.fuzz.deviations import DEVIATIONS, documented, example_case
 from forge.testing.fuzz.run import DEVIATION, PASS, run_cases
@@ -36,3 +37,28 @@ def test_a_difference_of_another_kind_or_without_the_trigger_is_not_documented()
     assert documented(relu, "interpret", "NaN differs at [0] (1 of 2): 0.0, torch gives nan") is None
     plain = relu.with_tensors([relu.tensors()[0].nan_to_num()])
     assert documented(plain, "openvino", "NaN differs at [0] (1 of 2): 0.0, torch gives nan") is None
+
+
+def _entry(id_: str):
+    return next(d for d in DEVIATIONS if d.id == id_)
+
+
+def test_an_entry_for_any_overload_holds_only_where_its_check_confirms_it():
+    """The two entries not tied to overloads are checked on each case's values: Forge's result must be
+    torch's float32 call rounded back (half), or OpenVINO's own conversion's (kernel); another value
+    at the same place is a failure, and without the values nothing is documented."""
+    half = _entry("half-computed-in-float32")
+    case = example_case(half)
+    expected = case.call()
+    wide = [w.to(e.dtype) for w, e in zip(case.call([t.float() for t in case.tensors()]), expected, strict=True)]
+    problem = "signed zero differs at [0] (1 of 1): -0.0, torch gives 0.0"
+    assert documented(case, "openvino", problem, expected, wide) is half
+    assert documented(case, "openvino", problem, expected, [w + 1 for w in wide]) is None
+    assert documented(case, "openvino", problem) is None
+
+    kernel = _entry("openvino-kernel-reproduced")
+    case = example_case(kernel)
+    expected = case.call()
+    problem = f"value differs at [] (1 of 1): 0.0, torch gives {expected[0].item()}"
+    assert documented(case, "nnfactory", problem, expected, [torch.tensor(0.0)]) is kernel
+    assert documented(case, "nnfactory", problem, expected, [torch.tensor(7.0)]) is None

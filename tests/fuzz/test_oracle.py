@@ -8,7 +8,8 @@ import math
 import torch
 
 from forge.testing.fuzz.cases import Case
-from forge.testing.fuzz.oracle import FORGE, HALF_IN_FLOAT32, KERNEL, PASS, classify, differs
+from forge.testing.fuzz.compare import differs_where
+from forge.testing.fuzz.oracle import FORGE, HALF_IN_FLOAT32, KERNEL, PASS, classify
 from tests.conftest import require_runtime
 
 
@@ -30,7 +31,7 @@ def test_a_difference_only_forge_shows_is_forges():
 def test_differs_is_elementwise_by_compares_rules():
     want = torch.tensor([math.nan, -0.0, math.inf, 1.0])
     got = torch.tensor([math.nan, 0.0, math.inf, 1.0 + 1e-9])
-    assert differs("aten::add.Tensor", want, got).tolist() == [False, True, False, False]
+    assert differs_where("aten::add.Tensor", want, got).tolist() == [False, True, False, False]
 
 
 def test_a_difference_torchs_float32_kernel_shows_is_forges_half_in_float32_policy():

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import torch
 from torch.utils import _pytree as pytree
 
+from dialects.aten import BACKWARD_BOOKKEEPING
 from dialects.aten_schema import resolve_overload
 from forge.testing.fuzz.compare import mismatch
 
@@ -67,9 +68,12 @@ class Case:
         return [x for x in pytree.tree_leaves((self.args, self.kwargs)) if isinstance(x, torch.Tensor)]
 
     def call(self, tensors: Sequence[torch.Tensor] | None = None) -> list[torch.Tensor]:
-        """The call's results as a flat list; `tensors` replace the tensor arguments (default: clones)."""
+        """The call's results as a flat list, but those a program may not use (aten.BACKWARD_BOOKKEEPING);
+        `tensors` replace the tensor arguments (default: clones)."""
         args, kwargs = self.bind(tensors if tensors is not None else [t.clone() for t in self.tensors()])
-        return flat_results(self.target(*args, **kwargs))
+        results = flat_results(self.target(*args, **kwargs))
+        unused = BACKWARD_BOOKKEEPING.get(self.op, {})
+        return [r for i, r in enumerate(results) if i not in unused]
 
     def bind(self, tensors: Sequence[torch.Tensor]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """(args, kwargs) with the tensor arguments replaced by `tensors`."""

@@ -178,3 +178,21 @@ def _scalar(x: torch.Tensor) -> str:
 
 def _name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
+
+
+def differs_where(op: str, want: torch.Tensor, got: torch.Tensor) -> torch.Tensor:
+    """Elementwise: where `got` is not `want` by compare's rules (NaN, infinity, zero sign exact; values
+    within the op's tolerance)."""
+    if not want.dtype.is_floating_point:
+        return got != want
+    w, g = want.detach().to(torch.float64), got.detach().to(torch.float64)
+    nan_w, nan_g = w.isnan(), g.isnan()
+    out = nan_w != nan_g
+    both = ~(nan_w | nan_g)
+    inf = (w.isinf() | g.isinf()) & both
+    out |= inf & (w != g)
+    atol, rtol = tolerance(op, want.dtype)
+    finite = both & ~inf
+    out |= finite & ((g - w).abs() > atol + rtol * w.abs())
+    out |= finite & (w == 0) & (g == 0) & (w.signbit() != g.signbit())
+    return out

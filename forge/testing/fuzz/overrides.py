@@ -157,8 +157,7 @@ def _attention(draw, ctx: Context) -> None:
     ctx.base, ctx.dtype = (b, h, lq, d), dtype
 
 
-@override("aten::embedding.default", "aten::_embedding_bag.default", "aten::_embedding_bag_forward_only.default",
-          "aten::embedding_dense_backward.default")
+@override("aten::embedding.default", "aten::embedding_dense_backward.default")
 def _embeddings(draw, ctx: Context) -> None:
     rows, width = draw(st.integers(1, 6)), draw(st.integers(1, 4))
     dtype = float_dtype(draw)
@@ -168,6 +167,52 @@ def _embeddings(draw, ctx: Context) -> None:
             offsets=st.just(torch.tensor([0], dtype=torch.int64)), mode=draw(st.integers(0, 2)),
             padding_idx=-1, per_sample_weights=None, num_weights=rows)
     ctx.base, ctx.dtype = (rows, width), dtype
+
+
+@override("aten::_embedding_bag.default", "aten::_embedding_bag_forward_only.default")
+def _embedding_bags(draw, ctx: Context) -> None:
+    """1-d indices cut into bags by offsets that start at 0 and rise (the kernel reads past its
+    buffers, and the process dies, on anything else); the last offset closes the last bag when
+    include_last_offset says so. Per-sample weights only where torch takes them: mode 0 (sum)."""
+    rows, width, count = draw(st.integers(1, 6)), draw(st.integers(1, 4)), draw(st.integers(0, 6))
+    dtype = float_dtype(draw)
+    cuts = sorted(draw(st.lists(st.integers(0, count), min_size=0, max_size=3)))
+    include_last = draw(st.booleans())
+    offsets = [0, *cuts, count] if include_last else [0, *cuts]
+    mode = draw(st.integers(0, 2))
+    weighted = mode == 0 and draw(st.booleans())
+    _preset(ctx, weight=tensors((rows, width), dtype),
+            indices=tensors((count,), torch.int64, "plain").map(lambda t: t.remainder(rows)),
+            offsets=st.just(torch.tensor(offsets, dtype=torch.int64)), mode=mode,
+            scale_grad_by_freq=False, sparse=False, include_last_offset=include_last,
+            per_sample_weights=tensors((count,), dtype) if weighted else None,
+            padding_idx=draw(st.integers(-1, rows - 1)))
+    ctx.base, ctx.dtype = (rows, width), dtype
+
+
+@override("aten::_weight_norm_interface.default")
+def _weight_norm_interface(draw, ctx: Context) -> None:
+    """The fused CPU kernel takes the first or the last dim only (an assertion otherwise) and
+    reads a norm of v's size at that dim from g (past its end, dying, if g is smaller)."""
+    shape = tuple(draw(st.integers(1, 4)) for _ in range(draw(st.integers(1, 3))))
+    dim = draw(st.sampled_from([0, len(shape) - 1]))
+    keep = tuple(n if d == dim else 1 for d, n in enumerate(shape))
+    dtype = float_dtype(draw)
+    _preset(ctx, v=tensors(shape, dtype), g=tensors(draw(st.sampled_from([keep, (shape[dim],)])), dtype), dim=dim)
+    ctx.base, ctx.dtype = shape, dtype
+
+
+@override("aten::lcm.default")
+def _lcm(draw, ctx: Context) -> None:
+    """Integers without their type's minimum: lcm divides by a gcd that overflows to -1 there,
+    and the process dies of SIGFPE (torch's kernel, not the op's meaning)."""
+    dtype = draw(st.sampled_from([torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]))
+    floor = torch.iinfo(dtype).min + (0 if dtype == torch.uint8 else 1)
+    shape = draw(shapes())
+    other = draw(st.sampled_from([shape, (), shape[len(shape) // 2 :]]))
+    _preset(ctx, self=tensors(shape, dtype).map(lambda t: t.clamp_min(floor)),
+            other=tensors(other, dtype).map(lambda t: t.clamp_min(floor)))
+    ctx.base, ctx.dtype = shape, dtype
 
 
 def _square(draw, ctx: Context) -> None:

@@ -159,7 +159,7 @@ def _judge(stage: str, case: Call, expected: Sequence[torch.Tensor], got: Sequen
     problem = case.mismatch(expected, got)
     if problem is None:
         return PASS, ""
-    deviation = documented(case, stage, problem)
+    deviation = documented(case, stage, problem, expected, got)
     if deviation is not None:
         return DEVIATION, f"{deviation.id}: {problem}"
     return WRONG, problem
