@@ -257,7 +257,8 @@ def _axes(x: SSAValue, dims: Sequence[int] | None) -> tuple[int, ...]:
 @rule("aten.linalg_vector_norm")
 def _vector_norm(L: FunctionLowering, op: aten.AtenOp) -> None:
     """ord 2: sqrt(sum(x * x)); 1: sum(|x|); inf / -inf: max / min of |x|; 0: the count of nonzeros;
-    any other p: sum(|x| ** p) ** (1 / p)."""
+    any other p: sum(|x| ** p) ** (1 / p); a norm of one element: |x| (as torch's kernel, for any ord
+    but 0)."""
     out = out_type(op)
     x = L.arg(op, "self")
     assert x is not None
@@ -274,7 +275,10 @@ def _vector_norm(L: FunctionLowering, op: aten.AtenOp) -> None:
     def reduce(kind: N.ReduceKind, v: SSAValue) -> SSAValue:
         return _reduce(L, kind, v, axes, keep, reduced) if axes else v
 
-    if p == 2:
+    if p != 0 and math.prod(xt.get_shape()[a] for a in axes) == 1:
+        # one element per norm: torch's kernel gives |x| for every ord (NaN included), no pow round trip
+        norm = L.reshape(L.unary(N.UnaryKind.ABS, x, xt), reduced.get_shape())
+    elif p == 2:
         norm = L.unary(N.UnaryKind.SQRT, reduce(N.ReduceKind.SUM, L.binary(N.BinaryKind.MUL, x, x, xt)), reduced)
     elif p == 0:
         nonzero = L.compare(N.CompareKind.NE, x, L.const(0, acc), tensor_type(i1, xt.get_shape()))

@@ -85,6 +85,7 @@ NEEDS_TORCH = {
     f"{T}/fold.mlir": "folding runs the ops' torch kernels",
     f"{T}/fuse-attention.mlir": "the matcher evaluates constant masks and scales with torch kernels",
     f"{L}/aten-to-npuir-index-none.mlir": "_unsafe_index's result type is inferred by torch's meta kernel",
+    f"{L}/aten-to-npuir-vector-norm.mlir": "linalg_vector_norm has no native result-type rule",
     f"{L}/aten-to-npuir-placement.mlir": "unbind, unflatten, expand_as, copy, slice/select_scatter, "
     "linalg_vector_norm, var, min.dim, argmax and _unsafe_index have no native result-type rule: their "
     "verifier runs torch's meta kernels",
