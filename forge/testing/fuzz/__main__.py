@@ -103,9 +103,37 @@ def _replay(refresh: bool) -> int:
             print(f"{r.path.name}: open {r.open or '{}'} -> now {now or '{}'}")
     still = sum(1 for o in outcomes if regressions.failures_now(o))
     print(f"{len(entries)} regression cases, {still} with an open failure, {changed} changed")
+    print(_standing(outcomes))
     if refresh and changed:
         print(f"rewrote {regressions.refresh(entries, outcomes)} files")
     return 0
+
+
+def _standing(outcomes: Sequence[object]) -> str:
+    """Where the regression cases stand: fixed (every stage passes), documented (a deviation, the ids
+    counted), refused (a clear error instead of a value), open (still wrong or an error)."""
+    from collections import Counter
+
+    from forge.testing.fuzz.run import DEVIATION, PASS, REFUSED
+
+    kinds: Counter[str] = Counter()
+    ids: Counter[str] = Counter()
+    for o in outcomes:
+        statuses = {status for status, _ in o.stages.values()}  # type: ignore[attr-defined]
+        if o.failures():  # type: ignore[attr-defined]
+            kinds["open"] += 1
+        elif DEVIATION in statuses:
+            kinds["documented"] += 1
+            ids.update({d.partition(":")[0] for s, d in o.stages.values() if s == DEVIATION})  # type: ignore[attr-defined]
+        elif statuses <= {PASS}:
+            kinds["fixed"] += 1
+        elif REFUSED in statuses:
+            kinds["refused"] += 1
+        else:
+            kinds["other"] += 1
+    by_id = ", ".join(f"{k} {n}" for k, n in ids.most_common())
+    parts = ", ".join(f"{n} {k}" for k, n in kinds.most_common())
+    return f"standing: {parts}" + (f" (deviations: {by_id})" if by_id else "")
 
 
 if __name__ == "__main__":
