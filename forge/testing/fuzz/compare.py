@@ -19,6 +19,7 @@ accumulation).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 
@@ -196,3 +197,24 @@ def differs_where(op: str, want: torch.Tensor, got: torch.Tensor) -> torch.Tenso
     out |= finite & ((g - w).abs() > atol + rtol * w.abs())
     out |= finite & (w == 0) & (g == 0) & (w.signbit() != g.signbit())
     return out
+
+
+def computed_in_float32(case: Any, expected: Sequence[torch.Tensor], got: Sequence[Any]) -> bool:
+    """Whether torch's own call with the half tensors upcast to float32 (results rounded back to the
+    half type) gives `got` at every element: the difference is the half type's, not Forge's."""
+    tensors = case.tensors()
+    half = (torch.float16, torch.bfloat16)
+    if not any(t.dtype in half for t in tensors):
+        return False
+    try:
+        wide = case.call([t.to(torch.float32) if t.dtype in half else t.clone() for t in tensors])
+    except Exception:  # the float32 call is not valid (a dtype check): no verdict
+        return False
+    if len(wide) != len(expected) or len(got) != len(expected):
+        return False
+    for want, g, w in zip(expected, got, wide, strict=True):
+        if not isinstance(g, torch.Tensor) or g.dtype != want.dtype or g.shape != want.shape or w.shape != want.shape:
+            return False
+        if differs_where(case.op, w.to(want.dtype), g).any():
+            return False
+    return True

@@ -58,28 +58,10 @@ ANY = frozenset({"*"})
 """`packets` of an entry that any overload can show; its `check` confirms each case."""
 
 def computed_in_float32(case: Call, expected: Sequence[torch.Tensor], got: Sequence[Any]) -> bool:
-    """Whether torch's own call with the half tensors upcast to float32 (results rounded back to the
-    half type) gives `got` at every element: the difference is the half type's, not Forge's."""
-    import torch
+    """forge.testing.fuzz.compare's check that the half tensors upcast give Forge's values."""
+    from forge.testing.fuzz import compare
 
-    from forge.testing.fuzz.compare import differs_where
-
-    tensors = case.tensors()
-    half = (torch.float16, torch.bfloat16)
-    if not any(t.dtype in half for t in tensors):
-        return False
-    try:
-        wide = case.call([t.to(torch.float32) if t.dtype in half else t.clone() for t in tensors])
-    except Exception:  # the float32 call is not valid (a dtype check): no verdict
-        return False
-    if len(wide) != len(expected) or len(got) != len(expected):
-        return False
-    for want, g, w in zip(expected, got, wide, strict=True):
-        if not isinstance(g, torch.Tensor) or g.dtype != want.dtype or g.shape != want.shape or w.shape != want.shape:
-            return False
-        if differs_where(case.op, w.to(want.dtype), g).any():
-            return False
-    return True
+    return compare.computed_in_float32(case, expected, got)
 
 
 def reproduced_by_openvino(case: Call, expected: Sequence[torch.Tensor], got: Sequence[Any]) -> bool:

@@ -32,8 +32,7 @@ import numpy as np
 import torch
 
 from forge.testing.fuzz.cases import BatchModule, Case, flat_results
-from forge.testing.fuzz.compare import differs_where, mismatch
-from forge.testing.fuzz.deviations import computed_in_float32
+from forge.testing.fuzz.compare import computed_in_float32, differs_where, mismatch
 
 KERNEL, FORGE, MIXED, PASS, UNAVAILABLE = "kernel", "forge", "mixed", "pass", "unavailable"
 HALF_IN_FLOAT32 = "half-in-float32"
@@ -259,7 +258,7 @@ def forge_results(case: Case, runtime: str) -> list[torch.Tensor]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from forge.testing.fuzz.regressions import load
+    from forge.testing.fuzz.regression_files import load
 
     parser = argparse.ArgumentParser(prog="python -m forge.testing.fuzz.oracle", description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="parts of regression file names (default: every open failure)")
