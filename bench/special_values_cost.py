@@ -1,8 +1,9 @@
 """What the special-value corrections cost (issue 28 point 3: a correction is emitted only when it costs
 <= 1% of latency on the zoo, else the deviation is documented).
 
-The correction measured: a float max-reduction gives -inf over a row of -inf (OpenVINO's ReduceMax starts
-from the lowest finite value; forge/kinds/elementwise.py `_all_minus_inf_is_minus_inf`). For every zoo
+The correction measured: a float max- or min-reduction gives torch's value over a row of infinities and
+a row holding a NaN (OpenVINO's ReduceMax starts from the lowest finite value and skips NaN;
+forge/kinds/elementwise.py `_extreme_as_torch`). For every zoo
 family (benchmark size unless --small) the compile counts the corrections it emits; each family that has
 any is compiled again with the correction left out (patched for that compile only, in this process) and
 both programs are timed interleaved (OpenVINO runtime, CPU, f32), so the ratio comes from one run.
@@ -27,18 +28,18 @@ from forge.models import ZOO, build_model, example_inputs
 
 @contextlib.contextmanager
 def _corrections(counted: list[int], *, emit: bool) -> Iterator[None]:
-    """Count the -inf corrections a compile emits; with emit=False leave them out."""
-    original = elementwise._all_minus_inf_is_minus_inf
+    """Count the max/min corrections a compile emits; with emit=False leave them out."""
+    original = elementwise._extreme_as_torch
 
-    def counting(em, x, out, axes, keep):
+    def counting(em, x, out, axes, keep, sign):
         counted.append(1)
-        return original(em, x, out, axes, keep) if emit else out
+        return original(em, x, out, axes, keep, sign) if emit else out
 
-    elementwise._all_minus_inf_is_minus_inf = counting
+    elementwise._extreme_as_torch = counting
     try:
         yield
     finally:
-        elementwise._all_minus_inf_is_minus_inf = original
+        elementwise._extreme_as_torch = original
 
 
 def _interleaved_ms(programs: list, args: tuple, runs: int) -> list[float]:

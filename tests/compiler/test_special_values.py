@@ -1,7 +1,8 @@
-"""Special values on the runtimes (issue 28): a max-reduction over a row of -inf gives -inf, as torch,
-though OpenVINO's ReduceMax starts from the lowest finite value (forge.kinds.elementwise corrects it
-in the graph). Rows mixing -inf with finite values, the lowest finite value itself, a -0.0 maximum, keepdim and the
-half dtypes are checked beside it, so the correction cannot change any other row."""
+"""Special values on the runtimes (issue 28): a max-reduction over a row of -inf gives -inf (and a
+min-reduction over a row of +inf gives +inf), as torch, though OpenVINO's ReduceMax (ReduceMin) starts
+from the lowest (highest) finite value (forge.kinds.elementwise corrects it in the graph). Rows mixing
+the infinity with finite values, the extreme finite value itself, a -0.0 extreme, keepdim and the half
+dtypes are checked beside it, so the correction cannot change any other row."""
 
 from __future__ import annotations
 
@@ -31,3 +32,22 @@ def test_the_max_of_a_row_of_minus_infinity_is_minus_infinity(runtime, dtype):
     for g, e in zip(got, expected, strict=True):
         assert g.dtype == e.dtype and torch.equal(g, e) and torch.equal(g.signbit(), e.signbit()), (g, e)
     assert got[0][0] == NINF and got[0][2] == lowest and got[0][3] == 0 and got[0][3].signbit()
+
+
+class Mins(torch.nn.Module):
+    def forward(self, x):
+        return torch.amin(x, -1), torch.amin(x, (0, 1), keepdim=True), x.min(0).values
+
+
+@pytest.mark.parametrize("runtime", ["openvino", "nnfactory"])
+def test_the_min_of_a_row_of_plus_infinity_is_plus_infinity(runtime):
+    """The mirror: ReduceMin starts from the highest finite value (a masked norm of order -inf over a row
+    the mask fills with +inf gave 3.4e38)."""
+    require_runtime(runtime)
+    inf, highest = float("inf"), torch.finfo(torch.float32).max
+    x = torch.tensor([[inf, inf, inf], [1.0, inf, 2.0], [highest, inf, inf], [0.0, inf, 1.0], [inf, inf, inf]])
+    expected = Mins()(x)
+    got = forge.compile(Mins(), (x,), runtime=runtime)(x)
+    for g, e in zip(got, expected, strict=True):
+        assert g.dtype == e.dtype and torch.equal(g, e) and torch.equal(g.signbit(), e.signbit()), (g, e)
+    assert got[0][0] == inf and got[0][2] == highest
