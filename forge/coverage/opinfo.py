@@ -330,7 +330,7 @@ def run_op(
     return entry_result(name, out, passed, time.perf_counter() - start)
 
 
-_LOCATION = re.compile(r"(?:/[^\s:()]+)?\.py:\d+")
+_LOCATION = re.compile(r"[^\s:()]*\.py:\d+")
 
 
 def stable(reason: str, limit: int = 200) -> str:
