@@ -141,25 +141,34 @@ def _mismatch_one(
         if wrong.any():
             return _first("value", wrong, e, g)
         return None
-    e64, g64 = e.to(torch.float64), g.to(torch.float64)
-    nan_e, nan_g = torch.isnan(e64), torch.isnan(g64)
-    if not torch.equal(nan_e, nan_g):
-        return _first("NaN", nan_e != nan_g, e, g)
-    inf_e, inf_g = torch.isinf(e64), torch.isinf(g64)
-    wrong_inf = (inf_e | inf_g) & ~nan_e & (e64 != g64)
-    if wrong_inf.any():
-        return _first("infinity", wrong_inf, e, g)
     atol, rtol = tolerance_of(e.dtype)
-    finite = ~(nan_e | inf_e | inf_g)
-    diff = (g64 - e64).abs()
-    wrong = finite & (diff > atol + rtol * e64.abs())
-    if wrong.any():
-        worst = float(diff[wrong].max())
-        return _first("value", wrong, e, g) + f"; max |diff| {worst:.3g} (atol {atol:g}, rtol {rtol:g})"
-    zero_sign = (e64 == 0) & (g64 == 0) & (torch.signbit(e64) != torch.signbit(g64))
-    if zero_sign.any():
-        return _first("signed zero", zero_sign, e, g)
+    diff, masks = _wrong_elements(e, g, atol, rtol)
+    for what, wrong in masks:
+        if wrong.any():
+            worst = float(diff[wrong].max())
+            tail = f"; max |diff| {worst:.3g} (atol {atol:g}, rtol {rtol:g})" if what == "value" else ""
+            return _first(what, wrong, e, g) + tail
     return None
+
+
+def _wrong_elements(
+    e: torch.Tensor, g: torch.Tensor, atol: float, rtol: float
+) -> tuple[torch.Tensor, list[tuple[str, torch.Tensor]]]:
+    """(|g - e|, the float elements that break each rule, in the order a difference is reported): NaN
+    where torch has none or none where it has one, another infinity, a value outside the tolerance, the
+    other sign of a zero."""
+    e64, g64 = e.detach().to(torch.float64), g.detach().to(torch.float64)
+    nan_e, nan_g = e64.isnan(), g64.isnan()
+    both = ~(nan_e | nan_g)
+    inf = (e64.isinf() | g64.isinf()) & both
+    finite = both & ~inf
+    diff = (g64 - e64).abs()
+    return diff, [
+        ("NaN", nan_e != nan_g),
+        ("infinity", inf & (e64 != g64)),
+        ("value", finite & (diff > atol + rtol * e64.abs())),
+        ("signed zero", finite & (e64 == 0) & (g64 == 0) & (e64.signbit() != g64.signbit())),
+    ]
 
 
 def _first(what: str, wrong: torch.Tensor, e: torch.Tensor, g: torch.Tensor) -> str:
@@ -186,16 +195,10 @@ def differs_where(op: str, want: torch.Tensor, got: torch.Tensor) -> torch.Tenso
     within the op's tolerance)."""
     if not want.dtype.is_floating_point:
         return got != want
-    w, g = want.detach().to(torch.float64), got.detach().to(torch.float64)
-    nan_w, nan_g = w.isnan(), g.isnan()
-    out = nan_w != nan_g
-    both = ~(nan_w | nan_g)
-    inf = (w.isinf() | g.isinf()) & both
-    out |= inf & (w != g)
-    atol, rtol = tolerance(op, want.dtype)
-    finite = both & ~inf
-    out |= finite & ((g - w).abs() > atol + rtol * w.abs())
-    out |= finite & (w == 0) & (g == 0) & (w.signbit() != g.signbit())
+    _, masks = _wrong_elements(want, got, *tolerance(op, want.dtype))
+    out = masks[0][1]
+    for _, wrong in masks[1:]:
+        out = out | wrong
     return out
 
 

@@ -54,6 +54,8 @@ def _forge_packets(*names: str) -> frozenset[str]:
 
 
 BOTH = frozenset({"openvino", "nnfactory"})
+EVERY_DIFFERENCE = ("NaN differs", "infinity differs", "signed zero differs", "value differs")
+"""`problems` of an entry that explains any difference of values its check confirms (not dtypes or shapes)."""
 ANY = frozenset({"*"})
 """`packets` of an entry that any overload can show; its `check` confirms each case."""
 
@@ -212,7 +214,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "their intermediates to the half type, so a product, a sum or a signed zero can differ. Confirmed "
         "per case: torch's own call with the half tensors upcast to float32 gives Forge's values at every "
         "element (`check`)",
-        problems=("NaN differs", "infinity differs", "signed zero differs", "value differs"),
+        problems=EVERY_DIFFERENCE,
         example="aten::addmv.default(torch.tensor(0.0, dtype=torch.bfloat16), "
         "torch.tensor([[-0.0]], dtype=torch.bfloat16), torch.tensor([1.0], dtype=torch.bfloat16), beta=-2.0**40)",
         check=computed_in_float32,
@@ -227,7 +229,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "(forge.testing.fuzz.oracle's `kernel` verdict, run on the case: `check`). The campaign table below "
         "counts these per overload (its deviation column); `python -m forge.testing.fuzz.oracle NAME` "
         "shows the two results of a regression case",
-        problems=("NaN differs", "infinity differs", "signed zero differs", "value differs"),
+        problems=EVERY_DIFFERENCE,
         example="aten::sum.default(torch.tensor([[[0.0, 0.0], [0.0, -2.5], [-3.4028234663852886e+38, "
         "3.4028234663852886e+38]]]))",
         check=reproduced_by_openvino,
