@@ -199,10 +199,13 @@ DEVIATIONS: tuple[Deviation, ...] = (
     ),
     Deviation(
         "zero-minus-zero",
-        _packets("rsub", "linspace"), BOTH, frozenset({"zero", "-0.0"}),
+        _packets("rsub", "linspace", "batch_norm", "native_batch_norm", "_native_batch_norm_legit_no_training"),
+        BOTH, frozenset({"zero", "-0.0"}),
         "0 - 0.0 is -0.0 where torch gives +0.0 (IEEE: x - x is +0.0): a subtraction from a zero constant "
         "runs as a negation on OpenVINO's CPU plugin (its own conversion of rsub gives the same). linspace "
-        "computes its second half as end - k * step, so linspace(-2, 0, 50) ends in -0.0",
+        "computes its second half as end - k * step, so linspace(-2, 0, 50) ends in -0.0; a batch norm "
+        "without a bias its shift as 0 - mean * alpha (torch's kernel form), so x = -0.0 with a zero mean "
+        "gives -0.0",
         problems=("signed zero differs",),
         example="aten::rsub.Scalar(torch.tensor([0.0, 1.0]), 0.0)",
     ),
