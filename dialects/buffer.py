@@ -16,7 +16,10 @@ state `name` holds when the function is entered, living in buffer %b; the functi
 to %b is the state's value when it returns (an exec may write a state's buffer while reading the
 value it replaces, as its first input: an in-place update). The executor keeps a state's buffer
 across calls and shares it, by name, between the functions that name it (prefill and decode);
-the memory plan never gives a state's buffer to another value.
+the memory plan never gives a state's buffer to another value. The value a state holds on entry is
+read in place by an op on either device (no transfer: the runtime binds the state's memory, so an
+attention on the npu reads the KV cache where it is and only the new rows cross, see
+`lowering/cached_attention.py`).
 
     %b7 = buffer.alloc : !buffer.buf<7, cpu, 24576>
     %k = buffer.state "key_cache_0" in %b7 : tensor<1x4x24x64xf32> in !buffer.buf<7, cpu, 24576>
@@ -618,7 +621,10 @@ def value_buffer(value: SSAValue) -> BufType | None:
 
 def value_device(value: SSAValue) -> Device | None:
     """Where a logical value is: its buffer's device, cpu for graph inputs, None when the value
-    is device-neutral (weights, constants) or unknown (block arguments)."""
+    is device-neutral (weights, constants, a state's entry value: both devices read a state's buffer
+    in place) or unknown (block arguments)."""
+    if isinstance(value.owner, StateOp):
+        return None
     if (buf := value_buffer(value)) is not None:
         return buf.on
     if isinstance(value.owner, InputOp):

@@ -785,47 +785,85 @@ class SdpaOp(ComputeOp):
 
     @classmethod
     def check(cls, ins: Sequence[TensorType], out: TensorType, p: Params) -> None:
-        q, k, v, *mask = ins
-        for name, t in (("query", q), ("key", k), ("value", v)):
-            _check_rank(name, t, 3)
-        if not q.get_num_dims() == k.get_num_dims() == v.get_num_dims():
+        _check_attention(ins, out, p.get_flag("is_causal"), p.get_float("scale"))
+
+
+def _check_attention(ins: Sequence[TensorType], out: TensorType, causal: bool, scale: float | None) -> None:
+    """npuir.sdpa's checks (q, k, v, optional mask), shared with npuir.cached_sdpa."""
+    q, k, v, *mask = ins
+    for name, t in (("query", q), ("key", k), ("value", v)):
+        _check_rank(name, t, 3)
+    if not q.get_num_dims() == k.get_num_dims() == v.get_num_dims():
+        raise VerifyException(
+            f"ranks differ: query {q.get_num_dims()}, key {k.get_num_dims()}, "
+            f"value {v.get_num_dims()}"
+        )
+    _same_element("element types", {"query": q, "key": k, "value": v})
+    qs, ks, vs = q.get_shape(), k.get_shape(), v.get_shape()
+    if not (_shapes_agree(qs[:-3], ks[:-3]) and _shapes_agree(ks[:-3], vs[:-3])):
+        raise VerifyException(
+            f"batch dims differ: query {fmt_shape(qs[:-3])}, key {fmt_shape(ks[:-3])}, "
+            f"value {fmt_shape(vs[:-3])}"
+        )
+    hq, hkv = qs[-3], ks[-3]
+    if not _dims_agree(ks[-3], vs[-3]):
+        raise VerifyException(f"key heads {ks[-3]} differ from value heads {vs[-3]}")
+    if DYNAMIC_INDEX not in (hq, hkv) and (hkv == 0 or hq % hkv):
+        raise VerifyException(f"query heads {hq} not divisible by kv heads {hkv}")
+    if not _dims_agree(qs[-1], ks[-1]):
+        raise VerifyException(f"query head dim {qs[-1]} differs from key head dim {ks[-1]}")
+    if not _dims_agree(ks[-2], vs[-2]):
+        raise VerifyException(f"key length {ks[-2]} differs from value length {vs[-2]}")
+    for m in mask:
+        if causal:
+            raise VerifyException("is_causal and an explicit mask are exclusive")
+        if not (_is_bool(m.element_type) or m.element_type == q.element_type):
             raise VerifyException(
-                f"ranks differ: query {q.get_num_dims()}, key {k.get_num_dims()}, "
-                f"value {v.get_num_dims()}"
+                f"mask element type {m.element_type} is neither i1 nor {q.element_type}"
             )
-        _same_element("element types", {"query": q, "key": k, "value": v})
-        qs, ks, vs = q.get_shape(), k.get_shape(), v.get_shape()
-        if not (_shapes_agree(qs[:-3], ks[:-3]) and _shapes_agree(ks[:-3], vs[:-3])):
+        scores = (*qs[:-1], ks[-2])
+        if not _broadcasts_to(m.get_shape(), scores):
             raise VerifyException(
-                f"batch dims differ: query {fmt_shape(qs[:-3])}, key {fmt_shape(ks[:-3])}, "
-                f"value {fmt_shape(vs[:-3])}"
+                f"mask shape {fmt_shape(m.get_shape())} does not broadcast to scores "
+                f"{fmt_shape(scores)}"
             )
-        hq, hkv = qs[-3], ks[-3]
-        if not _dims_agree(ks[-3], vs[-3]):
-            raise VerifyException(f"key heads {ks[-3]} differ from value heads {vs[-3]}")
-        if DYNAMIC_INDEX not in (hq, hkv) and (hkv == 0 or hq % hkv):
-            raise VerifyException(f"query heads {hq} not divisible by kv heads {hkv}")
-        if not _dims_agree(qs[-1], ks[-1]):
-            raise VerifyException(f"query head dim {qs[-1]} differs from key head dim {ks[-1]}")
-        if not _dims_agree(ks[-2], vs[-2]):
-            raise VerifyException(f"key length {ks[-2]} differs from value length {vs[-2]}")
-        for m in mask:
-            if p.get_flag("is_causal"):
-                raise VerifyException("is_causal and an explicit mask are exclusive")
-            if not (_is_bool(m.element_type) or m.element_type == q.element_type):
+    if scale is not None and not math.isfinite(scale):
+        raise VerifyException(f"scale {scale} is not finite")
+    _expect_result(out, (*qs[:-1], vs[-1]), q.element_type)
+
+
+@irdl_op_definition
+class CachedSdpaOp(ComputeOp):
+    """`sdpa(q, K, V, mask)` where K and V are a cache with new rows written at positions `index`
+    (dim -2): `K = k_cache.index_copy(-2, index, k_new)`, the same for V. The op reads the cache as it
+    was before the write, so the device never waits for (or copies) the updated cache: the KV-cache
+    step of a decoder (`cached-attention` forms it from `sdpa(q, index_put(cache, ...), ...)`). Negative
+    indices count from the end; a repeated index keeps its last row (the serial write's result). Heads,
+    scale and mask as `npuir.sdpa` (no `is_causal`)."""
+
+    name = "npuir.cached_sdpa"
+    q = operand_def(TensorType)
+    k_cache = operand_def(TensorType)
+    v_cache = operand_def(TensorType)
+    index = operand_def(TensorType)
+    k_new = operand_def(TensorType)
+    v_new = operand_def(TensorType)
+    mask = opt_operand_def(TensorType)
+    scale = opt_prop_def(FloatAttr[Float64Type])
+
+    @classmethod
+    def check(cls, ins: Sequence[TensorType], out: TensorType, p: Params) -> None:
+        q, k, v, index, k_new, v_new, *mask = ins
+        _check_attention([q, k, v, *mask], out, False, p.get_float("scale"))
+        if index.get_num_dims() != 1 or not _is_int(index.element_type) or _is_bool(index.element_type):
+            raise VerifyException(f"index must be a 1-D integer tensor, got {index}")
+        n = index.get_shape()[0]
+        for name, held, new in (("k_new", k, k_new), ("v_new", v, v_new)):
+            expected = (*held.get_shape()[:-2], n, held.get_shape()[-1])
+            if not _shapes_agree(new.get_shape(), expected) or new.element_type != held.element_type:
                 raise VerifyException(
-                    f"mask element type {m.element_type} is neither i1 nor {q.element_type}"
+                    f"{name} is {new}, expected {fmt_shape(expected)} of {held.element_type}"
                 )
-            scores = (*qs[:-1], ks[-2])
-            if not _broadcasts_to(m.get_shape(), scores):
-                raise VerifyException(
-                    f"mask shape {fmt_shape(m.get_shape())} does not broadcast to scores "
-                    f"{fmt_shape(scores)}"
-                )
-        scale = p.get_float("scale")
-        if scale is not None and not math.isfinite(scale):
-            raise VerifyException(f"scale {scale} is not finite")
-        _expect_result(out, (*qs[:-1], vs[-1]), q.element_type)
 
 
 class _AxisOp(ComputeOp, ABC):
@@ -1538,6 +1576,7 @@ _OPS: list[type[NpuirOp]] = [
     LinearOp,
     GatedMlpOp,
     SdpaOp,
+    CachedSdpaOp,
     SoftmaxOp,
     LayerNormOp,
     RmsNormOp,

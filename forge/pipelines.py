@@ -26,8 +26,12 @@ LOWER_ATEN = "lower-aten-to-npuir"
 SCHEDULE_DEVICES = ("schedule-device-affinity",)
 """Group the npuir ops of each device together (fewer device transitions)."""
 
-LOWER_TO_NPUIR = (LOWER_ATEN, *SCHEDULE_DEVICES)
-"""aten -> npuir (device affinity, virtual registers), then the device-affinity schedule."""
+CACHED_ATTENTION = ("cached-attention",)
+"""Attention over a written KV cache reads the cache before the write (the write leaves the device's path)."""
+
+LOWER_TO_NPUIR = (LOWER_ATEN, *CACHED_ATTENTION, *SCHEDULE_DEVICES)
+"""aten -> npuir (device affinity, virtual registers), attention over KV caches in place, then the
+device-affinity schedule."""
 
 PLAN_MEMORY = ("lower-npuir-to-buffer",)
 """npuir -> buffer: liveness, explicit transfers, linear-scan buffer allocation."""

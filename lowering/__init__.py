@@ -16,6 +16,7 @@ def _lazy(module: str, cls: str) -> Callable[[], type[ModulePass]]:
 
 PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lower-aten-to-npuir": _lazy("aten_to_npuir", "LowerAtenToNpuirPass"),
+    "cached-attention": _lazy("cached_attention", "CachedAttentionPass"),
     "schedule-device-affinity": _lazy("schedule_device_affinity", "ScheduleDeviceAffinityPass"),
     "lower-npuir-to-buffer": _lazy("npuir_to_buffer", "LowerNpuirToBufferPass"),
     "check-buffer-allocation": _lazy("check_allocation", "CheckBufferAllocationPass"),

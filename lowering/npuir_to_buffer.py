@@ -331,14 +331,14 @@ def lower_block(block: Block, state_names: Sequence[str] = (), planner: str = "b
     states = _States.of(block, state_names, ret) if state_names else None
     entry_of: dict[int, SSAValue] = {}  # state number -> its entry value
 
-    # Where each value lives: the device of its op; inputs on the cpu; weights/constants nowhere;
-    # a state's entry value on its buffer's device.
+    # Where each value lives: the device of its op; inputs on the cpu; weights, constants and a state's
+    # entry value nowhere (read in place by any device).
     home: dict[SSAValue, str | None] = {}
     for op in sources:
         number = states.entry_index(op) if states is not None and type(op) is N.InputOp else None
-        if number is not None:
+        if number is not None:  # a state's buffer is read in place by either device (no transfer)
             entry_of[number] = op.results[0]
-            home[op.results[0]] = states.devices[number]
+            home[op.results[0]] = None
         else:
             home[op.results[0]] = "cpu" if type(op) is N.InputOp else None
 

@@ -40,6 +40,7 @@ from xdsl.passes import ModulePass
 from dialects import npuir as N
 from forge.diagnostics import pass_failure
 from forge.kinds import KINDS
+from lowering.npuir_to_buffer import STATE_ATTR
 from lowering.stats import PassStats, functions
 
 
@@ -189,6 +190,9 @@ def schedule_block(block: Block) -> ScheduleStats:
                 seen.add(j)
                 preds[i] += 1
                 succs[j].append(i)
+    for i, j in _state_write_orders(block, index):
+        preds[j] += 1
+        succs[i].append(j)
     best: list[int] | None = None
     best_count = 0
     first = devices[0] if devices else "cpu"
@@ -203,6 +207,25 @@ def schedule_block(block: Block) -> ScheduleStats:
     tail = [terminator] if terminator is not None else []
     _reorder(block, [*sources, *(ops[i] for i in best), *tail])
     return ScheduleStats(before, best_count, moved)
+
+
+def _state_write_orders(block: Block, index: dict[Operation, int]) -> list[tuple[int, int]]:
+    """(reader, write) pairs: a state's write (the op defining its new value, `forge.state`) updates the
+    state's buffer in place, so it runs after every other op reading the state's entry value."""
+    fn = block.parent_op()
+    names = fn.attributes.get(STATE_ATTR) if fn is not None else None
+    ret = block.last_op
+    if names is None or ret is None or ret.name != "func.return":
+        return []
+    n = len(names.data)
+    pairs: list[tuple[int, int]] = []
+    for value in list(ret.operands)[len(ret.operands) - n :]:
+        j = index.get(value.owner)
+        if j is None or not value.owner.operands:
+            continue
+        readers = {index[u.operation] for u in value.owner.operands[0].uses if u.operation in index}
+        pairs += [(i, j) for i in sorted(readers - {j})]
+    return pairs
 
 
 def _reorder(block: Block, order: list[Operation]) -> None:

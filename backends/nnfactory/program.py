@@ -271,6 +271,27 @@ class Program:
     def transfers(self) -> list[TransferStep]:
         return [s for s in self.steps if isinstance(s, TransferStep)]
 
+    def transfer_bytes(self) -> int:
+        """Bytes copied between the devices per call (every `buffer.transfer`)."""
+        return sum(t.src.nbytes for t in self.transfers())
+
+    def state_bytes_moved(self) -> int:
+        """Bytes of the states that cross between the devices per call: transfers of a state's value, and
+        transfers of what a state's in-place update reads (a KV cache's new rows). A state read in place
+        by a segment moves nothing."""
+        held = set(self.states.values())
+        feeding = {
+            ref
+            for step in self.steps
+            if any(w.source == "buffer" and int(w.key) in held for w in step_writes(self, step))
+            for ref in step_reads(self, step)
+        }
+        return sum(
+            t.src.nbytes
+            for t in self.transfers()
+            if (t.src.source == "buffer" and int(t.src.key) in held) or t.dst in feeding
+        )
+
     def stats(self) -> dict[str, Any]:
         """JSON-ready numbers for reports (the model compiler's `--report`)."""
         return {
@@ -280,6 +301,8 @@ class Program:
             "npu_ops": sum(s.stats.ops for s in self.segments),
             "cpu_ops": len(self.cpu_steps()),
             "transfers": len(self.transfers()),
+            "transfer_bytes": self.transfer_bytes(),
+            "state_bytes_moved": self.state_bytes_moved(),
             "buffers": len(self.buffers),
             "planned_bytes": self.planned_bytes,
             "runtime_ms": round(self.runtime_ms, 3),

@@ -182,7 +182,7 @@ class _NativeRecorder:
 
 _RESERVED = frozenset(
     {"g", "f", "W", "T", "rt", "np", "torch", "F", "sys", "device", "segments", "run", "main",
-     "run_segment", "gather", "to_numpy", "to_torch", "NNFactory", "LIB", "compile_factory"}
+     "run_segment", "gather", "written_cache", "to_numpy", "to_torch", "NNFactory", "LIB", "compile_factory"}
 )  # fmt: skip
 
 
@@ -315,6 +315,14 @@ def gather(data, indices, axis):
     flat = indices.reshape(-1).to(torch.int64) % data.shape[axis]
     picked = torch.index_select(data, axis, flat)
     return picked.reshape(*data.shape[:axis], *indices.shape, *data.shape[axis + 1 :])
+
+
+def written_cache(cache, index, new):
+    """npuir cached_sdpa's cache: new's rows written at index along dim -2 (negative from the end, the
+    last of repeated indices kept)."""
+    idx = index.to(torch.int64) % cache.shape[-2]
+    last = ~torch.triu(idx[:, None] == idx[None, :], diagonal=1).any(dim=1)
+    return cache.index_copy(-2, idx[last], new[..., last, :])
 '''
 
 _OPENVINO_RUN = '''

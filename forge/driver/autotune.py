@@ -56,7 +56,7 @@ from forge.driver.options import CompileOptions
 from forge.driver.registry import get_all_passes, make_context
 from forge.driver.stages import IMPORT_MODULE, LOWER, OPTIMIZE
 from forge.pass_runner import PipelineRunner
-from forge.pipelines import CLEANUP, LOWER_ATEN, SCHEDULE_DEVICES, SIMPLIFY
+from forge.pipelines import CACHED_ATTENTION, CLEANUP, LOWER_ATEN, SCHEDULE_DEVICES, SIMPLIFY
 from forge.transforms.fuse_ops import FuseOpsPass
 from forge.weights import WeightStore, weights_of
 from lowering.affinity import NORM_KINDS, AffinityPolicy
@@ -110,7 +110,7 @@ class TuningConfig:
 
     def lowering(self) -> str:
         """The lowering pipeline (`forge.compile(lowering=...)`)."""
-        return ",".join([self.lowering_spec(), *SCHEDULE_DEVICES])
+        return ",".join([self.lowering_spec(), *CACHED_ATTENTION, *SCHEDULE_DEVICES])
 
     def policy(self) -> AffinityPolicy:
         return AffinityPolicy.of("cpu-only" if self.cpu_only else "npu-first", ("gather",) if self.cpu_gather else (),

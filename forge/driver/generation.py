@@ -235,6 +235,8 @@ def _compile_step(
         "planned_bytes": stats["planned_bytes"],
         "states": len(program.states),
         "state_bytes": sum(program.buffers[b].nbytes for b in program.states.values()),
+        "transfer_bytes": stats["transfer_bytes"],
+        "state_bytes_moved": stats["state_bytes_moved"],
         "cpu_fallback": _fallbacks(c.module),
     }
     return CompiledStep(name, c.executor, c.module, c.imported, ms, report)

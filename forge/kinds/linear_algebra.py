@@ -325,4 +325,125 @@ class Sdpa(KindSpec):
         return scores * (2.0 * q[-1] + 2.0 * v[-1] + Softmax.flops_per_element)
 
 
-SPECS: tuple[KindSpec, ...] = (Matmul(), Linear(), GatedMlp(), Sdpa())
+def written_cache(cache: torch.Tensor, index: torch.Tensor, new: torch.Tensor) -> torch.Tensor:
+    """`cache` with `new`'s rows written at `index` along dim -2: negative indices count from the end and
+    a repeated index keeps its last row (what a serial `index_put_` leaves)."""
+    import torch
+
+    size = cache.shape[-2]
+    idx = torch.remainder(index.to(torch.int64), size)
+    later = idx[:, None] == idx[None, :]
+    last = ~torch.triu(later, diagonal=1).any(dim=1)  # no later row writes the same position
+    return cache.index_copy(-2, idx[last], new[..., last, :])
+
+
+class CachedSdpa(KindSpec):
+    """sdpa over a KV cache and its new rows (`npuir.cached_sdpa`): the value of `sdpa(q,
+    written_cache(k_cache, index, k_new), written_cache(v_cache, index, v_new), mask)`, computed
+    without building the written cache. On the npu the scores of the cache (its rewritten positions
+    masked out) and of the new rows (the mask's columns at `index`; a row a later one overwrites masked
+    out) go through one softmax, so the cache is read in place and never copied."""
+
+    name = "cached_sdpa"
+    fused = True
+    index_operands = (3,)
+    example = Example(
+        ("1x4x2x8xf32", "1x2x6x8xf32", "1x2x6x8xf32", "2xi64", "1x2x2x8xf32", "1x2x2x8xf32", "1x1x2x6xf32"),
+        "1x4x2x8xf32",
+        {"scale": 0.3},
+        ("normal", "normal", "normal", "index6", "normal", "normal", "normal"),
+    )
+
+    def reference(self, p: N.Params, ins: Sequence[torch.Tensor], out_type: TensorType) -> torch.Tensor:
+        import torch.nn.functional as F
+
+        q, k, v, index, k_new, v_new, *mask = ins
+        return F.scaled_dot_product_attention(
+            q,
+            written_cache(k, index, k_new),
+            written_cache(v, index, v_new),
+            attn_mask=mask[0] if mask else None,
+            scale=p.get_float("scale"),
+            enable_gqa=q.shape[-3] != k.shape[-3],
+        )
+
+    def torch_source(
+        self, p: N.Params, args: Sequence[str], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> str:
+        q, k, v, index, k_new, v_new, *mask = args
+        extra = f", attn_mask={mask[0]}" if mask else ""
+        if p.get_float("scale") is not None:
+            extra += f", scale={p.get_float('scale')!r}"
+        if shape_of(in_types[0])[-3] != shape_of(in_types[1])[-3]:
+            extra += ", enable_gqa=True"
+        return (
+            f"F.scaled_dot_product_attention({q}, written_cache({k}, {index}, {k_new}), "
+            f"written_cache({v}, {index}, {v_new}){extra})"
+        )
+
+    def build_npu(
+        self, em: SegmentHelpers, p: N.Params, ins: Sequence[Any], in_types: Sequence[TensorType], out_type: TensorType
+    ) -> Any:
+        import numpy as np
+
+        g = em.g
+        q, k, v, index, k_new, v_new, *mask = ins
+        *lead, hq, length, e = q.shape
+        hkv, size, n = k.shape[-3], k.shape[-2], index.shape[0]
+        grouped = (*lead, hkv, (hq // hkv) * length)  # q heads of one kv head side by side: no K/V repeat
+        scale = p.get_float("scale")
+        q = g.eltwise_mul(q, em.scalar(1.0 / math.sqrt(e) if scale is None else scale, q.dtype))
+        q = g.reshape(q, (*grouped, e))
+        ninf = em.scalar(-math.inf, q.dtype)
+        wrapped = g.eltwise_add(index, em.scalar(size, index.dtype))
+        idx = g.select(g.less(index, em.scalar(0, index.dtype)), wrapped, index)
+        slots = g.constant(np.arange(size, dtype=index.dtype).reshape(size, 1))
+        rewritten = g.reduce_max(em.num01(g.equal(slots, g.reshape(idx, (1, n)))), 1)  # [size]: 1 where written
+        m, attends = _additive_mask(em, mask[0] if mask else None, in_types[6] if mask else None, q.dtype)
+        if m is None:
+            cache_mask, new_mask = g.select(rewritten, ninf, em.scalar(0.0, q.dtype)), None
+        else:
+            if m.shape[-1] != size:
+                m = g.broadcast(m, (*m.shape[:-1], size))
+            cache_mask, new_mask = g.select(rewritten, ninf, m), g.gather(m, idx, m.rank - 1)
+        if n > 1:  # a row a later one overwrites is not in the written cache
+            same = em.num01(g.equal(g.reshape(idx, (n, 1)), g.reshape(idx, (1, n))))
+            later = g.constant(np.triu(np.ones((n, n), dtype=same.dtype), 1))
+            dropped = g.reduce_max(g.eltwise_mul(same, later), 1)
+            new_mask = g.select(dropped, ninf, em.scalar(0.0, q.dtype) if new_mask is None else new_mask)
+        scores = [
+            g.eltwise_add(g.reshape(g.matmul(q, keys, False, True), (*lead, hq, length, rows)), rows_mask)
+            if rows_mask is not None
+            else g.reshape(g.matmul(q, keys, False, True), (*lead, hq, length, rows))
+            for keys, rows, rows_mask in ((k, size, cache_mask), (k_new, n, new_mask))
+        ]
+        probs = g.softmax(g.concat(scores, -1), -1)
+        begin = [0] * (len(lead) + 3)
+        parts = []
+        for values, lo, hi in ((v, 0, size), (v_new, size, size + n)):
+            part = g.slice(probs, [*begin[:-1], lo], [*probs.shape[:-1], hi])
+            parts.append(g.matmul(g.reshape(part, (*grouped, hi - lo)), values))
+        out = g.reshape(g.eltwise_add(*parts), tuple(shape_of(out_type)))
+        return out if attends is None else g.select(attends, out, em.scalar(0.0, q.dtype))
+
+    def flops(self, p: N.Params, in_types: Sequence[Attribute], out_type: Attribute) -> float:
+        """sdpa's over the cache and the new rows."""
+        q, key, v, index = (static_shape(t) for t in in_types[:4])
+        scores = math.prod(q[:-1]) * (key[-2] + index[0])
+        return scores * (2.0 * q[-1] + 2.0 * v[-1] + Softmax.flops_per_element)
+
+
+def _additive_mask(em: SegmentHelpers, m: Any, mask_type: TensorType | None, dtype: Any) -> tuple[Any, Any]:
+    """(an additive float mask, the rows that attend to some key or None): a keep-mask (i1) becomes 0 / -inf,
+    and its rows that keep nothing give 0 as torch's sdpa does."""
+    if m is None or mask_type is None:
+        return None, None
+    if is_i1(mask_type):
+        cond = m if m.dtype.name == "bool" else em.num01(m)
+        keep = em.g.select(cond, em.scalar(1.0, dtype), em.scalar(0.0, dtype))
+        attends = em.g.greater(em.g.reduce_max(keep, -1, keep_dims=True), em.scalar(0.0, dtype))
+        return em.g.select(cond, em.scalar(0.0, dtype), em.scalar(-math.inf, dtype)), attends
+    return (m if m.dtype == dtype else em.g.convert(m, dtype)), None
+
+
+SPECS: tuple[KindSpec, ...] = (Matmul(), Linear(), GatedMlp(), Sdpa(), CachedSdpa())

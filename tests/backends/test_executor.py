@@ -166,7 +166,8 @@ def test_the_main_cpu_kinds_are_allocation_free():
     # sums (torch widens them), the aten fallback, convolutions, topk (a stable sort)
     assert allocating == {
         "layer_norm", "layer_norm-2-axes", "layer_norm-plain", "rms_norm", "rms_norm-plain",
-        "sdpa-gqa-causal", "sdpa-float-mask-scale", "sdpa-bool-mask", "reduce-mean",
+        "sdpa-gqa-causal", "sdpa-float-mask-scale", "sdpa-bool-mask", "cached_sdpa-gqa-float-mask",
+        "cached_sdpa-no-mask-repeated-index", "cached_sdpa-keep-mask", "reduce-mean",
         "reduce-sum-i64", "aten-gather", "topk-largest", "topk-smallest-axis0-i32",
         "conv-depthwise", "conv-transposed-1d",
         "pool-max-dilated-1d-unbatched", "pool-avg-ceil-exclude-pad", "pool-avg-asymmetric",

@@ -70,6 +70,7 @@ TORCH_FREE_RUNS: list[tuple[str, list[str], int]] = [
     (f"{L}/aten-to-npuir-empty-concat.mlir", ["-p", "lower-aten-to-npuir"], 0),
     (f"{L}/aten-to-npuir-reductions.mlir", ["-p", "lower-aten-to-npuir"], 0),
     (f"{L}/npuir-to-buffer-state.mlir", ["-p", "lower-npuir-to-buffer,check-buffer-allocation"], 0),
+    (f"{L}/cached-attention.mlir", ["-p", "cached-attention,schedule-device-affinity,lower-npuir-to-buffer"], 0),
     (f"{L}/npuir-to-buffer-state-errors.mlir", ["--split-input-file", "--verify-diagnostics", "-p",
                                                 "lower-npuir-to-buffer"], 0),
     (f"{L}/pipeline.mlir", ["-p", LOWER], 0),
