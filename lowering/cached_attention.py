@@ -19,9 +19,12 @@ after the device's work and only the new rows cross to the host (`schedule-devic
 state's write after every read of the state, `lower-npuir-to-buffer` lets the device read a state's
 buffer in place).
 
-Matched: an npu `sdpa` (no `is_causal`) whose K and V are each an `aten.index_put` writing one 1-D index at
-dim -2 (no accumulate) with the same index, directly or through `repeat_kv`'s head repeat; rows of any shape
-that broadcasts to the written rows (they are reshaped and broadcast to `[..., n, D]` on their device).
+Matched: an npu `sdpa` (no `is_causal`) whose K and V are each an `aten.index_put` of a state (`forge.state`:
+a generator's KV cache) writing one 1-D index at dim -2 (no accumulate) with the same index, directly or
+through `repeat_kv`'s head repeat; rows of any shape that broadcasts to the written rows (they are reshaped
+and broadcast to `[..., n, D]` on their device). States only, because `cached_sdpa` is exact when the rows
+it overwrites hold finite values, which a generator's cache does (zeros until written, each position
+written once per sequence); an arbitrary tensor may hold an inf there.
 The pass records `npuir.cached_attention = {rewritten}` on the module.
 """
 
@@ -38,6 +41,7 @@ from xdsl.passes import ModulePass
 
 from dialects import npuir as N
 from dialects.shapes import static_shape
+from lowering.npuir_to_buffer import STATE_ATTR
 from lowering.stats import PassStats, functions
 
 
@@ -136,13 +140,27 @@ def _rows_as_written(b: _Builder, before: Operation, write: RowWrite) -> SSAValu
     return rows
 
 
-def _rewrite(b: _Builder, sdpa: N.SdpaOp) -> bool:
+def state_entries(block: Block) -> set[SSAValue]:
+    """The values the function's states hold on entry (its last `forge.state` arguments' `npuir.input`s)."""
+    fn = block.parent_op()
+    names = fn.attributes.get(STATE_ATTR) if fn is not None else None
+    if names is None:
+        return set()
+    first = len(block.args) - len(names.data)
+    return {
+        op.results[0] for op in block.ops if isinstance(op, N.InputOp) and op.properties["index"].value.data >= first
+    }
+
+
+def _rewrite(b: _Builder, sdpa: N.SdpaOp, states: set[SSAValue]) -> bool:
     if sdpa.device.data != N.Device.NPU or N.Params.of(sdpa).get_flag("is_causal"):
         return False
     (k, k_repeat), (v, v_repeat) = unrepeated(sdpa.k), unrepeated(sdpa.v)
     kw, vw = row_write(k), row_write(v)
     if kw is None or vw is None or kw.index != vw.index or len(k_repeat) != len(v_repeat):
         return False
+    if kw.cache not in states or vw.cache not in states:
+        return False  # cached_sdpa's rewritten rows must be finite: a state's are (a generator's cache)
     if any(math.prod(static_shape(w.rows.type)) == 0 for w in (kw, vw)):
         return False
     operands = [sdpa.q, kw.cache, vw.cache, kw.index, _rows_as_written(b, sdpa, kw), _rows_as_written(b, sdpa, vw)]
@@ -162,10 +180,13 @@ def _rewrite(b: _Builder, sdpa: N.SdpaOp) -> bool:
 
 
 def rewrite_block(block: Block) -> CachedAttentionStats:
+    states = state_entries(block)
+    if not states:
+        return CachedAttentionStats()
     b = _Builder(block)
     stats = CachedAttentionStats()
     for op in list(block.ops):
-        if isinstance(op, N.SdpaOp) and _rewrite(b, op):
+        if isinstance(op, N.SdpaOp) and _rewrite(b, op, states):
             stats.rewritten += 1
     return stats
 

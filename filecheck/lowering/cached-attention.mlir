@@ -19,6 +19,11 @@
 // NPUIR-LABEL: func.func @two_positions
 // NPUIR:        npuir.sdpa npu
 // NPUIR-NOT:    npuir.cached_sdpa
+// A tensor that is no state may hold an inf in the rows it overwrites, which cached_sdpa would let through
+// (its probability 0 times inf): left alone.
+// NPUIR-LABEL: func.func @not_a_state
+// NPUIR:        npuir.sdpa npu
+// NPUIR-NOT:    npuir.cached_sdpa
 
 // In buffers: the npu reads both states' buffers in place (no transfer of a cache), the schedule puts the
 // in-place writes after the attention that reads the entry values, and only the new rows cross to the host.
@@ -67,4 +72,16 @@ func.func @two_positions(%q: tensor<1x2x1x8xf32>, %rows: tensor<1x2x1x8xf32>, %p
   %v2 = npuir.aten cpu %v_1, %pos2_1, %rows_1 {op = "aten.index_put", attrs = {present = array<i64: 0, 0, 1>}, vreg = 7} : (tensor<1x2x6x8xf32>, tensor<1xi64>, tensor<1x2x1x8xf32>) -> tensor<1x2x6x8xf32>
   %att = npuir.sdpa npu %q_1, %k2, %v2 {vreg = 8} : (tensor<1x2x1x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x1x8xf32>
   func.return %att, %k2, %v2 : tensor<1x2x1x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>
+}
+
+func.func @not_a_state(%q: tensor<1x2x1x8xf32>, %rows: tensor<1x2x1x8xf32>, %pos: tensor<1xi64>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x2x1x8xf32> {
+  %q_1 = npuir.input cpu {index = 0, vreg = 0} : tensor<1x2x1x8xf32>
+  %rows_1 = npuir.input cpu {index = 1, vreg = 1} : tensor<1x2x1x8xf32>
+  %pos_1 = npuir.input cpu {index = 2, vreg = 2} : tensor<1xi64>
+  %k_1 = npuir.input cpu {index = 3, vreg = 3} : tensor<1x2x6x8xf32>
+  %v_1 = npuir.input cpu {index = 4, vreg = 4} : tensor<1x2x6x8xf32>
+  %k2 = npuir.aten cpu %k_1, %pos_1, %rows_1 {op = "aten.index_put", attrs = {present = array<i64: 0, 0, 1>}, vreg = 5} : (tensor<1x2x6x8xf32>, tensor<1xi64>, tensor<1x2x1x8xf32>) -> tensor<1x2x6x8xf32>
+  %v2 = npuir.aten cpu %v_1, %pos_1, %rows_1 {op = "aten.index_put", attrs = {present = array<i64: 0, 0, 1>}, vreg = 6} : (tensor<1x2x6x8xf32>, tensor<1xi64>, tensor<1x2x1x8xf32>) -> tensor<1x2x6x8xf32>
+  %att = npuir.sdpa npu %q_1, %k2, %v2 {vreg = 7} : (tensor<1x2x1x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x1x8xf32>
+  func.return %att : tensor<1x2x1x8xf32>
 }

@@ -342,7 +342,13 @@ class CachedSdpa(KindSpec):
     written_cache(k_cache, index, k_new), written_cache(v_cache, index, v_new), mask)`, computed
     without building the written cache. On the npu the scores of the cache (its rewritten positions
     masked out) and of the new rows (the mask's columns at `index`; a row a later one overwrites masked
-    out) go through one softmax, so the cache is read in place and never copied."""
+    out) go through one softmax, so the cache is read in place and never copied.
+
+    Exact when the cache's rewritten value rows are finite: their probability is 0, and 0 * inf is NaN
+    (reading them in place is the point, so they are not zeroed; a new row a later one overwrites is).
+    A generator's cache is zeros at every position
+    it writes (reset per sequence, each position written once), and `cached-attention` forms this op for
+    states only."""
 
     name = "cached_sdpa"
     fused = True
@@ -399,51 +405,45 @@ class CachedSdpa(KindSpec):
         idx = g.select(g.less(index, em.scalar(0, index.dtype)), wrapped, index)
         slots = g.constant(np.arange(size, dtype=index.dtype).reshape(size, 1))
         rewritten = g.reduce_max(em.num01(g.equal(slots, g.reshape(idx, (1, n)))), 1)  # [size]: 1 where written
-        m, attends = _additive_mask(em, mask[0] if mask else None, in_types[6] if mask else None, q.dtype)
-        if m is None:
-            cache_mask, new_mask = g.select(rewritten, ninf, em.scalar(0.0, q.dtype)), None
-        else:
-            if m.shape[-1] != size:
-                m = g.broadcast(m, (*m.shape[:-1], size))
-            cache_mask, new_mask = g.select(rewritten, ninf, m), g.gather(m, idx, m.rank - 1)
+        m = mask[0] if mask else None
+        if m is not None and is_i1(in_types[6]):  # keep-mask -> additive 0 / -inf, as torch's kernel adds it
+            m = g.select(m if m.dtype == np.bool_ else em.num01(m), em.scalar(0.0, q.dtype), ninf)
+        elif m is not None and m.dtype != q.dtype:
+            m = g.convert(m, q.dtype)
+        if m is not None and m.shape[-1] != size:
+            m = g.broadcast(m, (*m.shape[:-1], size))
+        dropped = None
         if n > 1:  # a row a later one overwrites is not in the written cache
             same = em.num01(g.equal(g.reshape(idx, (n, 1)), g.reshape(idx, (1, n))))
             later = g.constant(np.triu(np.ones((n, n), dtype=same.dtype), 1))
             dropped = g.reduce_max(g.eltwise_mul(same, later), 1)
-            new_mask = g.select(dropped, ninf, em.scalar(0.0, q.dtype) if new_mask is None else new_mask)
-        scores = [
-            g.eltwise_add(g.reshape(g.matmul(q, keys, False, True), (*lead, hq, length, rows)), rows_mask)
-            if rows_mask is not None
-            else g.reshape(g.matmul(q, keys, False, True), (*lead, hq, length, rows))
-            for keys, rows, rows_mask in ((k, size, cache_mask), (k_new, n, new_mask))
-        ]
-        probs = g.softmax(g.concat(scores, -1), -1)
+            v_new = g.select(g.reshape(dropped, (n, 1)), em.scalar(0.0, q.dtype), v_new)  # its 0 weight times a NaN
+        scores = []
+        for keys, rows, rows_mask, hidden in (
+            (k, size, m, rewritten),
+            (k_new, n, None if m is None else g.gather(m, idx, m.rank - 1), dropped),
+        ):
+            s = g.reshape(g.matmul(q, keys, False, True), (*lead, hq, length, rows))
+            if rows_mask is not None:
+                s = g.eltwise_add(s, rows_mask)
+            scores.append(s if hidden is None else g.select(hidden, ninf, s))  # select: a stale NaN key is hidden too
+        joined = g.concat(scores, -1)
+        # torch's safe softmax: a row whose every score is -inf has probabilities 0, not NaN (a max-reduction of
+        # -inf rows would not tell: OpenVINO's saturates to the lowest finite value)
+        seen = g.reduce_max(em.num01(g.not_equal(joined, ninf)), -1, keep_dims=True)
+        probs = g.select(seen, g.softmax(joined, -1), em.scalar(0.0, q.dtype))
         begin = [0] * (len(lead) + 3)
         parts = []
         for values, lo, hi in ((v, 0, size), (v_new, size, size + n)):
             part = g.slice(probs, [*begin[:-1], lo], [*probs.shape[:-1], hi])
             parts.append(g.matmul(g.reshape(part, (*grouped, hi - lo)), values))
-        out = g.reshape(g.eltwise_add(*parts), tuple(shape_of(out_type)))
-        return out if attends is None else g.select(attends, out, em.scalar(0.0, q.dtype))
+        return g.reshape(g.eltwise_add(*parts), tuple(shape_of(out_type)))
 
     def flops(self, p: N.Params, in_types: Sequence[Attribute], out_type: Attribute) -> float:
         """sdpa's over the cache and the new rows."""
         q, key, v, index = (static_shape(t) for t in in_types[:4])
         scores = math.prod(q[:-1]) * (key[-2] + index[0])
         return scores * (2.0 * q[-1] + 2.0 * v[-1] + Softmax.flops_per_element)
-
-
-def _additive_mask(em: SegmentHelpers, m: Any, mask_type: TensorType | None, dtype: Any) -> tuple[Any, Any]:
-    """(an additive float mask, the rows that attend to some key or None): a keep-mask (i1) becomes 0 / -inf,
-    and its rows that keep nothing give 0 as torch's sdpa does."""
-    if m is None or mask_type is None:
-        return None, None
-    if is_i1(mask_type):
-        cond = m if m.dtype.name == "bool" else em.num01(m)
-        keep = em.g.select(cond, em.scalar(1.0, dtype), em.scalar(0.0, dtype))
-        attends = em.g.greater(em.g.reduce_max(keep, -1, keep_dims=True), em.scalar(0.0, dtype))
-        return em.g.select(cond, em.scalar(0.0, dtype), em.scalar(-math.inf, dtype)), attends
-    return (m if m.dtype == dtype else em.g.convert(m, dtype)), None
 
 
 SPECS: tuple[KindSpec, ...] = (Matmul(), Linear(), GatedMlp(), Sdpa(), CachedSdpa())
