@@ -19,3 +19,22 @@ func.func @empty_along_dim(%a: tensor<2x0xf32>, %b: tensor<2x3xf32>) -> tensor<2
   %c = aten.cat [%a, %b] {dim = 1} : (tensor<2x0xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   func.return %c : tensor<2x3xf32>
 }
+
+// torch's legacy rule: a 1-D empty part (transformers' KV cache starts from torch.tensor([])) is skipped
+// whatever the rank and the dim, so the concatenation is the other part, on the npu path (it fell back to
+// the cpu, and split every default use_cache forward into segments).
+// CHECK-LABEL: func.func @legacy_empty_part
+// CHECK:         %k_1 = npuir.input cpu {index = 1, vreg = 1} : tensor<1x2x3x4xf32>
+// CHECK-NEXT:    func.return %k_1 : tensor<1x2x3x4xf32>
+func.func @legacy_empty_part(%past: tensor<0xf32>, %k: tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32> {
+  %c = aten.cat [%past, %k] {dim = -2} : (tensor<0xf32>, tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  func.return %c : tensor<1x2x3x4xf32>
+}
+
+// A skipped part still takes part in the result's dtype (here f32 from i64 parts): left to the cpu.
+// CHECK-LABEL: func.func @legacy_empty_part_of_another_dtype
+// CHECK:         npuir.aten cpu %past_1, %k_1 {op = "aten.cat"
+func.func @legacy_empty_part_of_another_dtype(%past: tensor<0xf32>, %k: tensor<2x3xi64>) -> tensor<2x3xf32> {
+  %c = aten.cat [%past, %k] {dim = 0} : (tensor<0xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>
+  func.return %c : tensor<2x3xf32>
+}

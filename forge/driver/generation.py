@@ -220,12 +220,16 @@ def _compile_step(
     options: CompileOptions,
     source: Any = None,
 ) -> CompiledStep:
+    """One graph; its report says what a call moves between the devices: `transfer_bytes` in all, of which
+    `state_bytes_moved` are the KV cache's (`new_row_bytes`: the rows the call writes, what a cache kept on
+    the device must still receive)."""
     c = Compilation(options, model=wrapper, args=args)
     c.extras.update(state=True, states=states, weights_source=source)
     c.run(STEP)
     ms = (time.perf_counter() - c.started) * 1e3
     program = c.executor.program
     stats = program.stats()
+    state_bytes = sum(program.buffers[b].nbytes for b in program.states.values())
     report = {
         "compile_ms": round(ms, 1),
         "segments": stats["segments"],
@@ -234,9 +238,10 @@ def _compile_step(
         "transfers": stats["transfers"],
         "planned_bytes": stats["planned_bytes"],
         "states": len(program.states),
-        "state_bytes": sum(program.buffers[b].nbytes for b in program.states.values()),
+        "state_bytes": state_bytes,
         "transfer_bytes": stats["transfer_bytes"],
         "state_bytes_moved": stats["state_bytes_moved"],
+        "new_row_bytes": state_bytes * args[0].shape[1] // wrapper.cache_len,
         "cpu_fallback": _fallbacks(c.module),
     }
     return CompiledStep(name, c.executor, c.module, c.imported, ms, report)

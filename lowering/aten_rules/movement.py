@@ -313,8 +313,12 @@ def _unbind(L: FunctionLowering, op: aten.AtenOp) -> None:
 def _cat(L: FunctionLowering, op: aten.AtenOp) -> None:
     out = out_type(op)
     values = [L.vmap[v] for v in op.operands]
-    if any(type_of(v).get_shape() == (0,) for v in values):
-        raise Fallback  # torch's legacy empty-tensor rule
+    if len(out.get_shape()) != 1 and any(type_of(v).get_shape() == (0,) for v in values):
+        # torch's legacy rule: a 1-D empty part is skipped whatever the rank (transformers' KV cache starts
+        # from torch.tensor([])); it still takes part in the result's dtype, so a part of another dtype falls back
+        values = [v for v in values if type_of(v).get_shape() != (0,)]
+        if not values or any(type_of(v).element_type != out.element_type for v in values):
+            raise Fallback
     axis = normalize_dim(op.arg("dim"), len(out.get_shape()))
     L.bind(op.results[0], L.concat(values, axis, out))
 
