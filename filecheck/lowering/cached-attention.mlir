@@ -24,6 +24,10 @@
 // NPUIR-LABEL: func.func @not_a_state
 // NPUIR:        npuir.sdpa npu
 // NPUIR-NOT:    npuir.cached_sdpa
+// An accumulating write (cache[pos] += rows) is no row write: left alone.
+// NPUIR-LABEL: func.func @accumulating
+// NPUIR:        npuir.sdpa npu
+// NPUIR-NOT:    npuir.cached_sdpa
 
 // In buffers: the npu reads both states' buffers in place (no transfer of a cache), the schedule puts the
 // in-place writes after the attention that reads the entry values, and only the new rows cross to the host.
@@ -84,4 +88,16 @@ func.func @not_a_state(%q: tensor<1x2x1x8xf32>, %rows: tensor<1x2x1x8xf32>, %pos
   %v2 = npuir.aten cpu %v_1, %pos_1, %rows_1 {op = "aten.index_put", attrs = {present = array<i64: 0, 0, 1>}, vreg = 6} : (tensor<1x2x6x8xf32>, tensor<1xi64>, tensor<1x2x1x8xf32>) -> tensor<1x2x6x8xf32>
   %att = npuir.sdpa npu %q_1, %k2, %v2 {vreg = 7} : (tensor<1x2x1x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x1x8xf32>
   func.return %att : tensor<1x2x1x8xf32>
+}
+
+func.func @accumulating(%q: tensor<1x2x1x8xf32>, %rows: tensor<1x2x1x8xf32>, %pos: tensor<1xi64>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> (tensor<1x2x1x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) attributes {forge.state = ["k", "v"]} {
+  %q_1 = npuir.input cpu {index = 0, vreg = 0} : tensor<1x2x1x8xf32>
+  %rows_1 = npuir.input cpu {index = 1, vreg = 1} : tensor<1x2x1x8xf32>
+  %pos_1 = npuir.input cpu {index = 2, vreg = 2} : tensor<1xi64>
+  %k_1 = npuir.input cpu {index = 3, vreg = 3} : tensor<1x2x6x8xf32>
+  %v_1 = npuir.input cpu {index = 4, vreg = 4} : tensor<1x2x6x8xf32>
+  %k2 = npuir.aten cpu %k_1, %pos_1, %rows_1 {op = "aten.index_put", attrs = {present = array<i64: 0, 0, 1>, accumulate = true}, vreg = 5} : (tensor<1x2x6x8xf32>, tensor<1xi64>, tensor<1x2x1x8xf32>) -> tensor<1x2x6x8xf32>
+  %v2 = npuir.aten cpu %v_1, %pos_1, %rows_1 {op = "aten.index_put", attrs = {present = array<i64: 0, 0, 1>}, vreg = 6} : (tensor<1x2x6x8xf32>, tensor<1xi64>, tensor<1x2x1x8xf32>) -> tensor<1x2x6x8xf32>
+  %att = npuir.sdpa npu %q_1, %k2, %v2 {vreg = 7} : (tensor<1x2x1x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) -> tensor<1x2x1x8xf32>
+  func.return %att, %k2, %v2 : tensor<1x2x1x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>
 }
