@@ -1,10 +1,13 @@
 """Text generation with a KV cache (issue 17 items 4 and 6): prefill latency and decode tokens/s.
 
 Per model (the zoo decoders at benchmark size, batch 1, a seeded prompt of `PROMPT` tokens,
-`NEW` new tokens, greedy; `--quick`: GPT-2 small, 16 + 8), three systems generate the same tokens:
+`NEW` new tokens, greedy; `--quick`: GPT-2 small, 16 + 8), four systems generate:
 
 * **forge**: `forge.driver.generation.compile_generator` (prefill + decode functions over one KV cache kept
-  in state buffers, updated in place; the index_put writing each step's rows is a CPU step);
+  in state buffers: each layer's attention reads its cache in place plus the new rows, `cached-attention`,
+  and the host writes the new rows after the device's work, so a step is one segment and moves only
+  the new K/V rows);
+* **forge-int8**: the same with `weights="int8"` (compressed weights; its tokens may differ from eager's);
 * **eager**: `transformers` `model.generate(do_sample=False, use_cache=True)` (DynamicCache);
 * **openvino**: OpenVINO's stateful model, the way its API offers one: the same static-cache
   module with the cache as explicit inputs/outputs (`index_copy` on them), exported with a
@@ -20,11 +23,17 @@ order). *prefill ms* is the time to the first new token; *decode tokens/s* is th
 divided by their total time; *per-token* the median decode step. For eager, a logits processor
 timestamps each step inside `generate`. The tokens of forge and openvino are compared with
 eager's, and the prefill logits with eager's (max |diff|).
+
+*Bandwidth limit*: a decode step reads every weight once, so tokens/s cannot exceed the machine's memory
+bandwidth (`_bandwidth`: the best of 5 copies of a 512 MiB tensor, read + write bytes over time) divided by
+the bytes of weights a step reads (`weight_bytes` of the decode graph: compressed bytes for int8); the
+table gives each Forge decode rate as a fraction of that limit.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 import statistics
 import time
 from pathlib import Path
@@ -41,7 +50,9 @@ PROMPT, NEW = 128, 64
 QUICK_PROMPT, QUICK_NEW = 16, 8
 WARMUP, ROUNDS = 1, 3
 QUICK_WARMUP, QUICK_ROUNDS = 0, 1
-SYSTEMS = ("forge", "eager", "openvino")
+SYSTEMS = ("forge", "forge-int8", "eager", "openvino")
+EXACT = ("forge", "openvino")
+"""The systems whose tokens must equal eager's (int8 weights change the logits)."""
 
 
 def run(quick: bool = False) -> dict[str, Any]:
@@ -174,13 +185,16 @@ class _OpenVINOStateful:
 
 
 class _Forge:
-    def __init__(self, hf: nn.Module, prompt: int, new: int):
+    def __init__(self, hf: nn.Module, prompt: int, new: int, weights: str | None = None):
         from forge.driver.generation import compile_generator
+        from forge.driver.report import used_weights
 
         start = time.perf_counter()
-        self.gen = compile_generator(hf, batch=1, prompt_len=prompt, max_new_tokens=new)
+        self.gen = compile_generator(hf, batch=1, prompt_len=prompt, max_new_tokens=new, weights=weights)
         self.compile_ms = (time.perf_counter() - start) * 1e3
         self.gen.eos = []
+        decode = self.gen.decode
+        self.weight_bytes = decode.imported.weights.subset(used_weights(decode.buffer_module)).nbytes
 
     def generate(self, ids: torch.Tensor, new: int) -> tuple[torch.Tensor, dict[str, Any]]:
         out = self.gen.generate(ids, new)
@@ -196,8 +210,9 @@ def _measure(spec: common.ModelSpec, quick: bool, prompt: int, new: int, warmup:
     gen = torch.Generator().manual_seed(common.INPUT_SEED)
     ids = torch.randint(0, hf.config.vocab_size, (1, prompt), generator=gen)
     forge = _Forge(hf, prompt, new)
+    forge_int8 = _Forge(hf, prompt, new, weights="int8")
     ov = _OpenVINOStateful(hf, prompt, prompt + new)
-    systems = {"forge": forge, "eager": _Eager(hf), "openvino": ov}
+    systems = {"forge": forge, "forge-int8": forge_int8, "eager": _Eager(hf), "openvino": ov}
     samples: dict[str, list[dict[str, Any]]] = {s: [] for s in SYSTEMS}
     tokens: dict[str, torch.Tensor] = {}
     for r in range(warmup + rounds):
@@ -214,12 +229,32 @@ def _measure(spec: common.ModelSpec, quick: bool, prompt: int, new: int, warmup:
     return {
         "samples": samples,
         "summary": {name: _summary(runs, new) for name, runs in samples.items()},
-        "tokens_equal_eager": {n: bool(torch.equal(tokens[n], tokens["eager"])) for n in ("forge", "openvino")},
+        "tokens_equal_eager": {n: bool(torch.equal(tokens[n], tokens["eager"])) for n in EXACT},
         "prefill_max_abs": float((forge_logits - eager_logits).abs().max()),
-        "compile_ms": {"forge": forge.compile_ms, "openvino": ov.compile_ms},
+        "compile_ms": {"forge": forge.compile_ms, "forge-int8": forge_int8.compile_ms, "openvino": ov.compile_ms},
+        "weight_bytes": {"forge": forge.weight_bytes, "forge-int8": forge_int8.weight_bytes},
+        "bandwidth_gb_s": _bandwidth() / 1e9,
         "forge": {"prefill": report["prefill"], "decode": report["decode"], "cache_len": report["cache_len"]},
         "openvino_states": ov.states,
     }
+
+
+def _bandwidth(nbytes: int = 512 * 2**20, repeats: int = 5) -> float:
+    """Memory bandwidth in bytes/s: the best of `repeats` copies of an `nbytes` tensor (each reads and writes it)."""
+    src = torch.ones(nbytes // 4)
+    dst = torch.empty_like(src)
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        dst.copy_(src)
+        best = min(best, time.perf_counter() - start)
+    return 2 * nbytes / best
+
+
+def bandwidth_fraction(m: dict[str, Any], system: str) -> float:
+    """A Forge system's decode tokens/s over the bandwidth limit (bandwidth / weight bytes per token)."""
+    limit = m["bandwidth_gb_s"] * 1e9 / m["weight_bytes"][system]
+    return m["summary"][system]["decode_tokens_per_s"] / limit
 
 
 def _summary(runs: list[dict[str, Any]], new: int) -> dict[str, float]:
@@ -245,13 +280,19 @@ def render(result: dict[str, Any], figures: Path) -> str:
     for label, m in result["models"].items():
         s = m["summary"]
         for name in SYSTEMS:
-            equal = "yes" if name == "eager" else ("yes" if m["tokens_equal_eager"][name] else "**no**")
+            if name not in s:
+                continue
+            equal = m["tokens_equal_eager"].get(name)
+            equal = "yes" if name == "eager" or equal else "-" if equal is None else "**no**"
+            limit = f"{bandwidth_fraction(m, name):.0%}" if name in m.get("weight_bytes", {}) else "-"
             rows.append([label, name, common.ms(s[name]["prefill_ms"]), f"{s[name]['decode_tokens_per_s']:.1f}",
                          f"{s[name]['per_token_ms']:.2f}",
                          common.ratio(s[name]["decode_tokens_per_s"] / s["eager"]["decode_tokens_per_s"]),
-                         equal, common.ms(m["compile_ms"].get(name))])
+                         common.ratio(s[name]["decode_tokens_per_s"] / s["openvino"]["decode_tokens_per_s"]),
+                         limit, equal, common.ms(m["compile_ms"].get(name))])
     out.append(common.table(["model", "system", "prefill ms", "decode tokens/s", "per-token ms",
-                             "decode vs eager", "tokens = eager", "compile ms"], rows))
+                             "decode vs eager", "decode vs openvino", "of bandwidth limit", "tokens = eager",
+                             "compile ms"], rows))
     notes = []
     for label, m in result["models"].items():
         f = m["forge"]
@@ -260,7 +301,10 @@ def render(result: dict[str, Any], figures: Path) -> str:
                      f"({f['decode']['state_bytes'] / 2**20:.1f} MiB, allocated once); decode step: "
                      f"{f['decode']['segments']} NPU segments, {f['decode']['cpu_ops']} cpu ops "
                      f"({', '.join(f'{k} x{v}' for k, v in f['decode']['cpu_fallback'].items()) or 'no fallback'}), "
-                     f"{f['decode']['transfers']} transfers; OpenVINO: {m['openvino_states']} states.")
+                     f"{f['decode']['transfers']} transfers moving {f['decode']['transfer_bytes']:,} bytes, of which "
+                     f"{f['decode'].get('state_bytes_moved', 0):,} are the cache's (the new rows: "
+                     f"{f['decode'].get('new_row_bytes', 0):,}); memory bandwidth "
+                     f"{m.get('bandwidth_gb_s', 0):.1f} GB/s; OpenVINO: {m['openvino_states']} states.")
     out.append("\n".join(f"- {n}" for n in notes) + "\n")
     out.append(_figure(result, figures))
     return "\n".join(out)
@@ -272,6 +316,8 @@ def _figure(result: dict[str, Any], figures: Path) -> str:
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
     width = 0.8 / len(SYSTEMS)
     for i, name in enumerate(SYSTEMS):
+        if any(name not in result["models"][m]["summary"] for m in labels):
+            continue
         xs = [k + i * width for k in range(len(labels))]
         color = common.SYSTEM_COLORS.get(name, "#9467bd")
         axes[0].bar(xs, [result["models"][m]["summary"][name]["prefill_ms"] for m in labels], width, label=name,
@@ -293,6 +339,12 @@ def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
         rows.append(common.target_row(
             f"{label} decode tokens/s vs eager transformers", s["forge"]["decode_tokens_per_s"],
             s["eager"]["decode_tokens_per_s"], higher_is_better=True, unit="tokens/s",
-            why=f"per-token {s['forge']['per_token_ms']:.2f} ms vs eager {s['eager']['per_token_ms']:.2f} ms; "
-                f"{m['forge']['decode']['transfers']} transfers per step (the cache crosses to the NPU side)"))
+            why=f"per-token {s['forge']['per_token_ms']:.2f} ms vs eager {s['eager']['per_token_ms']:.2f} ms"))
+        for what, key, higher in (("decode tokens/s", "decode_tokens_per_s", True),
+                                  ("prefill ms", "prefill_ms", False)):
+            rows.append(common.target_row(
+                f"{label} {what} vs OpenVINO's stateful model (issue 32)", s["forge"][key], s["openvino"][key],
+                higher_is_better=higher, unit=what.split()[-1],
+                why=f"decode step: {m['forge']['decode']['segments']} segment(s), "
+                    f"{m['forge']['decode'].get('state_bytes_moved', 0):,} cache bytes moved"))
     return rows
