@@ -50,7 +50,7 @@ def test_every_layer_attends_to_the_cache_in_place(generator):
     for step in (generator.prefill, generator.decode):
         text = str(step.buffer_module)
         assert text.count("cached_sdpa(") == layers
-        assert "npuir.cached_attention = {rewritten = %d" % layers in text
+        assert f"npuir.cached_attention = {{rewritten = {layers}" in text
         for i in range(layers):  # a cache state is never copied to the other device
             assert f"buffer.transfer %b_key_cache{'_' + str(i) if i else ''} " not in text
 
