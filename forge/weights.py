@@ -232,6 +232,19 @@ class WeightStore:
         """(name, tensor) of the canonical entries; compressed ones dequantized (`compressed` for the form)."""
         return ((name, self[name]) for name in self._tensors)
 
+    def held_tensors(self) -> Iterator[torch.Tensor]:
+        """The tensors the canonical entries hold, as stored (a compressed entry's integers and scales)."""
+        for t in self._tensors.values():
+            yield from (t.data, t.scale) if isinstance(t, CompressedWeight) else (t,)
+
+    def release_mapped_pages(self) -> int:
+        """Drop the resident pages of the entries that are memory-mapped from an unwritten file (read back
+        from the file when touched again: `forge.mapped_pages`); the bytes released. For after a device
+        compile has taken its own copy."""
+        from forge.mapped_pages import release
+
+        return release(self.held_tensors())
+
     @property
     def nbytes(self) -> int:
         """Bytes held by the canonical entries (aliases cost nothing; a compressed entry its integers and scales)."""

@@ -349,3 +349,48 @@ def test_subset_keeps_only_the_named_entries_and_their_aliases():
     assert kept.names() == ["wte"]
     assert kept.resolve("lm_head") == "wte"
     assert "wpe" not in kept
+
+
+# -- giving back mapped pages (forge/mapped_pages.py) ------------------------------------------------
+
+
+def _resident_kib(t: torch.Tensor) -> int:
+    """This process's resident KiB of the mapping holding t (/proc/self/smaps `Rss`)."""
+    inside = False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and not fields[0].endswith(":"):
+            lo, hi = (int(x, 16) for x in fields[0].split("-"))
+            inside = lo <= t.data_ptr() < hi
+        elif inside and fields[0] == "Rss:":
+            return int(fields[1])
+    raise AssertionError("no mapping holds the tensor")
+
+
+def test_mapped_weights_give_back_their_pages_and_keep_their_values(tmp_path: Path) -> None:
+    store = WeightStore()
+    store.add("w", torch.randn(512, 1024, generator=torch.Generator().manual_seed(0)))
+    store.add("b", torch.arange(4096, dtype=torch.float32))
+    expected = {name: store[name].clone() for name in store}
+    loaded = WeightStore.load(store.save(tmp_path / "w.safetensors"))
+    for name in loaded:
+        loaded[name].sum()  # touch every page
+    assert _resident_kib(loaded["w"]) >= 2040
+    released = loaded.release_mapped_pages()
+    assert released >= 512 * 1024 * 4 - 2 * 4096  # whole pages inside each tensor
+    assert _resident_kib(loaded["w"]) <= 64  # the header and the pages tensors share at their ends
+    for name in loaded:  # read back from the file, unchanged
+        assert torch.equal(loaded[name], expected[name])
+
+
+def test_memory_that_is_not_an_unwritten_file_mapping_is_left_alone(tmp_path: Path) -> None:
+    """Anonymous memory (an ordinary tensor) and a private file mapping that was written: MADV_DONTNEED
+    would zero the one and undo the write in the other, so neither is advised."""
+    store = WeightStore()
+    store.add("w", torch.randn(256, 1024))
+    kept = store["w"].clone()
+    assert store.release_mapped_pages() == 0 and torch.equal(store["w"], kept)
+    loaded = WeightStore.load(store.save(tmp_path / "w.safetensors"))
+    loaded["w"][0, 0] = 5.0  # copy-on-write: that page is anonymous now
+    assert loaded.release_mapped_pages() == 0
+    assert loaded["w"][0, 0].item() == 5.0 and torch.equal(loaded["w"][1:], kept[1:])

@@ -107,6 +107,7 @@ def load_static(
         ) from err
     executor = c.executor
     report = {**modes, **{key: round(c.clock.ms[key], 3) for key in ("emit_ms", "device_compile_ms")}}
+    report["released_weight_bytes"] = saved.weights.release_mapped_pages()  # the device holds its copy now
     signature, cast, notes = meta_call(directory, meta, saved.inputs, saved.results)
     if notes:
         report["notes"] = [*report.get("notes", []), *notes]

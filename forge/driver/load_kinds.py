@@ -137,6 +137,7 @@ def load_generator(
         report = {**reports.get(name, {}), "emit_ms": round(c.clock.ms["emit_ms"], 3)}
         step = CompiledStep(name, c.executor, module, c.imported, 0.0, report)
         steps[name] = step
+    steps["decode"].report["released_weight_bytes"] = weights.release_mapped_pages()  # both graphs hold theirs
     hf = SimpleNamespace(generation_config=_generation_config(path, meta.get("generation_config")))
     gen = Generator(hf, batch, chunk, cache_len, steps["prefill"], steps["decode"], states, options)
     gen.compiles = 0

@@ -58,6 +58,7 @@ def test_generator_round_trip(llama, generator_dir):
     gen, directory = generator_dir
     loaded = forge.load(directory)
     assert isinstance(loaded, Generator) and (loaded.chunk, loaded.cache_len) == (8, 24)
+    assert loaded.decode.report["released_weight_bytes"] > 0  # both graphs compiled: the mapped pages given back
     ids = torch.randint(0, llama.hf.config.vocab_size - 1, (1, 5), generator=torch.Generator().manual_seed(3))
     assert torch.equal(loaded.generate(ids, 12), gen.generate(ids, 12))
     sampled = {"do_sample": True, "top_k": 5, "seed": 7}

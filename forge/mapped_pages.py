@@ -1,0 +1,64 @@
+"""Give back the resident pages of memory-mapped weights once the device holds its own copy.
+
+A loaded artifact maps its weights file (safetensors: nothing is copied), and the device compile reads
+every weight into the compiled model (OpenVINO repacks matmul weights into its own layout). After that
+the mapped pages are a second resident copy. `madvise(MADV_DONTNEED)` on a read-only *file* mapping drops
+them and changes nothing else: a later read faults the page back in from the file (a gathered embedding
+row, a weight a CPU step reads). On anonymous memory, or on a page of a private mapping that was written
+(its copy is anonymous), the same call would lose data, so only page ranges inside one mapping of a file
+with no anonymous pages (as /proc/self/smaps counts them: safetensors maps its files private and writable,
+and nothing writes them) are advised; anywhere else (another OS, a tensor in ordinary memory) nothing happens.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
+
+SMAPS = Path("/proc/self/smaps")
+
+
+def unwritten_file_mappings() -> list[tuple[int, int]]:
+    """(start, end) of this process's mappings of files that hold no anonymous (written) page."""
+    try:
+        lines = SMAPS.read_text().splitlines()
+    except OSError:
+        return []
+    found: list[tuple[int, int]] = []
+    current: tuple[int, int] | None = None
+    for line in lines:
+        fields = line.split(maxsplit=5)
+        if "-" in fields[0] and len(fields) >= 5 and not fields[0].endswith(":"):  # a mapping's header line
+            is_file = len(fields) == 6 and fields[5].startswith("/") and fields[4] != "0"
+            current = tuple(int(x, 16) for x in fields[0].split("-")) if is_file else None  # type: ignore[assignment]
+        elif current is not None and fields[0] == "Anonymous:":
+            if fields[1] == "0":
+                found.append(current)
+            current = None
+    return found
+
+
+def release(tensors: Iterable[torch.Tensor]) -> int:
+    """Drop the resident pages of `tensors` that lie in unwritten file mappings; the bytes advised."""
+    mappings = unwritten_file_mappings()
+    madvise = getattr(mmap, "MADV_DONTNEED", None)
+    if not mappings or madvise is None:
+        return 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    page = mmap.PAGESIZE
+    released = 0
+    for t in tensors:
+        start = t.data_ptr()
+        lo = -(-start // page) * page  # whole pages only: a neighbour's bytes stay
+        hi = (start + t.numel() * t.element_size()) // page * page
+        if hi <= lo or not any(s <= lo and hi <= e for s, e in mappings):
+            continue
+        if libc.madvise(ctypes.c_void_p(lo), ctypes.c_size_t(hi - lo), madvise) == 0:
+            released += hi - lo
+    return released
