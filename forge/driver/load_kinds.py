@@ -19,7 +19,7 @@ from forge.driver.saved_kinds import GENERATOR_GRAPHS, _field, _options_from
 
 
 def load_dynamic(
-    directory: Path, meta: dict[str, Any], runtime: str | None, device: str | None, load_static, cache_dir: Any = True
+    directory: Path, meta: dict[str, Any], runtime: str | None, device: str | None, load_static, cache_dir: Any = None
 ) -> Any:
     from forge.driver.dynamic import DynamicCompiledModel, DynamicDim, OutputPlan
 

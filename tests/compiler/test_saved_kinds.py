@@ -18,6 +18,7 @@ import forge
 from forge.driver.compile_errors import LoadError
 from forge.driver.dynamic import DynamicCompiledModel
 from forge.driver.generation import Generator, compile_generator
+from forge.driver.load import ov_cache_dir
 from forge.models import build_model, example_inputs
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -101,20 +102,23 @@ def test_dynamic_corrupt_files(dynamic_dir, tmp_path):
 
 
 def test_openvino_cache_inside_the_artifact(llama, generator_dir, tmp_path):
-    """A load compiles each graph once into the artifact's ov_cache/ (OpenVINO's CACHE_DIR); a later load
-    imports the blobs (same tokens); cache_dir=False leaves no cache, a path puts it there."""
+    """With cache_dir=True a load compiles each graph once into the artifact's ov_cache/ (OpenVINO's
+    CACHE_DIR); a later load imports the blobs (same tokens); a path puts it there. The default leaves the
+    CPU without a cache (a second copy of the weights, no faster) and gives other devices one."""
     _, directory = generator_dir
     fresh = _copy(directory, tmp_path / "gen")
     shutil.rmtree(fresh / "ov_cache", ignore_errors=True)
     ids = torch.randint(0, llama.hf.config.vocab_size - 1, (1, 5), generator=torch.Generator().manual_seed(4))
-    first = forge.load(fresh).generate(ids, 6)
+    first = forge.load(fresh, cache_dir=True).generate(ids, 6)
     blobs = sorted((fresh / "ov_cache").glob("*.blob"))  # one per NNFactory segment of both graphs
     assert len(blobs) >= 2
-    assert torch.equal(forge.load(fresh).generate(ids, 6), first)
+    assert torch.equal(forge.load(fresh, cache_dir=True).generate(ids, 6), first)
     assert sorted((fresh / "ov_cache").glob("*.blob")) == blobs  # hits: nothing compiled anew
     off = _copy(directory, tmp_path / "off")
     shutil.rmtree(off / "ov_cache", ignore_errors=True)
+    forge.load(off)  # the CPU: no cache by default
     forge.load(off, cache_dir=False)
     assert not (off / "ov_cache").exists()
+    assert ov_cache_dir(off, None, "NPU") == str(off / "ov_cache") and ov_cache_dir(off, None, "CPU") is None
     forge.load(off, cache_dir=tmp_path / "elsewhere")
     assert list((tmp_path / "elsewhere").glob("*.blob")) and not (off / "ov_cache").exists()
