@@ -206,7 +206,25 @@ class _Forge:
 
 def _measure(spec: common.ModelSpec, quick: bool, prompt: int, new: int, warmup: int, rounds: int) -> dict[str, Any]:
     model, _ = common.model_and_inputs(spec, quick)
-    hf = model.hf.eval()
+    return measure_model(model.hf.eval(), prompt, new, warmup, rounds)
+
+
+LLAMA_1B = {"hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16, "num_attention_heads": 32,
+            "num_key_value_heads": 8, "vocab_size": 32000, "max_position_embeddings": 2048}
+"""A 1B-class Llama shape (1.1 B parameters, Llama-3.2-1B's widths with a 32k vocabulary), random weights."""
+
+
+def llama_1b() -> nn.Module:
+    """The `LLAMA_1B` shape with seeded random weights (f32, eval)."""
+    import transformers
+
+    torch.manual_seed(common.INPUT_SEED)
+    config = transformers.LlamaConfig(**LLAMA_1B, attn_implementation="sdpa")
+    return transformers.LlamaForCausalLM(config).eval()
+
+
+def measure_model(hf: nn.Module, prompt: int, new: int, warmup: int, rounds: int) -> dict[str, Any]:
+    """The four systems on one causal LM (see the module docstring)."""
     gen = torch.Generator().manual_seed(common.INPUT_SEED)
     ids = torch.randint(0, hf.config.vocab_size, (1, prompt), generator=gen)
     forge = _Forge(hf, prompt, new)
@@ -364,3 +382,17 @@ def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
                 why=f"decode step: {m['forge']['decode']['segments']} segment(s), "
                     f"{m['forge']['decode'].get('state_bytes_moved', 0):,} cache bytes moved"))
     return rows
+
+
+if __name__ == "__main__":  # python -m bench.generate --llama-1b [--new N] [--rounds R]: the 1B shape alone
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(description="generation benchmark on the 1B-class Llama shape")
+    parser.add_argument("--llama-1b", action="store_true", required=True)
+    parser.add_argument("--new", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=1)
+    args = parser.parse_args()
+    result = measure_model(llama_1b(), PROMPT, args.new, 0, args.rounds)
+    print(json.dumps({k: result[k] for k in ("summary", "tokens_equal_eager", "weight_bytes", "bandwidth_gb_s",
+                                              "compile_ms", "prefill_max_abs")}))
