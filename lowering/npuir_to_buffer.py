@@ -42,7 +42,9 @@ unchanged); the planners never see it. Its entry value is `buffer.state "name" i
 op computing its new value writes `into %bS` in place, so no copy is made per call. That is
 legal only when the op reads the entry value as its first operand and nothing reads the entry
 value later (the KV-cache pattern: `index_put(cache, [pos], new_rows)`); anything else is
-refused with an error naming the state.
+refused with an error naming the state. An op on either device reads the entry value in place (no
+transfer: the runtime binds the state's memory), so an attention that reads the cache before its
+update (`cached-attention`) moves none of it.
 The lowered function takes and returns the user's values only; `buffer.states = {states,
 state_bytes}` is recorded on the module when there are states.
 

@@ -23,6 +23,9 @@ torch re-trace). The importer (`state=True`) makes those mutated buffers
 state a buffer of its own (`buffer.state "key_cache_0" in %bS`) and writes the update into it in
 place (the KV cache is a persistent buffer, not a new value per step); the executor takes the
 state buffers from one `StateStore` shared by both programs, allocated once per `Generator`.
+`cached-attention` makes each layer's attention read its cache state in place plus the new rows
+(`npuir.cached_sdpa`), so each graph is one compiled segment and a step moves only the new K/V rows
+(its report: `transfer_bytes`, `state_bytes_moved`, `new_row_bytes`).
 
 Why a wrapper of our own rather than transformers' `StaticCache` + its executorch recipe: in
 transformers 5 the static cache layers keep their own write position (`cumulative_length`, a
