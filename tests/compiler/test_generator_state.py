@@ -70,3 +70,24 @@ def test_a_default_use_cache_forward_compiles_to_one_segment(name):
     for ours, theirs in zip(got.past_key_values.layers, want.past_key_values.layers, strict=True):
         torch.testing.assert_close(ours.keys, theirs.keys, rtol=1e-4, atol=1e-4)
         torch.testing.assert_close(ours.values, theirs.values, rtol=1e-4, atol=1e-4)
+
+
+def test_generate_does_its_host_work_on_one_torch_thread(generator, monkeypatch):
+    """Between device steps torch's pool would keep spinning through the next segment (generation.host_threads);
+    torch's own thread count is back afterwards."""
+    seen: list[int] = []
+    run = generator.decode.executor.run
+
+    def recording(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(generator.decode.executor, "run", recording)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        generator.generate(torch.randint(0, 100, (1, 5), generator=torch.Generator().manual_seed(1)), 4)
+        assert seen and set(seen) == {1}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
