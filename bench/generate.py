@@ -24,6 +24,10 @@ divided by their total time; *per-token* the median decode step. For eager, a lo
 timestamps each step inside `generate`. The tokens of forge and openvino are compared with
 eager's, and the prefill logits with eager's (max |diff|).
 
+*Artifacts*: each Forge generator is saved (`Generator.save`) and loaded by a fresh interpreter; its size,
+the load's wall time from the interpreter's start (imports included) and that process's resident memory
+after the load are reported.
+
 *Bandwidth limit*: a decode step reads every weight once, so tokens/s cannot exceed the machine's memory
 read bandwidth (`_bandwidth`: the best of 5 sums over a 1 GiB tensor, bytes over time) divided by
 the bytes of weights a step reads (the decode graph's weights but the gathered embedding tables: compressed
@@ -254,7 +258,37 @@ def measure_model(hf: nn.Module, prompt: int, new: int, warmup: int, rounds: int
         "bandwidth_gb_s": _bandwidth() / 1e9,
         "forge": {"prefill": report["prefill"], "decode": report["decode"], "cache_len": report["cache_len"]},
         "openvino_states": ov.states,
+        "artifacts": {name: _artifact(system.gen) for name, system in (("forge", forge), ("forge-int8", forge_int8))},
     }
+
+
+_LOAD = """
+import json, sys, time
+start = time.perf_counter()
+import forge
+gen = forge.load(sys.argv[1])
+seconds = time.perf_counter() - start
+rss = int([l for l in open("/proc/self/status") if l.startswith("VmRSS")][0].split()[1]) * 1024
+print(json.dumps({"seconds": seconds, "rss_bytes": rss, "released": gen.decode.report.get("released_weight_bytes")}))
+"""
+
+
+def _artifact(gen: Any) -> dict[str, Any]:
+    """The generator saved (`Generator.save`): its size, and a first `forge.load` in a fresh process (from the
+    interpreter's start: imports included) with the process's resident memory after it."""
+    import json
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        gen.save(tmp)
+        size = sum(f.stat().st_size for f in Path(tmp).rglob("*") if f.is_file())
+        out = subprocess.run([sys.executable, "-c", _LOAD, tmp], capture_output=True, text=True, check=True,
+                             cwd=Path(__file__).resolve().parent.parent)
+    loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    return {"bytes": size, "load_s": loaded["seconds"], "loaded_rss_bytes": loaded["rss_bytes"],
+            "released_bytes": loaded["released"]}
 
 
 def _streamed_weight_bytes(step: Any, used_weights: Any) -> int:
@@ -338,7 +372,10 @@ def render(result: dict[str, Any], figures: Path) -> str:
                      f"{f['decode']['transfers']} transfers moving {f['decode']['transfer_bytes']:,} bytes, of which "
                      f"{f['decode'].get('state_bytes_moved', 0):,} are the cache's (the new rows: "
                      f"{f['decode'].get('new_row_bytes', 0):,}); memory bandwidth "
-                     f"{m.get('bandwidth_gb_s', 0):.1f} GB/s; OpenVINO: {m['openvino_states']} states.")
+                     f"{m.get('bandwidth_gb_s', 0):.1f} GB/s; OpenVINO: {m['openvino_states']} states."
+                     + "".join(f" Saved {name}: {a['bytes'] / 2**20:.0f} MiB, a fresh process loads it in "
+                               f"{a['load_s']:.1f} s (imports included) and holds {a['loaded_rss_bytes'] / 2**20:.0f} "
+                               "MiB after." for name, a in m.get("artifacts", {}).items()))
     out.append("\n".join(f"- {n}" for n in notes) + "\n")
     out.append(_figure(result, figures))
     return "\n".join(out)
