@@ -216,6 +216,21 @@ func.func @plus_zero_keeps_signed_zeros(%x: tensor<2x3xf32>, %n: tensor<2x3xi64>
   func.return %e, %m : tensor<2x3xf32>, tensor<2x3xi64>
 }
 
+// A -0.0 splat made by a factory (aten.full, large enough to stay one) is the same identity as a -0.0
+// constant, and a +0.0 one is not: the sign of a factory's fill is read (`fill or 0.0` made -0.0 a +0.0,
+// and the add stayed).
+// CHECK-LABEL: func.func @full_minus_zero
+// CHECK-NEXT:    %pzero = aten.full {size = [16, 16], fill_value = 0.0} : () -> tensor<16x16xf32>
+// CHECK-NEXT:    %b = aten.add.Tensor %x, %pzero
+// CHECK-NEXT:    func.return %b
+func.func @full_minus_zero(%x: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %mzero = aten.full {size = [16, 16], fill_value = -0.0} : () -> tensor<16x16xf32>
+  %a = aten.add.Tensor %x, %mzero : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %pzero = aten.full {size = [16, 16], fill_value = 0.0} : () -> tensor<16x16xf32>
+  %b = aten.add.Tensor %a, %pzero : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  func.return %b : tensor<16x16xf32>
+}
+
 // Tensor forms, 0/1 on either side where that is an identity; the unused constants go too.
 // CHECK-LABEL: func.func @tensor_identities
 // CHECK-NEXT:    func.return %x

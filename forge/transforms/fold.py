@@ -424,7 +424,8 @@ def _zero_of(value: SSAValue) -> float:
     if isinstance(owner, aten.ConstantOp):
         values = owner.value.get_values()
         return -0.0 if all(math.copysign(1.0, v) < 0 for v in values) else 0.0
-    return float(splat_value(value) or 0.0) if splat_value(value) is not None else 0.0
+    fill = splat_value(value)
+    return 0.0 if fill is None else float(fill)  # not `fill or 0.0`: -0.0 is falsy and would lose its sign
 
 
 def _adds_minus_zero(alpha: Any, zero: Any, subtracts: bool) -> bool:
