@@ -41,8 +41,8 @@ from xdsl.passes import ModulePass
 
 from dialects import npuir as N
 from dialects.shapes import static_shape
-from lowering.npuir_to_buffer import STATE_ATTR
-from lowering.stats import PassStats, functions
+from lowering.npuir_to_buffer import state_values
+from lowering.stats import PassStats
 
 
 @dataclass
@@ -140,18 +140,6 @@ def _rows_as_written(b: _Builder, before: Operation, write: RowWrite) -> SSAValu
     return rows
 
 
-def state_entries(block: Block) -> set[SSAValue]:
-    """The values the function's states hold on entry (its last `forge.state` arguments' `npuir.input`s)."""
-    fn = block.parent_op()
-    names = fn.attributes.get(STATE_ATTR) if fn is not None else None
-    if names is None:
-        return set()
-    first = len(block.args) - len(names.data)
-    return {
-        op.results[0] for op in block.ops if isinstance(op, N.InputOp) and op.properties["index"].value.data >= first
-    }
-
-
 def _rewrite(b: _Builder, sdpa: N.SdpaOp, states: set[SSAValue]) -> bool:
     if sdpa.device.data != N.Device.NPU or N.Params.of(sdpa).get_flag("is_causal"):
         return False
@@ -180,7 +168,7 @@ def _rewrite(b: _Builder, sdpa: N.SdpaOp, states: set[SSAValue]) -> bool:
 
 
 def rewrite_block(block: Block) -> CachedAttentionStats:
-    states = state_entries(block)
+    states = set(state_values(block)[0])
     if not states:
         return CachedAttentionStats()
     b = _Builder(block)
@@ -192,10 +180,7 @@ def rewrite_block(block: Block) -> CachedAttentionStats:
 
 
 def rewrite_module(module: ModuleOp) -> CachedAttentionStats:
-    total = CachedAttentionStats()
-    for fn in functions(module):
-        total.add(rewrite_block(fn.body.block))
-    return total
+    return CachedAttentionStats.over(module, rewrite_block)
 
 
 @dataclass(frozen=True)

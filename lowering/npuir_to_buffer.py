@@ -258,6 +258,22 @@ STATE_ATTR = "forge.state"
 """The function attribute naming its states (`forge.frontend.fx_importer.STATE_ATTR`)."""
 
 
+def state_values(block: Block) -> tuple[list[SSAValue], list[SSAValue]]:
+    """(entry values, exit values) of the function's states: the `npuir.input`s of its last `forge.state`
+    arguments and its last results (none when it has no states)."""
+    fn = block.parent_op()
+    names = fn.attributes.get(STATE_ATTR) if fn is not None else None
+    if names is None:
+        return [], []
+    n = len(names.data)
+    first = len(block.args) - n
+    entries = [op.results[0] for op in block.ops
+               if isinstance(op, N.InputOp) and op.properties["index"].value.data >= first]
+    ret = block.last_op
+    exits = list(ret.operands)[len(ret.operands) - n:] if ret is not None and ret.name == "func.return" else []
+    return entries, exits
+
+
 @dataclass
 class _States:
     """The states of one function: which input index is which state and which value updates it."""

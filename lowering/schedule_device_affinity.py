@@ -40,8 +40,8 @@ from xdsl.passes import ModulePass
 from dialects import npuir as N
 from forge.diagnostics import pass_failure
 from forge.kinds import KINDS
-from lowering.npuir_to_buffer import STATE_ATTR
-from lowering.stats import PassStats, functions
+from lowering.npuir_to_buffer import state_values
+from lowering.stats import PassStats
 
 
 def _device(op: Operation) -> str | None:
@@ -212,14 +212,8 @@ def schedule_block(block: Block) -> ScheduleStats:
 def _state_write_orders(block: Block, index: dict[Operation, int]) -> list[tuple[int, int]]:
     """(reader, write) pairs: a state's write (the op defining its new value, `forge.state`) updates the
     state's buffer in place, so it runs after every other op reading the state's entry value."""
-    fn = block.parent_op()
-    names = fn.attributes.get(STATE_ATTR) if fn is not None else None
-    ret = block.last_op
-    if names is None or ret is None or ret.name != "func.return":
-        return []
-    n = len(names.data)
     pairs: list[tuple[int, int]] = []
-    for value in list(ret.operands)[len(ret.operands) - n :]:
+    for value in state_values(block)[1]:
         j = index.get(value.owner)
         if j is None or not value.owner.operands:
             continue
@@ -238,10 +232,7 @@ def _reorder(block: Block, order: list[Operation]) -> None:
 
 
 def schedule_module(module: ModuleOp) -> ScheduleStats:
-    total = ScheduleStats()
-    for fn in functions(module):
-        total.add(schedule_block(fn.body.block))
-    return total
+    return ScheduleStats.over(module, schedule_block)
 
 
 @dataclass(frozen=True)

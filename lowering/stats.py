@@ -8,11 +8,13 @@ definition of that sum and that record.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Self
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, i64
+from xdsl.ir import Block
 
 
 @dataclass
@@ -23,6 +25,14 @@ class PassStats:
         """Add `other`'s counts to these (a function's counts to the module's)."""
         for field in fields(self):
             setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
+
+    @classmethod
+    def over(cls, module: ModuleOp, per_block: Callable[[Block], Self]) -> Self:
+        """`per_block` run on each function's body (`functions`), its counts summed: the module's record."""
+        total = cls()
+        for fn in functions(module):
+            total.add(per_block(fn.body.block))
+        return total
 
     def as_attribute(self) -> DictionaryAttr:
         """The counters as the module attribute the pass records, e.g. `{vregs = 12 : i64, ...}`."""
