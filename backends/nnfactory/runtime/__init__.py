@@ -63,6 +63,7 @@ from .graph_values import TensorSpec, contiguous, short_dtype
 
 __all__ = [
     "CompiledGraph",
+    "GraphGroup",
     "Runtime",
     "RuntimeInputError",
     "RuntimeUnavailable",
@@ -163,6 +164,47 @@ class CompiledGraph(abc.ABC):
     def _execute(self, inputs: list[np.ndarray]) -> None: ...
 
 
+class GraphGroup:
+    """Graphs of one runtime compiled as one program, so the device prepares the weights they share once
+    (a generator's prefill and decode graphs, a dynamic model's buckets: the same weights at other shapes).
+
+    ``builder.compile(group)`` adds a graph and returns its :class:`CompiledGraph` at once; ``compile()``
+    compiles what was added (again with every graph added before: the group stays one program), and a graph
+    of a group not yet compiled compiles it on its first run. This base compiles each graph alone as it is
+    added (``shares_weights`` False): a runtime whose device can do better returns its own group from
+    :meth:`Runtime.graph_group`.
+    """
+
+    shares_weights: ClassVar[bool] = False
+
+    def __init__(self, runtime: Runtime):
+        self.runtime = runtime
+        self.compile_ms = 0.0
+        """Milliseconds the group's compiles took (the device compiles of its graphs)."""
+        self.graphs = 0
+        """How many graphs joined the group."""
+        self.shared: dict[str, Any] = {}
+        """What the emits of the group's graphs compute once for all of them (the quantized weights)."""
+
+    def join(self, builder: GraphBuilder, params: list[Any], results: list[Any]) -> CompiledGraph:
+        """The compiled graph of `builder` (params and results: its nodes), part of this group."""
+        self.graphs += 1
+        return builder._compile(params, results)
+
+    def report(self) -> dict[str, Any]:
+        """What the group is: its graphs, whether they are one device program, its compiles' milliseconds."""
+        return {"graphs": self.graphs, "one_program": self.shares_weights, "compile_ms": round(self.compile_ms, 1)}
+
+    @property
+    def pending(self) -> bool:
+        """Whether graphs were added since the last compile."""
+        return False
+
+    def compile(self) -> None:
+        """Compile the group (nothing to do in this base: each graph compiled when it was added)."""
+        return None
+
+
 # --------------------------------------------------------------------------- runtimes
 
 
@@ -195,6 +237,10 @@ class Runtime(abc.ABC):
 
     def builder(self) -> GraphBuilder:
         return self.builder_class(self)
+
+    def graph_group(self) -> GraphGroup:
+        """A new group of graphs compiled as one program (:class:`GraphGroup`)."""
+        return GraphGroup(self)
 
     @classmethod
     def native_ops(cls) -> frozenset[str]:

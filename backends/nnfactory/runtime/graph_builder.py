@@ -28,7 +28,7 @@ from .graph_values import (
 from .spatial_ops import SpatialOps
 
 if TYPE_CHECKING:
-    from backends.nnfactory.runtime import CompiledGraph, Runtime
+    from backends.nnfactory.runtime import CompiledGraph, GraphGroup, Runtime
 
 # --------------------------------------------------------------------------- builder
 
@@ -839,13 +839,15 @@ class GraphBuilder(SpatialOps):
         self._results.append(self._own(node))
         return node
 
-    def compile(self) -> CompiledGraph:
+    def compile(self, group: GraphGroup | None = None) -> CompiledGraph:
+        """The compiled graph; with `group`, a graph of that group (compiled with it: `GraphGroup`)."""
         if self._closed:
             raise GraphBuildError("compile", "", "the graph is already compiled")
         if not self._results:
             raise GraphBuildError("compile", "", "no results: mark outputs with result()")
+        params, results = list(self._params), list(self._results)
         try:
-            graph = self._compile(list(self._params), list(self._results))
+            graph = self._compile(params, results) if group is None else group.join(self, params, results)
         except GraphBuildError:
             raise
         except Exception as e:

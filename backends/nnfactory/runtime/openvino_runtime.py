@@ -42,7 +42,7 @@ import openvino.opset8 as opset8
 import openvino.opset16 as ops
 from openvino._pyopenvino import NodeFactory as _NodeFactory
 
-from backends.nnfactory.runtime import CompiledGraph, Runtime, RuntimeUnavailable
+from backends.nnfactory.runtime import CompiledGraph, GraphGroup, Runtime, RuntimeUnavailable
 from backends.nnfactory.runtime.openvino_settings import runtime_properties
 from forge.precision import (
     PrecisionError,
@@ -63,6 +63,7 @@ __all__ = [
     "core",
     "cpu_capabilities",
     "is_available",
+    "stable_names",
 ]
 
 _NP_TO_OV = {
@@ -382,25 +383,26 @@ class OpenVINOGraphBuilder(GraphBuilder):
 
     def _compile(self, params: list[Node], results: list[Node]) -> OpenVINOCompiledGraph:
         model = ov.Model([ov.op.Result(r.handle) for r in results], self._parameters, "forge_nnfactory")
-        if "CACHE_DIR" in self.runtime.properties:
-            _stable_names(model)
-        compiled = core().compile_model(model, self.runtime.device, self.runtime.properties)
+        compiled = self.runtime.compile_model(model)
         graph = OpenVINOCompiledGraph(self.runtime, compiled, [p.spec for p in params], [r.spec for r in results])
         graph.shared_arrays = self._shared_arrays
-        self.runtime.record_compiled(compiled)
         return graph
 
 
-def _stable_names(model: ov.Model) -> None:
+def stable_names(model: ov.Model, prefix: str = "") -> None:
     """Name every node and the graph's input and output tensors by position, for OpenVINO's compiled-model
     cache (CACHE_DIR): its key hashes the serialized graph, whose auto-generated names (`Parameter_1234`,
-    numbered per process) otherwise differ at every build of the same graph, so every load missed it."""
+    numbered per process) otherwise differ at every build of the same graph, so every load missed it.
+    The bodies of `If` ops (a graph group's joint model) are named the same way under their node's name."""
     for i, op in enumerate(model.get_ordered_ops()):
-        op.set_friendly_name(f"n{i}")
+        op.set_friendly_name(f"{prefix}n{i}")
+        if op.get_type_name() == "If":
+            stable_names(op.get_then_body(), f"{prefix}n{i}t")
+            stable_names(op.get_else_body(), f"{prefix}n{i}e")
     for i, port in enumerate(model.inputs):
-        port.get_tensor().set_names({f"in{i}"})
+        port.get_tensor().set_names({f"{prefix}in{i}"})
     for i, port in enumerate(model.outputs):
-        port.get_tensor().set_names({f"out{i}"})
+        port.get_tensor().set_names({f"{prefix}out{i}"})
 
 
 class OpenVINOCompiledGraph(CompiledGraph):
@@ -468,6 +470,20 @@ class OpenVINORuntime(Runtime):
             self.properties["INFERENCE_PRECISION_HINT"] = self.precision
         self.properties.update(properties or {})
         self.effective: dict[str, Any] = {}
+
+    def graph_group(self) -> GraphGroup:
+        """Graphs compiled as one OpenVINO model that holds their shared weights once (`openvino_group`)."""
+        from .openvino_group import OpenVINOGraphGroup  # that module imports this one
+
+        return OpenVINOGraphGroup(self)
+
+    def compile_model(self, model: ov.Model) -> ov.CompiledModel:
+        """`model` compiled for the device with the runtime's properties (named stably for OpenVINO's cache)."""
+        if "CACHE_DIR" in self.properties:
+            stable_names(model)
+        compiled = core().compile_model(model, self.device, self.properties)
+        self.record_compiled(compiled)
+        return compiled
 
     def record_compiled(self, compiled: ov.CompiledModel) -> None:
         """Read the settings back from the first compiled graph (what the plugin really uses)."""

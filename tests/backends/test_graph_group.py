@@ -1,0 +1,151 @@
+"""Graph groups (backends/nnfactory/runtime/openvino_group.py): graphs of one runtime compiled as one OpenVINO
+program run exactly as they do alone, never write into each other's buffers, hold the weights they share once,
+and take graphs added after a compile."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from backends.nnfactory.runtime import GraphGroup, get_runtime
+from backends.nnfactory.runtime.openvino_group import OpenVINOGraphGroup
+
+ROOT = Path(__file__).resolve().parents[2]
+WIDTH, OUT = 32, 48
+
+
+@pytest.fixture(scope="module")
+def runtime():
+    return get_runtime("openvino", "CPU")
+
+
+@pytest.fixture(scope="module")
+def weight():
+    return np.random.default_rng(0).standard_normal((WIDTH, OUT)).astype(np.float32)
+
+
+def _graph(runtime, weight, seq: int, group, *, extras: bool = False):
+    """x[1, seq, WIDTH] @ weight; with `extras` also its row sums and argmax (i64) and its total (rank 0)."""
+    g = runtime.builder()
+    x = g.parameter((1, seq, WIDTH), np.float32)
+    y = g.matmul(x, g.constant(weight))
+    g.result(y)
+    if extras:
+        g.result(g.reduce_sum(y, [2]))
+        g.result(g.reduce_sum(y, [0, 1, 2]))
+    return g.compile(group)
+
+
+def _inputs(seq: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((1, seq, WIDTH)).astype(np.float32)
+
+
+def test_graphs_of_a_group_give_what_they_give_alone(runtime, weight):
+    group = runtime.graph_group()
+    assert isinstance(group, OpenVINOGraphGroup) and group.shares_weights
+    prefill, decode = _graph(runtime, weight, 8, group), _graph(runtime, weight, 1, group, extras=True)
+    alone_prefill, alone_decode = _graph(runtime, weight, 8, None), _graph(runtime, weight, 1, None, extras=True)
+    assert group.pending  # nothing compiled yet: the first run compiles both
+    for seed in range(3):  # alternating, in both orders
+        x8, x1 = _inputs(8, seed), _inputs(1, seed + 10)
+        got = decode.run([x1]) if seed % 2 else prefill.run([x8])
+        want = alone_decode.run([x1]) if seed % 2 else alone_prefill.run([x8])
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            np.testing.assert_array_equal(g, w)
+        np.testing.assert_array_equal(prefill.run([x8])[0], alone_prefill.run([x8])[0])
+    assert not group.pending and prefill.compiled_model is decode.compiled_model
+    assert group.report() == {"graphs": 2, "one_program": True, "compile_ms": round(group.compile_ms, 1)}
+
+
+def test_a_graph_never_writes_into_another_graphs_buffers(runtime, weight):
+    """Each graph's outputs go to the arrays given to its own run; the other graphs' bound buffers keep their
+    values (their outputs go to scratch arrays while another graph runs)."""
+    group = runtime.graph_group()
+    prefill, decode = _graph(runtime, weight, 8, group), _graph(runtime, weight, 1, group, extras=True)
+    x8, x1 = _inputs(8, 1), _inputs(1, 2)
+    held = [np.empty((1, 8, OUT), np.float32)]
+    prefill.run([x8], held)
+    before = held[0].copy()
+    outs = [np.empty((1, 1, OUT), np.float32), np.empty((1, 1), np.float32), np.empty((), np.float32)]
+    for _ in range(2):
+        decode.run([x1], outs)
+        np.testing.assert_array_equal(held[0], before)
+    np.testing.assert_allclose(outs[0], x1 @ weight, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(outs[1], (x1 @ weight).sum(2), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(outs[2], (x1 @ weight).sum(), rtol=1e-5, atol=1e-4)
+    prefill.run([x8], held)  # back: the prefill writes its own buffer again
+    np.testing.assert_allclose(held[0], x8 @ weight, rtol=1e-5, atol=1e-5)
+
+
+def test_a_graph_added_after_the_compile_joins_the_program(runtime, weight):
+    group = runtime.graph_group()
+    first = _graph(runtime, weight, 4, group)
+    x4 = _inputs(4, 3)
+    want4 = first.run([x4])[0]
+    old = first.compiled_model
+    later = _graph(runtime, weight, 2, group)
+    assert group.pending
+    x2 = _inputs(2, 4)
+    np.testing.assert_allclose(later.run([x2])[0], x2 @ weight, rtol=1e-5, atol=1e-5)
+    assert first.compiled_model is later.compiled_model is not old
+    np.testing.assert_array_equal(first.run([x4])[0], want4)
+    assert group.graphs == 2
+
+
+def test_the_base_group_compiles_each_graph_alone(runtime, weight):
+    """A runtime without a better way (the base `GraphGroup`): each graph compiles when it joins."""
+    group = GraphGroup(runtime)
+    a, b = _graph(runtime, weight, 4, group), _graph(runtime, weight, 1, group)
+    assert not group.pending and a.compiled_model is not b.compiled_model
+    x = _inputs(1, 5)
+    np.testing.assert_allclose(b.run([x])[0], x @ weight, rtol=1e-5, atol=1e-5)
+    assert group.report()["one_program"] is False and group.graphs == 2
+
+
+_RSS = """
+import json, sys
+import numpy as np
+from backends.nnfactory.runtime import get_runtime
+
+def rss():
+    return int([l for l in open("/proc/self/status") if l.startswith("VmRSS")][0].split()[1]) * 1024
+
+rt = get_runtime("openvino", "CPU")
+w = np.random.default_rng(0).standard_normal((2048, 8192)).astype(np.float32)  # 64 MiB
+warm = rt.builder()  # the plugin's own memory, before the measure
+warm.result(warm.relu(warm.parameter((1, 4), np.float32)))
+warm.compile().run([np.ones((1, 4), np.float32)])
+start = rss()
+group = rt.graph_group() if sys.argv[1] == "group" else None
+graphs = []
+for seq in (16, 1):
+    g = rt.builder()
+    x = g.parameter((1, seq, 2048), np.float32)
+    g.result(g.matmul(x, g.constant(w)))
+    graphs.append(g.compile(group))
+for seq, graph in zip((16, 1), graphs):
+    graph.run([np.ones((1, seq, 2048), np.float32)])
+print(json.dumps({"grown": rss() - start, "weight": w.nbytes}))
+"""
+
+
+def _grown(mode: str) -> dict[str, int]:
+    done = subprocess.run([sys.executable, "-c", _RSS, mode], cwd=ROOT, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the resident set size from /proc")
+def test_a_group_holds_shared_weights_once():
+    """What the group is for, and what it relies on in OpenVINO's CPU plugin: each compiled model repacks a
+    matmul weight into its own copy, and the If bodies of one compiled model share one copy. Two graphs over
+    one 64 MiB weight grow the process by two copies compiled alone, by one as a group (fresh processes)."""
+    alone, group = _grown("alone"), _grown("group")
+    weight = alone["weight"]
+    assert alone["grown"] > 1.7 * weight, alone  # the premise: two repacked copies
+    assert group["grown"] < 1.3 * weight, group
