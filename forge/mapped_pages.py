@@ -1,4 +1,5 @@
-"""Give back the resident pages of memory-mapped weights once the device holds its own copy.
+"""Give back resident pages nobody needs: memory-mapped weights once the device holds its own copy, and the
+heap pages a compile freed (`return_freed_heap`).
 
 A loaded artifact maps its weights file (safetensors: nothing is copied), and the device compile reads
 every weight into the compiled model (OpenVINO repacks matmul weights into its own layout). After that
@@ -62,3 +63,15 @@ def release(tensors: Iterable[torch.Tensor]) -> int:
         if libc.madvise(ctypes.c_void_p(lo), ctypes.c_size_t(hi - lo), madvise) == 0:
             released += hi - lo
     return released
+
+
+def return_freed_heap() -> int:
+    """Give the heap's free pages back to the OS (glibc's `malloc_trim(0)`) after a compile or a load: their
+    temporaries (the export, the IR of every stage, the probes' activations) are freed by then, but glibc keeps
+    the pages resident for later allocations. Returns 1 when memory was returned, 0 otherwise (nothing to
+    return, or a C library without `malloc_trim`)."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return 0
+    return int(trim(0))

@@ -65,7 +65,7 @@ from forge.weights import WeightStore, weights_of
 from .analysis import SegmentPlan, analyze, describe_op, op_text
 from .executor import CompiledNPUExecutor
 from .program import CpuStep, EmitError, Program, Segment, SegmentStats, SegmentStep, Step, ValueRef
-from .runtime import CompiledGraph, Runtime, get_runtime
+from .runtime import CompiledGraph, GraphGroup, Runtime, get_runtime
 from .runtime.graph_builder import GraphBuilder
 from .runtime.graph_values import GraphBuildError, Node, to_numpy_dtype
 
@@ -388,11 +388,12 @@ def _compressible_uses(seg: SegmentPlan, refs: Mapping[SSAValue, ValueRef]) -> d
     }
 
 
-def compress_weights(analysis: Any, weights: WeightStore, mode: str) -> int:
+def compress_weights(analysis: Any, weights: WeightStore, mode: str, memo: dict[Any, Any] | None = None) -> int:
     """Compress in `weights` (`WeightStore.compress`) each float weight that the analysed program reads only
     as a matmul-like weight or a gather table on the npu (no CPU step reads it), in `mode` (int8 for a weight
-    a gather reads too). Entries already compressed (another graph of the same store) are kept. Returns the
-    number compressed now."""
+    a gather reads too). Entries already compressed (another graph of the same store) are kept. `memo`: the
+    weights quantized before for other graphs (a GraphGroup's), by the tensor's memory: a weight two stores
+    share is quantized once, and the device sees the same compressed arrays. Returns the number compressed now."""
     plans: dict[str, tuple[int, str | None] | None] = {}
     for seg in analysis.segments:
         uses = _compressible_uses(seg, analysis.refs)
@@ -414,9 +415,18 @@ def compress_weights(analysis: Any, weights: WeightStore, mode: str) -> int:
     for name, plan in plans.items():
         if plan is None or name not in weights or not weights.has_data(name) or weights.compressed(name) is not None:
             continue
-        weights.compress(name, quantize(weights[name], plan[1] or mode, plan[0]))
+        weights.compress(name, _quantized(weights[name], plan[1] or mode, plan[0], memo))
         done += 1
     return done
+
+
+def _quantized(w: torch.Tensor, mode: str, k_axis: int, memo: dict[Any, Any] | None) -> Any:
+    if memo is None:
+        return quantize(w, mode, k_axis)
+    key = (w.untyped_storage().data_ptr(), w.storage_offset(), tuple(w.shape), w.stride(), w.dtype, mode, k_axis)
+    if key not in memo:  # the entry holds `w`: its memory cannot be another tensor's while the memo lives
+        memo[key] = (w, quantize(w, mode, k_axis))
+    return memo[key][1]
 
 
 def build_segment(
@@ -428,8 +438,10 @@ def build_segment(
     carrier: np.dtype | None = None,
     trace: GraphTrace | None = None,
     compile: bool = True,
+    group: GraphGroup | None = None,
 ) -> Segment:
-    """Build one segment's graph and compile it (`compile=False`: build only, `graph` None)."""
+    """Build one segment's graph and compile it (`compile=False`: build only, `graph` None; `group`: as a
+    graph of that group, compiled with the group's other graphs)."""
     trace = trace or GraphTrace()
     carrier = carrier if carrier is not None else bool_carrier(runtime)
     start = time.perf_counter()
@@ -472,7 +484,7 @@ def build_segment(
     if compile:
         try:
             with charged("device_compile_ms"):  # the running compile's device-compile stage
-                graph = builder.compile()
+                graph = builder.compile(group)
         except GraphBuildError as e:
             raise EmitError(f"emit: segment {seg.index}: device compile failed: {e}") from e
     compile_ms = (time.perf_counter() - start) * 1e3
@@ -509,22 +521,27 @@ def emit(
     runtime: str | Runtime = "openvino",
     device: str = "CPU",
     func_name: str | None = None,
+    group: GraphGroup | None = None,
 ) -> Program:
     """Compile a `buffer`-dialect function into a `Program` on `runtime` (see the module doc).
 
     `weights` defaults to the WeightStore attached to `module` (`forge.weights.weights_of`).
     `runtime` is a runtime name (`available_runtimes()`) or a `Runtime` instance (then
-    `device` is ignored). Raises `EmitError` naming the op when the IR cannot be emitted.
+    `device` is ignored). `group`: the segments are graphs of that `GraphGroup` (of `runtime`),
+    compiled with the group. Raises `EmitError` naming the op when the IR cannot be emitted.
     """
     start = time.perf_counter()
     if weights is None and isinstance(module, ModuleOp):
         weights = weights_of(module)
     rt = runtime if isinstance(runtime, Runtime) else get_runtime(runtime, device)
+    if group is not None and group.runtime is not rt:
+        raise EmitError(f"emit: the graph group belongs to {group.runtime!r}, not to {rt!r}")
     runtime_ms = (time.perf_counter() - start) * 1e3
     analysis = analyze(module, func_name=func_name)
     analyze_ms = (time.perf_counter() - start) * 1e3 - runtime_ms
     if rt.weights and weights is not None:
-        compress_weights(analysis, weights, rt.weights)
+        memo = None if group is None else group.shared.setdefault("quantized", {})
+        compress_weights(analysis, weights, rt.weights, memo)
     sources = _Sources(weights, analysis.constants)
     for step in analysis.items:  # cpu ops read weights from the store: fail early if missing
         if isinstance(step, CpuStep):
@@ -533,7 +550,7 @@ def emit(
                     sources.tensor(r)
     carrier = bool_carrier(rt)
     segments = tuple(
-        build_segment(rt, seg, analysis.refs, sources, carrier=carrier) for seg in analysis.segments
+        build_segment(rt, seg, analysis.refs, sources, carrier=carrier, group=group) for seg in analysis.segments
     )
     steps: list[Step] = [
         SegmentStep(item.index) if isinstance(item, SegmentPlan) else item for item in analysis.items

@@ -47,6 +47,7 @@ import torch.utils._pytree as pytree
 from forge.driver.options import CompileOptions
 from forge.driver.static_compile import compile_static
 from forge.frontend.node_locations import recorded_model_frames
+from forge.mapped_pages import return_freed_heap
 
 MAX_BUCKET_LEN = 1 << 16
 """A Dim's max above this is taken for "unbounded" (torch.export's default is infinity)."""
@@ -357,6 +358,9 @@ class DynamicCompiledModel:
     static_compile: Callable[..., Any] = compile_static
     """What compiles one bucket: `static_compile(model, args, kwargs, options=...)` (a test may count its calls)."""
     checks_ms: dict[str, float] = field(default_factory=dict)
+    group: Any = None
+    """The GraphGroup every bucket's graphs join (made with the first bucket): one device program, so the
+    buckets hold the weights they share once; each compiled bucket compiles it again with every bucket."""
     _compiled: dict[int, Bucket] = field(default_factory=dict)
     stats: dict[str, int] = field(default_factory=lambda: {"calls": 0, "valid_tokens": 0, "padded_tokens": 0})
     _signature: inspect.Signature | None = None
@@ -383,6 +387,7 @@ class DynamicCompiledModel:
                 "inputs": [f"{n}[{d}]" for n, d in self.dim.uses],
                 "buckets": list(self.bucket_sizes),
                 "compiled": {str(b): round(c.compile_ms, 3) for b, c in sorted(self._compiled.items())},
+                **({"device_program": self.group.report()} if self.group is not None else {}),
                 "pad_values": {n: self.pad_values.get(n, 0) for n, _ in self.dim.uses},
                 **{k: round(v, 3) for k, v in self.checks_ms.items()},
                 **self.stats,
@@ -397,21 +402,32 @@ class DynamicCompiledModel:
             )
         return next(b for b in self.bucket_sizes if b >= length)
 
-    def compile_bucket(self, length: int) -> Any:
-        """The CompiledModel of bucket `length` (compiled now if it is not yet)."""
+    def compile_bucket(self, length: int, *, device_compile: bool = True) -> Any:
+        """The CompiledModel of bucket `length` (compiled now if it is not yet); `device_compile=False` leaves
+        the device compile of the buckets' program to the next call (`compile_all` compiles it once)."""
         if length not in self._compiled:
             if length not in self.bucket_sizes:
                 raise DynamicShapeError(f"{length} is not a bucket (buckets: {list(self.bucket_sizes)})")
             inputs = resize_inputs(self.example, self.dim, length, self.pad_values)
             args, kwargs = self._split(inputs)
             start = time.perf_counter()
-            compiled = self.static_compile(self.model, args, kwargs, options=self.options)
+            if self.group is None:
+                from forge.driver.emit import runtime_for
+
+                self.group = runtime_for(self.options).graph_group()
+            compiled = self.static_compile(self.model, args, kwargs, options=self.options, group=self.group)
+            if device_compile:
+                self.group.compile()
+                return_freed_heap()
             self._compiled[length] = Bucket(length, compiled, (time.perf_counter() - start) * 1e3)
         return self._compiled[length].compiled
 
     def compile_all(self) -> DynamicCompiledModel:
         for b in self.bucket_sizes:
-            self.compile_bucket(b)
+            self.compile_bucket(b, device_compile=False)
+        if self.group is not None:
+            self.group.compile()
+        return_freed_heap()
         return self
 
     def save(self, directory: Any) -> Any:

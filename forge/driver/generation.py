@@ -65,10 +65,12 @@ import torch
 from torch import nn
 
 from forge.driver.compilation import Compilation, Stage
+from forge.driver.emit import runtime_for
 from forge.driver.options import CompileOptions
 from forge.driver.sampling import Decoding, GenerateError
 from forge.driver.stages import EMIT, IMPORT_MODULE, LOWER, OPTIMIZE, PLAN
 from forge.frontend.fx_importer import ImportedProgram
+from forge.mapped_pages import return_freed_heap
 
 __all__ = ["GenerateError", "Generator", "StaticCacheLM", "compile_generator", "generate"]
 
@@ -224,12 +226,13 @@ def _compile_step(
     states: Any,
     options: CompileOptions,
     source: Any = None,
+    group: Any = None,
 ) -> CompiledStep:
     """One graph; its report says what a call moves between the devices: `transfer_bytes` in all, of which
     `state_bytes_moved` are the KV cache's (`new_row_bytes`: the rows the call writes, what a cache kept on
     the device must still receive)."""
     c = Compilation(options, model=wrapper, args=args)
-    c.extras.update(state=True, states=states, weights_source=source)
+    c.extras.update(state=True, states=states, weights_source=source, graph_group=group)
     c.run(STEP)
     ms = (time.perf_counter() - c.started) * 1e3
     program = c.executor.program
@@ -308,8 +311,11 @@ class Generator:
         decode: CompiledStep,
         states: Any,
         options: CompileOptions | None = None,
+        group: Any = None,
     ):
         self.hf = hf
+        self.group = group
+        """The GraphGroup both graphs belong to (one device program holding the weights once), if any."""
         self.options = options or CompileOptions()
         self.batch, self.chunk, self.cache_len = batch, chunk, cache_len
         self.prefill, self.decode = prefill, decode
@@ -483,6 +489,7 @@ class Generator:
             "weights": self.options.weights,
             "prefill": self.prefill.report,
             "decode": self.decode.report,
+            **({"device_program": self.group.report()} if self.group is not None else {}),
         }
 
 
@@ -561,9 +568,12 @@ def compile_generator(
     if source is not None:  # traced on the meta device with the model (the importer's IR is the host's)
         prefill_args = tuple(a.to("meta") for a in prefill_args)
         decode_args = tuple(a.to("meta") for a in decode_args)
-    prefill = _compile_step("prefill", wrapper, prefill_args, states, options, source)
-    decode = _compile_step("decode", wrapper, decode_args, states, options, source)
-    return Generator(hf, batch, chunk, cache_len, prefill, decode, states, options)
+    group = runtime_for(options).graph_group()  # both graphs, one device program: one copy of the weights
+    prefill = _compile_step("prefill", wrapper, prefill_args, states, options, source, group)
+    decode = _compile_step("decode", wrapper, decode_args, states, options, source, group)
+    group.compile()
+    return_freed_heap()
+    return Generator(hf, batch, chunk, cache_len, prefill, decode, states, options, group)
 
 
 _GENERATORS: weakref.WeakKeyDictionary[nn.Module, dict[tuple, Generator]] = weakref.WeakKeyDictionary()

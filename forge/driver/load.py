@@ -13,6 +13,7 @@ from forge.driver.compilation import Compilation
 from forge.driver.compile_errors import LoadError
 from forge.driver.options import CompileOptions
 from forge.driver.stages import EMIT
+from forge.mapped_pages import return_freed_heap
 
 OV_CACHE = "ov_cache"
 """The folder of OpenVINO's compiled-model cache inside an artifact directory (`load`'s `cache_dir`)."""
@@ -117,6 +118,7 @@ def load_static(
     executor = c.executor
     report = {**modes, **{key: round(c.clock.ms[key], 3) for key in ("emit_ms", "device_compile_ms")}}
     report["released_weight_bytes"] = saved.weights.release_mapped_pages()  # the device holds its copy now
+    return_freed_heap()
     signature, cast, notes = meta_call(directory, meta, saved.inputs, saved.results)
     if notes:
         report["notes"] = [*report.get("notes", []), *notes]

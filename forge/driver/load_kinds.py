@@ -16,6 +16,7 @@ from forge.diagnostics import one_line
 from forge.driver.artifact_files import SAVED_META, SAVED_WEIGHTS, _check_weights, _read_ir, _read_weights, sha256
 from forge.driver.compile_errors import LoadError
 from forge.driver.saved_kinds import GENERATOR_GRAPHS, _field, _options_from
+from forge.mapped_pages import return_freed_heap
 
 
 def load_dynamic(
@@ -119,6 +120,7 @@ def load_generator(
                 raise LoadError(f"{target}: changed since it was saved (SHA-256 differs from {path})")
     weights = _read_weights(directory / SAVED_WEIGHTS)
     states = StateStore()
+    group = _graph_group(options, path)
     steps = {}
     reports = meta.get("reports") if isinstance(meta.get("reports"), dict) else {}
     for name in GENERATOR_GRAPHS:
@@ -126,7 +128,7 @@ def load_generator(
         module = _read_ir(ir)
         _check_weights(directory, module, weights)
         c = Compilation(options, imported=ImportedProgram(module, weights, inputs=[]))
-        c.extras["states"] = states
+        c.extras.update(states=states, graph_group=group)
         try:
             c.run((EMIT,))
         except Exception as err:
@@ -137,13 +139,30 @@ def load_generator(
         report = {**reports.get(name, {}), "emit_ms": round(c.clock.ms["emit_ms"], 3)}
         step = CompiledStep(name, c.executor, module, c.imported, 0.0, report)
         steps[name] = step
-    steps["decode"].report["released_weight_bytes"] = weights.release_mapped_pages()  # both graphs hold theirs
+    try:
+        group.compile()
+    except Exception as err:  # the device compile of both graphs (OpenVINO's message)
+        message = f"{directory}: the device compile of the generator's graphs failed: {one_line(str(err))}"
+        raise LoadError(message) from err
+    steps["decode"].report["released_weight_bytes"] = weights.release_mapped_pages()  # the device holds its copy
+    return_freed_heap()
     hf = SimpleNamespace(generation_config=_generation_config(path, meta.get("generation_config")))
-    gen = Generator(hf, batch, chunk, cache_len, steps["prefill"], steps["decode"], states, options)
+    gen = Generator(hf, batch, chunk, cache_len, steps["prefill"], steps["decode"], states, options, group)
     gen.compiles = 0
     gen.eos = [int(t) for t in meta.get("eos") or []]
     gen.pad = meta.get("pad")
     return gen
+
+
+def _graph_group(options: Any, path: Path) -> Any:
+    """The GraphGroup a loaded model's graphs join (one device program, one copy of the weights)."""
+    from forge.driver.compile_errors import CompileError
+    from forge.driver.emit import runtime_for
+
+    try:
+        return runtime_for(options).graph_group()
+    except CompileError as err:
+        raise LoadError(f"{path}: {err}") from None
 
 
 def _generation_config(path: Path, entry: Any) -> Any:

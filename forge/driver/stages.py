@@ -111,10 +111,14 @@ PLAN = Stage("memory planning", _plan, clock="lower_ms")
 
 def _emit(c: Compilation) -> None:
     """The program and its executor (the device compile inside charges `device_compile_ms` itself);
-    `extras["states"]`: the StateStore a generator's graphs share."""
+    `extras["states"]`: the StateStore a generator's graphs share; `extras["graph_group"]`: the GraphGroup
+    its graphs join (a generator's, a dynamic model's), whose compile the caller runs."""
     from forge.driver.emit import emit_executor
 
-    c.executor = emit_executor(c.module, c.weights, c.options, states=c.extras.get("states"))
+    extras = c.extras
+    c.executor = emit_executor(
+        c.module, c.weights, c.options, states=extras.get("states"), group=extras.get("graph_group")
+    )
 
 
 def _result(c: Compilation) -> None:

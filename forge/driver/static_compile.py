@@ -10,6 +10,7 @@ from typing import Any
 
 from forge.driver.compilation import Compilation, Stage
 from forge.driver.stages import ACCURACY, EXPORT_IMPORT, IMPORTED, INPUTS
+from forge.mapped_pages import return_freed_heap
 
 
 def _check(c: Compilation) -> None:
@@ -42,10 +43,14 @@ def compile_stages(options: Any) -> tuple[Stage, ...]:
     return stages
 
 
-def compile_static(model: Any, args: Any, kwargs: dict[str, Any] | None = None, *, options: Any) -> Any:
+def compile_static(
+    model: Any, args: Any, kwargs: dict[str, Any] | None = None, *, options: Any, group: Any = None
+) -> Any:
     """`forge.compile` for the static shapes of (args, kwargs): `compile_stages(options)` over one Compilation;
-    the dynamic-shape facade compiles each bucket with it."""
+    the dynamic-shape facade compiles each bucket with it (`group`: the GraphGroup its graphs join)."""
     c = Compilation(options, model=model, args=args, kwargs=kwargs or {})
+    c.extras["graph_group"] = group
     c.run(compile_stages(options))
     c.account_wall_clock()
+    return_freed_heap()
     return c.result

@@ -1,0 +1,77 @@
+"""One copy of the weights across a model's graphs (issue 32 item 4): a generator's prefill and decode graphs
+and a dynamic model's buckets are one device program (a `GraphGroup`, backends/nnfactory/runtime/
+openvino_group.py), compiled or loaded, f32 or int8 (whose weights are quantized once for all the graphs).
+tests/backends/test_graph_group.py measures the memory the group saves; here the compilers build it."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.export import Dim
+
+import forge
+from forge.driver.generation import compile_generator
+from forge.models import build_model, example_inputs
+from tests.compiler.test_generator_reuse import _model
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def _programs(*executors) -> set[int]:
+    """The device programs the executors' segments run in (by identity)."""
+    return {id(seg.graph.compiled_model) for ex in executors for seg in ex.program.segments}
+
+
+def _segments(*executors) -> int:
+    return sum(len(ex.program.segments) for ex in executors)
+
+
+@pytest.mark.parametrize("weights", [None, "int8"])
+def test_a_generator_is_one_device_program(weights, tmp_path):
+    hf = _model("llama")
+    gen = compile_generator(hf, cache_len=48, chunk=8, weights=weights)
+    steps = (gen.prefill.executor, gen.decode.executor)
+    assert len(_programs(*steps)) == 1
+    assert gen.report()["device_program"]["graphs"] == _segments(*steps) == 2
+    assert gen.report()["device_program"]["one_program"] is True
+    ids = torch.randint(0, hf.config.vocab_size - 1, (1, 11), generator=torch.Generator().manual_seed(1))
+    tokens = gen.generate(ids, 5)
+    if weights is None:  # the exact graphs: transformers' greedy tokens
+        assert torch.equal(tokens, hf.generate(ids, max_new_tokens=5, do_sample=False))
+    else:  # both graphs read the same compressed arrays: quantized once
+        prefill, decode = gen.prefill.imported.weights, gen.decode.imported.weights
+        shared = [n for n in prefill.names() if prefill.compressed(n) is not None and n in decode]
+        assert shared and all(prefill.compressed(n) is decode.compressed(n) for n in shared)
+    gen.save(tmp_path / "gen")
+    loaded = forge.load(tmp_path / "gen")
+    assert len(_programs(loaded.prefill.executor, loaded.decode.executor)) == 1
+    assert torch.equal(loaded.generate(ids, 5), tokens)
+
+
+SEQ = Dim("seq", min=8, max=32)
+
+
+def test_dynamic_buckets_are_one_device_program():
+    """compile_all: every bucket joins one program, compiled once; a bucket compiled later (a call of a new
+    length) joins it too, and every bucket still gives eager's values."""
+    model = build_model("gpt2", small=True).hf.eval()
+    ids = example_inputs("gpt2", seq_len=16, small=True, seed=0)[0]
+    dyn = forge.compile(model, (ids,), kwargs={"use_cache": False}, dynamic_shapes=({1: SEQ}, None), buckets=[8, 16])
+    dyn.compile_all()
+    executors = [c.executor for c in dyn.buckets.values()]
+    assert dyn.bucket_sizes == (8, 16, 32)  # the max is always a bucket
+    assert len(_programs(*executors)) == 1 and dyn.report["dynamic"]["device_program"]["graphs"] == 3
+    lazy = forge.compile(model, (ids,), kwargs={"use_cache": False}, dynamic_shapes=({1: SEQ}, None), buckets=[8, 16])
+    for length in (13, 30, 8):  # buckets 16, 32, 8, one at a time
+        x = example_inputs("gpt2", seq_len=length, small=True, seed=length)[0]
+        got = lazy(x, use_cache=False).logits
+        with torch.no_grad():
+            want = model(x, use_cache=False).logits
+        assert (got - want).abs().max() < 1e-4
+    assert sorted(lazy.buckets) == [8, 16, 32]
+    assert len(_programs(*(c.executor for c in lazy.buckets.values()))) == 1
+    for length in (8, 16, 32):  # after the joins, the first buckets still give their values
+        x = example_inputs("gpt2", seq_len=length, small=True, seed=length + 1)[0]
+        with torch.no_grad():
+            want = model(x, use_cache=False).logits
+        assert (lazy(x, use_cache=False).logits - want).abs().max() < 1e-4
