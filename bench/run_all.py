@@ -26,7 +26,7 @@ if str(ROOT) not in sys.path:  # `python bench/run_all.py` puts bench/, not the 
     sys.path.insert(0, str(ROOT))
 
 SECTIONS = ["compile_time", "latency", "scaling", "pass_profile", "fidelity", "fusion_gain", "dynamic_shapes",
-            "precision", "node_profile", "generate"]
+            "precision", "node_profile", "generate", "weight_copies"]
 
 DOC_HEADER = """# Benchmarks
 

@@ -1,0 +1,128 @@
+"""One copy of the weights across a model's graphs (issue 32 item 4): the resident memory a 5-bucket dynamic
+GPT-2 and a generator (prefill + decode graphs) add, against one static compile of the same model.
+
+Each system runs in a fresh interpreter (`python -m bench.weight_copies --worker SYSTEM`), as a user runs
+it: build the model (seeded random weights), read VmRSS, compile, call every graph once, read VmRSS again;
+the growth is the figure. *static*: `forge.compile` at the longest length (128); *dynamic*: `dynamic_shapes`
+over [8, 128] with buckets 8, 16, 32, 64, 128, `compile_all()` and one call per bucket; *generator*:
+`compile_generator(prompt_len=128, max_new_tokens=64)` and 4 generated tokens. `--quick`: GPT-2 small,
+lengths up to 16.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import common
+
+SYSTEMS = ("static", "dynamic", "generator")
+LENGTH, QUICK_LENGTH = 128, 16
+BUCKETS, QUICK_BUCKETS = (8, 16, 32, 64, 128), (8, 16)
+TARGET = 1.1
+"""The issue's bound: a 5-bucket dynamic GPT-2 within 1.1x the resident memory of one static compile."""
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    config = {"model": "gpt2" + (" (small)" if quick else " 12L"), "systems": list(SYSTEMS),
+              "buckets": list(QUICK_BUCKETS if quick else BUCKETS), "length": QUICK_LENGTH if quick else LENGTH}
+    with common.recorded("weight_copies", quick, config) as result:
+        flags = ["--quick"] if quick else []
+        result["systems"] = {s: common.fresh_runs("weight_copies", ["--worker", s, *flags], 1)[0] for s in SYSTEMS}
+    return result
+
+
+def _worker(system: str, quick: bool) -> dict[str, Any]:
+    import torch
+
+    import forge
+    from forge.models import build_model
+
+    length = QUICK_LENGTH if quick else LENGTH
+    model = build_model("gpt2", small=quick).hf.eval()
+    ids = torch.randint(0, model.config.vocab_size, (1, length), generator=torch.Generator().manual_seed(0))
+    weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+    start_rss, start = common_rss(), time.perf_counter()
+    program: dict[str, Any] = {}
+    if system == "static":
+        static = forge.compile(model, (ids,), kwargs={"use_cache": False})  # held until the RSS is read
+        static(ids, use_cache=False)
+    elif system == "dynamic":
+        buckets = QUICK_BUCKETS if quick else BUCKETS
+        dim = torch.export.Dim("seq", min=buckets[0], max=length)
+        dyn = forge.compile(model, (ids,), kwargs={"use_cache": False}, dynamic_shapes=({1: dim}, None),
+                            buckets=list(buckets)).compile_all()
+        for b in buckets:
+            dyn(ids[:, :b], use_cache=False)
+        program = dyn.report["dynamic"].get("device_program", {})
+    else:
+        from forge.driver.generation import compile_generator
+
+        gen = compile_generator(model, prompt_len=length, max_new_tokens=64 if not quick else 8)
+        gen.generate(ids, 4)
+        program = gen.report().get("device_program", {})
+    grown = common_rss() - start_rss
+    return {"rss_growth_bytes": grown, "seconds": time.perf_counter() - start, "weight_bytes": weight_bytes,
+            "device_program": program}
+
+
+def common_rss() -> int:
+    """This process's resident set size in bytes (Linux /proc)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def ratios(result: dict[str, Any]) -> dict[str, float]:
+    static = result["systems"]["static"]["rss_growth_bytes"]
+    return {s: r["rss_growth_bytes"] / static for s, r in result["systems"].items()}
+
+
+def render(result: dict[str, Any], figures: Path) -> str:
+    rows = []
+    r = ratios(result)
+    for name, m in result["systems"].items():
+        program = m.get("device_program") or {}
+        rows.append([name, f"{m['rss_growth_bytes'] / 2**20:,.0f}", f"{r[name]:.2f}x",
+                     f"{m['rss_growth_bytes'] / m['weight_bytes']:.2f}x", str(program.get("graphs", 1)),
+                     f"{m['seconds']:.1f}"])
+    return ("## Weight copies: one device program per model\n\n"
+            f"{result['config']['model']}: what each system adds to a fresh process's resident memory (VmRSS), "
+            "compiled and called once per graph; a generator's graphs and a dynamic model's buckets are one "
+            "OpenVINO program (their weights repacked once).\n\n"
+            + common.table(["system", "RSS growth MiB", "vs static", "vs f32 weight bytes", "graphs", "s"], rows)
+            + "\n" + _figure(result, figures) + "\n")
+
+
+def _figure(result: dict[str, Any], figures: Path) -> str:
+    plt = common.pyplot()
+    fig, ax = plt.subplots(figsize=(5, 2.6))
+    names = list(result["systems"])
+    ax.bar(names, [result["systems"][n]["rss_growth_bytes"] / 2**20 for n in names], color="#d62728")
+    static = result["systems"]["static"]["rss_growth_bytes"] / 2**20
+    ax.axhline(static * TARGET, color="k", linestyle="--", linewidth=0.8, label=f"{TARGET}x static")
+    ax.set_ylabel("RSS growth (MiB)")
+    ax.set_title(f"{result['config']['model']}: resident memory per system", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return common.save_figure(fig, figures, "weight_copies", "resident memory per system")
+
+
+def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
+    r = ratios(result)
+    return [common.target_row("5-bucket dynamic GPT-2 resident memory vs one static compile (issue 32)",
+                              r["dynamic"], TARGET, higher_is_better=False, unit="x",
+                              why="each bucket keeps its own planned arena and OpenVINO activations; "
+                                  "an If body's outputs are copied once")]
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--worker", choices=SYSTEMS, required=True)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    print(json.dumps(_worker(args.worker, args.quick)))
