@@ -83,6 +83,22 @@ def test_a_graph_never_writes_into_another_graphs_buffers(runtime, weight):
     np.testing.assert_allclose(held[0], x8 @ weight, rtol=1e-5, atol=1e-5)
 
 
+def test_graphs_of_a_group_called_from_two_threads(runtime, weight):
+    """The group's one request serves one call at a time: two threads calling two graphs both get theirs."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    group = runtime.graph_group()
+    graphs = {8: _graph(runtime, weight, 8, group), 1: _graph(runtime, weight, 1, group)}
+
+    def calls(seq: int) -> float:
+        x = _inputs(seq, seq)
+        return max(float(np.abs(graphs[seq].run([x])[0] - x @ weight).max()) for _ in range(40))
+
+    with ThreadPoolExecutor(2) as pool:
+        worst = list(pool.map(calls, (8, 1)))
+    assert max(worst) < 1e-4, worst
+
+
 def test_a_graph_added_after_the_compile_joins_the_program(runtime, weight):
     group = runtime.graph_group()
     first = _graph(runtime, weight, 4, group)
