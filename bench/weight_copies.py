@@ -5,8 +5,10 @@ Each system runs in a fresh interpreter (`python -m bench.weight_copies --worker
 it: build the model (seeded random weights), read VmRSS, compile, call every graph once, read VmRSS again;
 the growth is the figure. *static*: `forge.compile` at the longest length (128); *dynamic*: `dynamic_shapes`
 over [8, 128] with buckets 8, 16, 32, 64, 128, `compile_all()` and one call per bucket; *generator*:
-`compile_generator(prompt_len=128, max_new_tokens=64)` and 4 generated tokens. `--quick`: GPT-2 small,
-lengths up to 16.
+`compile_generator(prompt_len=128, max_new_tokens=64)` and 4 generated tokens; *openvino-dynamic*, the other way
+to one copy of the weights, one graph with a dynamic sequence dimension (OpenVINO's own path:
+`bench.dynamic_shapes.convert_openvino` over [8, 128], one `compile_model`, one call per bucket length).
+`--quick`: GPT-2 small, lengths up to 16.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from bench import common
 
-SYSTEMS = ("static", "dynamic", "generator")
+SYSTEMS = ("static", "dynamic", "generator", "openvino-dynamic")
 LENGTH, QUICK_LENGTH = 128, 16
 BUCKETS, QUICK_BUCKETS = (8, 16, 32, 64, 128), (8, 16)
 TARGET = 1.1
@@ -36,8 +40,6 @@ def run(quick: bool = False) -> dict[str, Any]:
 
 
 def _worker(system: str, quick: bool) -> dict[str, Any]:
-    import torch
-
     import forge
     from forge.models import build_model
 
@@ -58,6 +60,13 @@ def _worker(system: str, quick: bool) -> dict[str, Any]:
         for b in buckets:
             dyn(ids[:, :b], use_cache=False)
         program = dyn.report["dynamic"].get("device_program", {})
+    elif system == "openvino-dynamic":
+        from bench.dynamic_shapes import compile_openvino, convert_openvino
+
+        buckets = QUICK_BUCKETS if quick else BUCKETS
+        call = compile_openvino(convert_openvino(_Logits(model), ids, buckets[0], length), (buckets[0], length))[0]
+        for b in buckets:
+            call(ids[:, :b])
     else:
         from forge.driver.generation import compile_generator
 
@@ -67,6 +76,17 @@ def _worker(system: str, quick: bool) -> dict[str, Any]:
     grown = common_rss() - start_rss
     return {"rss_growth_bytes": grown, "seconds": time.perf_counter() - start, "weight_bytes": weight_bytes,
             "device_program": program}
+
+
+class _Logits(torch.nn.Module):
+    """The model's logits alone (no cache), what OpenVINO's converter takes."""
+
+    def __init__(self, hf: torch.nn.Module):
+        super().__init__()
+        self.hf = hf
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.hf(input_ids, use_cache=False).logits
 
 
 def common_rss() -> int:
