@@ -161,13 +161,15 @@ def _summary(args: argparse.Namespace, hf: Any, gen: Any, compile_s: float, timi
     report = gen.report()
     decode = timings["decode_ms"]
     state_kib = report["decode"]["state_bytes"] / 2**10
+    program = report.get("device_program") or {}
+    device = f", device program {program['compile_ms'] / 1e3:.1f} s" if program.get("one_program") else ""
     lines = [
         f"{args.model} ({type(hf).__name__}, {hf.config.num_hidden_layers} layers, {_weights_note(args)}): "
         f"batch {args.batch}, prompt {args.prompt_len}, {args.new_tokens} new tokens, KV cache "
         f"{gen.cache_len} positions ({report['decode']['states']} state buffers, {state_kib:,.0f} KiB, "
         "allocated once, updated in place)",
         f"compile: {compile_s:.1f} s (prefill {report['prefill']['compile_ms'] / 1e3:.1f} s, decode "
-        f"{report['decode']['compile_ms'] / 1e3:.1f} s); cpu fallback per step: "
+        f"{report['decode']['compile_ms'] / 1e3:.1f} s{device}); cpu fallback per step: "
         + (", ".join(f"{k} x{v}" for k, v in report["decode"]["cpu_fallback"].items()) or "none"),
         f"prefill: {timings['prefill_ms']:.1f} ms ({args.batch} x {args.prompt_len} tokens, first new token)",
     ]

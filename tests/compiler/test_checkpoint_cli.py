@@ -52,7 +52,9 @@ def test_compile_checkpoint_folder(checkpoint, tmp_path, capsys):
 def test_generate_checkpoint_folder(checkpoint, capsys):
     hf, folder = checkpoint
     assert main(["generate", str(folder), "--prompt-len", "8", "--new-tokens", "6", "--quiet"]) == 0
-    tokens = [int(t) for t in re.search(r"tokens\[0\]: ([\d ]+)", capsys.readouterr().out).group(1).split()]
+    out = capsys.readouterr().out
+    assert re.search(r"^compile: .*, device program [\d.]+ s\)", out, re.M)  # both graphs: one program
+    tokens = [int(t) for t in re.search(r"tokens\[0\]: ([\d ]+)", out).group(1).split()]
     ids = torch.randint(0, hf.config.vocab_size, (1, 8), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():  # eager greedy decoding, no cache
         for _ in range(6):
