@@ -84,6 +84,16 @@ def _same_storageless(a: torch.Tensor, b: torch.Tensor) -> bool:
             and a.numel() == 0 and b.numel() == 0)
 
 
+def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Same shape, dtype and bytes (bitwise: -0.0 is not 0.0, a NaN equals the same NaN); False for meta tensors."""
+    import torch
+
+    if a.shape != b.shape or a.dtype != b.dtype or "meta" in (a.device.type, b.device.type):
+        return False
+    as_bytes = [t.detach().contiguous().reshape(-1).view(torch.uint8) for t in (a, b)]
+    return bool(torch.equal(*as_bytes))
+
+
 class WeightStore:
     """An ordered mapping from weight name to `torch.Tensor`, with tied weights stored once.
 
@@ -153,6 +163,37 @@ class WeightStore:
             if canonical in keep:
                 result._aliases[alias] = canonical
         return result
+
+    def adopt(self, other: WeightStore, names: Iterable[str]) -> None:
+        """Hold `other`'s entries for `names` by reference (float tensors, compressed forms and the aliases that
+        resolve to them): graphs saved with one weights file share its memory. A name already here with other
+        data is a `ValueError`."""
+        keep = {other.resolve(n) for n in names}
+        for name in other.names():
+            if name not in keep:
+                continue
+            held = other._tensors[name]
+            if isinstance(held, CompressedWeight):
+                if name in self and not self.same_entry(name, other):
+                    raise ValueError(f"weight {name!r} is already in the store with different data")
+                self._tensors[name] = held
+            else:
+                self.add(name, held)
+        for alias, canonical in other._aliases.items():
+            if canonical in keep and alias not in self:
+                self._aliases[alias] = self.resolve(canonical)
+
+    def same_entry(self, name: str, other: WeightStore) -> bool:
+        """Whether `name` holds the same values here and in `other`: the same memory, or the same shape, dtype
+        and bytes (NaN payloads included); a compressed entry: the same form with the same integers and scales."""
+        a, b = self._tensors[self.resolve(name)], other._tensors[other.resolve(name)]
+        if isinstance(a, CompressedWeight) or isinstance(b, CompressedWeight):
+            if not (isinstance(a, CompressedWeight) and isinstance(b, CompressedWeight)):
+                return False
+            return a is b or ((a.mode, a.k_axis) == (b.mode, b.k_axis)
+                              and _same_bytes(a.data, b.data) and _same_bytes(a.scale, b.scale))
+        key = _storage_key(a)
+        return (key is not None and key == _storage_key(b)) or _same_bytes(a, b)
 
     def compress(self, name: str, compressed: CompressedWeight) -> None:
         """Hold `name`'s entry (and so its aliases) as `compressed` instead of its float tensor, which the

@@ -394,3 +394,30 @@ def test_memory_that_is_not_an_unwritten_file_mapping_is_left_alone(tmp_path: Pa
     loaded["w"][0, 0] = 5.0  # copy-on-write: that page is anonymous now
     assert loaded.release_mapped_pages() == 0
     assert loaded["w"][0, 0].item() == 5.0 and torch.equal(loaded["w"][1:], kept[1:])
+
+
+def test_same_entry_is_bitwise_and_adopt_shares_memory():
+    """`same_entry`: the same memory, or the same shape, dtype and bytes (-0.0 differs from 0.0, a NaN matches
+    the same NaN); a compressed entry matches the same form only. `adopt` holds the other store's entries (and
+    their aliases) by reference."""
+    from forge.quantize import quantize
+
+    values = torch.tensor([[1.0, -0.0], [float("nan"), float("inf")]])
+    a, b, c, d = WeightStore(), WeightStore(), WeightStore(), WeightStore()
+    a.add("w", values)
+    a.add("tied", values)  # an alias of "w"
+    b.add("w", values.clone())
+    c.add("w", torch.tensor([[1.0, 0.0], [float("nan"), float("inf")]]))
+    d.add("w", values.clone())
+    d.compress("w", quantize(torch.ones(2, 2), "int8"))
+    assert a.same_entry("w", b)
+    assert not a.same_entry("w", c)  # -0.0 against 0.0
+    assert not a.same_entry("w", d) and not d.same_entry("w", a)
+    e = WeightStore()
+    e.adopt(a, ["tied"])
+    assert e["w"].data_ptr() == values.data_ptr() and e.resolve("tied") == "w"
+    with pytest.raises(ValueError, match="different data"):
+        e.adopt(c, ["w"])
+    f = WeightStore()
+    f.adopt(d, ["w"])
+    assert f.compressed("w") is d.compressed("w") and f.same_entry("w", d)

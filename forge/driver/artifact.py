@@ -73,20 +73,23 @@ class CompiledModel:
             outputs = self.cast.restore(outputs)
         return self.signature.unflatten(outputs)
 
-    def save(self, directory: str | Path) -> Path:
+    def save(self, directory: str | Path, *, shared_weights: dict[str, Any] | None = None) -> Path:
         """Write the buffer-level IR, its weights and the plan's metadata to `directory`.
 
         meta.json records the call signature (input names and structure, the output TreeSpec) and the
         cast policy, so the loaded model is called and returns as this one; and the SHA-256 of the IR
         and weights files: `load` refuses changed files (a flipped weight byte is otherwise
         invisible); drop its "files" entry to load edited IR. External weights (`compile_meta`) are
-        referenced by their manifest, not copied.
+        referenced by their manifest, not copied. `shared_weights` (`{"file": path relative to `directory`,
+        "sha256": its digest, "names": [...]}`): those weights are in that file, written once for several
+        models (a dynamic model's buckets), and not here; meta.json records the entry.
         """
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         (directory / SAVED_IR).write_text(str(self.buffer_module))
         external = set(self.external_weights["tensors"]) if self.external_weights else set()
-        self.weights.subset(used_weights(self.buffer_module) - external).save(directory / SAVED_WEIGHTS)
+        shared = set(shared_weights["names"]) if shared_weights else set()
+        self.weights.subset(used_weights(self.buffer_module) - external - shared).save(directory / SAVED_WEIGHTS)
         meta = {
             "format": SAVED_FORMAT,
             "runtime": self.runtime,
@@ -95,6 +98,7 @@ class CompiledModel:
             **({"call": self.signature.to_json()} if self.signature is not None else {}),
             **({"cast": self.cast.to_json()} if self.cast is not None else {}),
             **({"external_weights": self.external_weights} if self.external_weights else {}),
+            **({"shared_weights": shared_weights} if shared_weights else {}),
             "files": {name: sha256(directory / name) for name in (SAVED_IR, SAVED_WEIGHTS)},
             "report": self.report,
         }

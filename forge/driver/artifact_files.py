@@ -44,10 +44,11 @@ class SavedFiles:
     """How many results the forward function returns."""
 
 
-def read_saved(directory: Path, weights_from: Any = None) -> SavedFiles:
+def read_saved(directory: Path, weights_from: Any = None, shared: WeightStore | None = None) -> SavedFiles:
     """Every file of `directory` read and checked: meta.json, the checksums, the IR, the weights (the
-    external ones bound from `weights_from` or the files meta.json names), the inputs against the IR's
-    function, and every weight the IR reads against the store."""
+    external ones bound from `weights_from` or the files meta.json names; the shared ones from the file
+    meta.json's `shared_weights` names, or `shared`, that file already read and checked by the caller), the
+    inputs against the IR's function, and every weight the IR reads against the store."""
     if not directory.is_dir():
         what = "not a directory" if directory.exists() else "no such directory"
         raise LoadError(f"{directory}: {what}; not a saved Forge model (no {SAVED_META})")
@@ -55,6 +56,13 @@ def read_saved(directory: Path, weights_from: Any = None) -> SavedFiles:
     _check_checksums(directory, meta.get("files"))
     module = _read_ir(directory / SAVED_IR)
     weights = _read_weights(directory / SAVED_WEIGHTS)
+    entry = meta.get("shared_weights")
+    if entry is not None:
+        source = shared if shared is not None else _read_shared(directory, entry)
+        try:
+            weights.adopt(source, entry["names"])
+        except (KeyError, ValueError) as err:
+            raise LoadError(f"{directory / SAVED_META}: shared weights: {err}") from None
     external = _bind_external(directory, meta, weights, weights_from)
     if external is not None:
         weights, external = external
@@ -62,6 +70,22 @@ def read_saved(directory: Path, weights_from: Any = None) -> SavedFiles:
     inputs = _meta_inputs(directory, meta["inputs"], fn)
     _check_weights(directory, module, weights)
     return SavedFiles(meta, module, weights, external, inputs, len(fn.function_type.outputs))
+
+
+def _read_shared(directory: Path, entry: Any) -> WeightStore:
+    """The weights file `shared_weights` names (relative to `directory`), checked against its digest."""
+    where = directory / SAVED_META
+    well_formed = isinstance(entry, dict) and isinstance(entry.get("file"), str)
+    if not well_formed or not isinstance(entry.get("names"), list):
+        raise LoadError(f"{where}: 'shared_weights' should be {{file, sha256, names}}, not {entry!r}")
+    path = directory / entry["file"]
+    try:
+        digest = sha256(path)
+    except OSError as err:
+        raise LoadError(f"{path}: cannot read the shared weights ({err.strerror or err}; named by {where})") from None
+    if entry.get("sha256") not in (None, digest):
+        raise LoadError(f"{path}: changed since it was saved (SHA-256 differs from {where})")
+    return _read_weights(path)
 
 
 def _bind_external(directory: Path, meta: dict[str, Any], weights: WeightStore, weights_from: Any):

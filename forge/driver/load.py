@@ -84,8 +84,13 @@ def load_static(
     device: str | None = None,
     weights_from: Any = None,
     cache_dir: str | Path | bool | None = None,
+    shared: Any = None,
+    group: Any = None,
 ) -> CompiledModel:
     """Load a model saved by `CompiledModel.save`: parse its buffer IR, re-emit, compile for the device.
+    (`shared`, `group`: a dynamic model's load, forge/driver/load_kinds.py: the weights file its buckets share,
+    read once, and the GraphGroup their graphs join, which the caller compiles and then gives the mapped pages
+    back.)
 
     No optimization or planning pass runs again: the plan in the IR is used as saved. Anything
     wrong with the directory (missing, corrupt or inconsistent files) is a `LoadError` naming
@@ -93,7 +98,7 @@ def load_static(
     meta.json names (or `weights_from`, which overrides them), memory-mapped.
     """
     directory = Path(directory)
-    saved = read_saved(directory, weights_from)
+    saved = read_saved(directory, weights_from, shared)
     meta = saved.meta
     target = f"runtime {runtime or meta['runtime']!r} ({'given' if runtime else SAVED_META}), "
     target += f"device {device or meta['device']!r} ({'given' if device else SAVED_META})"
@@ -108,6 +113,7 @@ def load_static(
         cache_dir=ov_cache_dir(directory, cache_dir, device),
     )
     c = Compilation(options, imported=saved)
+    c.extras["graph_group"] = group
     try:
         c.run((EMIT,))
     except Exception as err:  # the emitter's EmitError, the runtime's errors for a bad device
@@ -117,8 +123,9 @@ def load_static(
         ) from err
     executor = c.executor
     report = {**modes, **{key: round(c.clock.ms[key], 3) for key in ("emit_ms", "device_compile_ms")}}
-    report["released_weight_bytes"] = saved.weights.release_mapped_pages()  # the device holds its copy now
-    return_freed_heap()
+    if group is None:
+        report["released_weight_bytes"] = saved.weights.release_mapped_pages()  # the device holds its copy now
+        return_freed_heap()
     signature, cast, notes = meta_call(directory, meta, saved.inputs, saved.results)
     if notes:
         report["notes"] = [*report.get("notes", []), *notes]

@@ -57,6 +57,10 @@ def load_dynamic(
     if dim.max not in lengths:
         raise LoadError(f"{path}: 'buckets' {lengths} lack the Dim's max {dim.max}")
     options = _options_from(path, meta.get("options"), runtime, device)
+    shared = _read_weights(directory / SAVED_WEIGHTS) if isinstance(files, dict) and SAVED_WEIGHTS in files else None
+    if shared is not None and files[SAVED_WEIGHTS] != sha256(directory / SAVED_WEIGHTS):
+        raise LoadError(f"{directory / SAVED_WEIGHTS}: changed since it was saved (SHA-256 differs from {path})")
+    group = _graph_group(options, path)
     loaded = {}
     for length in lengths:
         sub = directory / str(buckets[str(length)])
@@ -66,7 +70,12 @@ def load_dynamic(
                 raise LoadError(f"{directory}: missing {buckets[str(length)]}/{SAVED_META} (bucket {length})")
             if digest != sha256(sub / SAVED_META):
                 raise LoadError(f"{sub / SAVED_META}: changed since it was saved (SHA-256 differs from {path})")
-        loaded[length] = load_static(sub, runtime=runtime, device=device, cache_dir=cache_dir)
+        loaded[length] = load_static(sub, runtime=runtime, device=device, cache_dir=cache_dir, shared=shared,
+                                     group=group)
+    _compile_group(group, directory)
+    for compiled in loaded.values():  # the device holds its copy now
+        compiled.report["released_weight_bytes"] = compiled.weights.release_mapped_pages()
+    return_freed_heap()
     signature = inspect.Signature(parameters)
     result = DynamicCompiledModel(
         None,
@@ -81,6 +90,7 @@ def load_dynamic(
         _signature=signature,
     )
     result.model_name = str(meta.get("model", "model"))
+    result.group = group
     from forge.driver.dynamic import Bucket
 
     for length, compiled in loaded.items():
@@ -139,11 +149,7 @@ def load_generator(
         report = {**reports.get(name, {}), "emit_ms": round(c.clock.ms["emit_ms"], 3)}
         step = CompiledStep(name, c.executor, module, c.imported, 0.0, report)
         steps[name] = step
-    try:
-        group.compile()
-    except Exception as err:  # the device compile of both graphs (OpenVINO's message)
-        message = f"{directory}: the device compile of the generator's graphs failed: {one_line(str(err))}"
-        raise LoadError(message) from err
+    _compile_group(group, directory)
     steps["decode"].report["released_weight_bytes"] = weights.release_mapped_pages()  # the device holds its copy
     return_freed_heap()
     hf = SimpleNamespace(generation_config=_generation_config(path, meta.get("generation_config")))
@@ -152,6 +158,14 @@ def load_generator(
     gen.eos = [int(t) for t in meta.get("eos") or []]
     gen.pad = meta.get("pad")
     return gen
+
+
+def _compile_group(group: Any, directory: Path) -> None:
+    """The device compile of a loaded model's graphs, one program (OpenVINO's message when it fails)."""
+    try:
+        group.compile()
+    except Exception as err:
+        raise LoadError(f"{directory}: the device compile of the saved graphs failed: {one_line(str(err))}") from err
 
 
 def _graph_group(options: Any, path: Path) -> Any:

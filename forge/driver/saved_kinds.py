@@ -3,8 +3,10 @@ a generator's prefill + decode graphs (`forge.load` reads all three kinds; meta.
 
 * a dynamic model (`DynamicCompiledModel.save`): meta.json (format `forge-dynamic-model/1`: the Dim, the
   bucket lengths, pad values, the output plan, the forward's parameter names and the example inputs'
-  shapes) and one directory per bucket, `bucket_<length>/`, each a saved static model (`CompiledModel.save`,
-  every bucket compiled first);
+  shapes), model.safetensors (the weights every bucket reading them holds with the same values: written once)
+  and one directory per bucket, `bucket_<length>/`, each a saved static model (`CompiledModel.save`, every
+  bucket compiled first) whose own model.safetensors holds the rest and whose meta.json names the shared
+  ones (`shared_weights`);
 * a generator (`Generator.save`): meta.json (format `forge-generator/1`: batch, chunk, cache length, the
   compile options, the generation config with its EOS / pad tokens, both graphs' reports and the SHA-256 of
   the files), prefill.mlir and decode.mlir (the planned buffer IR of both graphs) and model.safetensors
@@ -30,6 +32,7 @@ from forge.driver.artifact_files import (
     sha256,
 )
 from forge.driver.compile_errors import LoadError
+from forge.driver.report import used_weights
 
 DYNAMIC_FORMAT = "forge-dynamic-model/1"
 GENERATOR_FORMAT = "forge-generator/1"
@@ -110,10 +113,14 @@ def save_dynamic(model: Any, directory: str | Path) -> Path:
     if model._signature is None and model.model is not None:
         model._signature = inspect.signature(model.model.forward)
     parameters = [{"name": p.name, "kind": p.kind.name} for p in model._signature.parameters.values()]
+    shared = _shared_weights(model.buckets.values())
+    shared.save(directory / SAVED_WEIGHTS)
+    entry = {"file": f"../{SAVED_WEIGHTS}", "sha256": sha256(directory / SAVED_WEIGHTS), "names": shared.names()}
     buckets = {}
     for length, compiled in model.buckets.items():
         sub = f"bucket_{length}"
-        compiled.save(directory / sub)
+        mine = used_weights(compiled.buffer_module)
+        compiled.save(directory / sub, shared_weights={**entry, "names": sorted(n for n in mine if n in shared)})
         buckets[str(length)] = sub
     meta = {
         "format": DYNAMIC_FORMAT,
@@ -126,10 +133,32 @@ def save_dynamic(model: Any, directory: str | Path) -> Path:
         "parameters": parameters,
         "example": example,
         "options": _options_json(model.options),
-        "files": {sub: sha256(directory / sub / SAVED_META) for sub in buckets.values()},
+        "files": {**{sub: sha256(directory / sub / SAVED_META) for sub in buckets.values()},
+                  SAVED_WEIGHTS: entry["sha256"]},
     }
     (directory / SAVED_META).write_text(json.dumps(meta, indent=2))
     return directory
+
+
+def _shared_weights(models: Any) -> Any:
+    """The weights the compiled models read with the same values in every one that reads them (the buckets of
+    one model: written once beside them); a name two of them hold with different values (a constant folded
+    at one length) stays in each one's own file."""
+    from forge.weights import WeightStore
+
+    owner: dict[str, Any] = {}
+    differs: set[str] = set()
+    for compiled in models:
+        external = set(compiled.external_weights["tensors"]) if compiled.external_weights else set()
+        for name in used_weights(compiled.buffer_module) - external:
+            first = owner.setdefault(name, compiled.weights)
+            if first is not compiled.weights and not first.same_entry(name, compiled.weights):
+                differs.add(name)
+    shared = WeightStore()
+    for name, store in owner.items():
+        if name not in differs:
+            shared.adopt(store, [name])
+    return shared
 
 
 # --- generators -------------------------------------------------------------------------------------
@@ -137,8 +166,6 @@ def save_dynamic(model: Any, directory: str | Path) -> Path:
 
 def save_generator(gen: Any, directory: str | Path) -> Path:
     """Both graphs' buffer IR, the weights they read (once), and meta.json (module docstring)."""
-    from forge.driver.report import used_weights
-
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     for name in GENERATOR_GRAPHS:
@@ -146,9 +173,13 @@ def save_generator(gen: Any, directory: str | Path) -> Path:
     # both graphs import the same module: the same weight names (the decode graph's store, plus any only
     # the prefill reads), written once
     prefill, decode = gen.prefill, gen.decode
+    both = used_weights(prefill.buffer_module) & used_weights(decode.buffer_module)
+    differs = sorted(n for n in both if not decode.imported.weights.same_entry(n, prefill.imported.weights))
+    if differs:  # one file holds one value per name: never save a graph with the other's
+        raise ValueError(f"cannot save the generator: its prefill and decode graphs hold different values under "
+                         f"the weight name(s) {', '.join(map(repr, differs[:3]))}")
     weights = decode.imported.weights.subset(used_weights(decode.buffer_module))
-    for extra in sorted(used_weights(prefill.buffer_module) - set(weights.names())):
-        weights.add(extra, prefill.imported.weights[extra])
+    weights.adopt(prefill.imported.weights, sorted(used_weights(prefill.buffer_module) - both))
     weights.save(directory / SAVED_WEIGHTS)
     config = getattr(gen.hf, "generation_config", None)
     files = [f"{n}.mlir" for n in GENERATOR_GRAPHS] + [SAVED_WEIGHTS]

@@ -55,6 +55,42 @@ def test_dynamic_round_trip(dynamic_dir):
         loaded(example_inputs("llama", seq_len=20, small=True, seed=1)[0])
 
 
+def test_dynamic_buckets_share_one_weights_file(dynamic_dir, tmp_path):
+    """The weights every bucket holds alike are written once beside the buckets; the loaded buckets read them
+    from one mapping (the same memory: one device program keeps one copy); a bucket loads on its own too; a
+    changed shared file is refused."""
+    compiled, directory = dynamic_dir
+    shared = directory / "model.safetensors"
+    own = {b: directory / f"bucket_{b}" / "model.safetensors" for b in (8, 16)}
+    assert shared.stat().st_size > 20 * max(f.stat().st_size for f in own.values())
+    loaded = forge.load(directory)
+    stores = [loaded.buckets[b].weights for b in (8, 16)]
+    names = [n for n in stores[0].names() if n in stores[1] and stores[0][n].numel() > 1000]
+    assert names and all(stores[0][n].data_ptr() == stores[1][n].data_ptr() for n in names)
+    assert loaded.report["dynamic"]["device_program"] == {**loaded.group.report(), "graphs": 2}
+    alone = forge.load(directory / "bucket_8")
+    ids = example_inputs("llama", seq_len=8, small=True, seed=8)[0]
+    assert (alone(ids) - compiled(ids)).abs().max() < 1e-5  # compiled alone, not as an If body: f32 rounding
+    edited = _copy(directory, tmp_path / "edited")
+    data = (edited / "model.safetensors").read_bytes()
+    (edited / "model.safetensors").write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))  # one bit flipped
+    with pytest.raises(LoadError, match="model.safetensors: changed"):
+        forge.load(edited)
+    with pytest.raises(LoadError, match="model.safetensors: changed"):
+        forge.load(edited / "bucket_16")
+
+
+def test_a_generator_whose_graphs_disagree_on_a_weight_is_not_saved(llama, tmp_path):
+    """One file holds one value per name: a generator whose prefill and decode stores hold different values
+    under one name (a constant folded per graph) is refused, never saved with one graph's value for both."""
+    gen = compile_generator(llama, batch=1, chunk=8, cache_len=24)
+    name = next(n for n in gen.prefill.imported.weights.names() if gen.prefill.imported.weights[n].numel() > 1)
+    store = gen.prefill.imported.weights
+    store._tensors[name] = store[name].clone() + 1  # the prefill graph's value differs from the decode graph's
+    with pytest.raises(ValueError, match=f"different values under the weight name.*{name}"):
+        gen.save(tmp_path / "gen")
+
+
 def test_generator_round_trip(llama, generator_dir):
     gen, directory = generator_dir
     loaded = forge.load(directory)
