@@ -484,7 +484,8 @@ def build_segment(
     if compile:
         try:
             with charged("device_compile_ms"):  # the running compile's device-compile stage
-                graph = builder.compile(group)
+                # no argument without a group: a runtime's builder may override compile() as it was before groups
+                graph = builder.compile() if group is None else builder.compile(group)
         except GraphBuildError as e:
             raise EmitError(f"emit: segment {seg.index}: device compile failed: {e}") from e
     compile_ms = (time.perf_counter() - start) * 1e3
