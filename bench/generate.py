@@ -16,6 +16,9 @@ Per model (the zoo decoders at benchmark size, batch 1, a seeded prompt of `PROM
   export does); one compiled model serves prefill and decode, the states live in the infer
   request. (Converting the exported program with the cache as *buffers* directly is not enough:
   `convert_model` keeps no state for buffer mutations, the cache would be a constant.)
+* **genai**, **genai-int8**: OpenVINO GenAI's `LLMPipeline` over optimum-intel's stateful export of the same
+  checkpoint, f32 and with int8 weights (bench/genai.py; not in `--quick`: the exporter's venv takes minutes
+  to make once).
 
 EOS is disabled for all three (every run generates exactly `NEW` tokens). Timing: `WARMUP`
 generations, then `ROUNDS` interleaved rounds (each round runs every system once, in a rotating
@@ -49,14 +52,15 @@ import torch
 from torch import nn
 
 from bench import common, peers
+from bench import genai as bench_genai
 from forge.frontend.decompose import quiet_treespec_deprecation
 
 PROMPT, NEW = 128, 64
 QUICK_PROMPT, QUICK_NEW = 16, 8
 WARMUP, ROUNDS = 1, 3
 QUICK_WARMUP, QUICK_ROUNDS = 0, 1
-SYSTEMS = ("forge", "forge-int8", "eager", "openvino")
-EXACT = ("forge", "openvino")
+SYSTEMS = ("forge", "forge-int8", "eager", "openvino", "genai", "genai-int8")
+EXACT = ("forge", "openvino", "genai")
 """The systems whose tokens must equal eager's (int8 weights change the logits)."""
 
 
@@ -210,7 +214,7 @@ class _Forge:
 
 def _measure(spec: common.ModelSpec, quick: bool, prompt: int, new: int, warmup: int, rounds: int) -> dict[str, Any]:
     model, _ = common.model_and_inputs(spec, quick)
-    return measure_model(model.hf.eval(), prompt, new, warmup, rounds)
+    return measure_model(model.hf.eval(), prompt, new, warmup, rounds, genai=not quick)
 
 
 LLAMA_1B = {"hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16, "num_attention_heads": 32,
@@ -227,18 +231,25 @@ def llama_1b() -> nn.Module:
     return transformers.LlamaForCausalLM(config).eval()
 
 
-def measure_model(hf: nn.Module, prompt: int, new: int, warmup: int, rounds: int) -> dict[str, Any]:
-    """The four systems on one causal LM (see the module docstring)."""
+def measure_model(hf: nn.Module, prompt: int, new: int, warmup: int, rounds: int, genai: bool = True) -> dict[str, Any]:
+    """The systems on one causal LM (see the module docstring); `genai=False` leaves GenAI out."""
     gen = torch.Generator().manual_seed(common.INPUT_SEED)
     ids = torch.randint(0, hf.config.vocab_size, (1, prompt), generator=gen)
     forge = _Forge(hf, prompt, new)
     forge_int8 = _Forge(hf, prompt, new, weights="int8")
     ov = _OpenVINOStateful(hf, prompt, prompt + new)
     systems = {"forge": forge, "forge-int8": forge_int8, "eager": _Eager(hf), "openvino": ov}
-    samples: dict[str, list[dict[str, Any]]] = {s: [] for s in SYSTEMS}
+    missing = {"genai": "left out (--quick)"} if not genai else {}
+    if genai and (why := bench_genai.available()) is not None:
+        missing["genai"] = why
+    elif genai:
+        systems["genai"] = bench_genai.GenAI(hf, new)
+        systems["genai-int8"] = bench_genai.GenAI(hf, new, weights="int8")
+    names = tuple(s for s in SYSTEMS if s in systems)
+    samples: dict[str, list[dict[str, Any]]] = {s: [] for s in names}
     tokens: dict[str, torch.Tensor] = {}
     for r in range(warmup + rounds):
-        order = SYSTEMS[r % len(SYSTEMS):] + SYSTEMS[: r % len(SYSTEMS)]
+        order = names[r % len(names):] + names[: r % len(names)]
         for name in order:
             out, timing = systems[name].generate(ids, new)
             tokens[name] = out
@@ -251,9 +262,10 @@ def measure_model(hf: nn.Module, prompt: int, new: int, warmup: int, rounds: int
     return {
         "samples": samples,
         "summary": {name: _summary(runs, new) for name, runs in samples.items()},
-        "tokens_equal_eager": {n: bool(torch.equal(tokens[n], tokens["eager"])) for n in EXACT},
+        "tokens_equal_eager": {n: bool(torch.equal(tokens[n], tokens["eager"])) for n in EXACT if n in tokens},
         "prefill_max_abs": float((forge_logits - eager_logits).abs().max()),
-        "compile_ms": {"forge": forge.compile_ms, "forge-int8": forge_int8.compile_ms, "openvino": ov.compile_ms},
+        "compile_ms": {n: systems[n].compile_ms for n in names if hasattr(systems[n], "compile_ms")},
+        "not_measured": missing,
         "weight_bytes": {"forge": forge.weight_bytes, "forge-int8": forge_int8.weight_bytes},
         "bandwidth_gb_s": _bandwidth() / 1e9,
         "forge": {"prefill": report["prefill"], "decode": report["decode"], "cache_len": report["cache_len"]},
@@ -375,7 +387,8 @@ def render(result: dict[str, Any], figures: Path) -> str:
                      f"{m.get('bandwidth_gb_s', 0):.1f} GB/s; OpenVINO: {m['openvino_states']} states."
                      + "".join(f" Saved {name}: {a['bytes'] / 2**20:.0f} MiB, a fresh process loads it in "
                                f"{a['load_s']:.1f} s (imports included) and holds {a['loaded_rss_bytes'] / 2**20:.0f} "
-                               "MiB after." for name, a in m.get("artifacts", {}).items()))
+                               "MiB after." for name, a in m.get("artifacts", {}).items())
+                     + "".join(f" Not measured: {n} ({why})." for n, why in m.get("not_measured", {}).items()))
     out.append("\n".join(f"- {n}" for n in notes) + "\n")
     out.append(_figure(result, figures))
     return "\n".join(out)
@@ -418,6 +431,12 @@ def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
                 higher_is_better=higher, unit=what.split()[-1],
                 why=f"decode step: {m['forge']['decode']['segments']} segment(s), "
                     f"{m['forge']['decode'].get('state_bytes_moved', 0):,} cache bytes moved"))
+            for ours, theirs in (("forge", "genai"), ("forge-int8", "genai-int8")):
+                if theirs in s:
+                    rows.append(common.target_row(
+                        f"{label} {ours} {what} vs OpenVINO GenAI's LLMPipeline ({theirs}, issue 32)", s[ours][key],
+                        s[theirs][key], higher_is_better=higher, unit=what.split()[-1],
+                        why=f"per-token {s[ours]['per_token_ms']:.2f} ms against {s[theirs]['per_token_ms']:.2f}"))
     return rows
 
 
