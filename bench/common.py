@@ -145,6 +145,17 @@ def versions() -> dict[str, str]:
     return {name: str(v) for name, v in found.items()}  # torch's is a TorchVersion, not a str
 
 
+def rss_mib() -> float:
+    """This process's resident set size (Linux /proc), MiB; 0 where /proc is missing."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 @contextmanager
 def recorded(section: str, quick: bool, config: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The envelope of a section's result: host, versions, load average before/after, wall time."""

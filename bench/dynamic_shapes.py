@@ -64,17 +64,6 @@ def _ids(spec: common.ModelSpec, quick: bool, length: int) -> torch.Tensor:
     return example_inputs(spec.name, seq_len=length, seed=length, small=quick)[0]
 
 
-def rss_mib() -> float:
-    """This process's resident set size (Linux /proc), MiB; 0 where /proc is missing."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
 def _timed(fn):
     start = time.perf_counter()
     value = fn()
@@ -124,11 +113,11 @@ def _measure(spec, quick, rng, lengths, warmup, runs) -> dict[str, Any]:
     lo, hi = rng
     with peers.quiet():
         gc.collect()
-        rss_before = rss_mib()
+        rss_before = common.rss_mib()
         dyn, setup_ms = _timed(lambda: build_forge_dynamic(model, _ids(spec, quick, 16), lo, hi))
         _, all_ms = _timed(dyn.compile_all)
         gc.collect()
-        rss_buckets = rss_mib() - rss_before
+        rss_buckets = common.rss_mib() - rss_before
         ov_model, ov_convert_ms = _timed(lambda: convert_openvino(model, _ids(spec, quick, 16), lo, hi))
         ov_dyn, ov_dyn_ms = compile_openvino(ov_model, rng)
         per_length = {}

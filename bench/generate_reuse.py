@@ -15,14 +15,7 @@ import time
 
 import torch
 
-
-def rss_mb() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
+from bench import common
 
 STEPS = (
     ("first generate (prompt 20, new 16)", 20, 16),
@@ -40,10 +33,10 @@ def main() -> None:
 
     model = build_model("gpt2").hf
     vocab = model.config.vocab_size
-    print(f"{generation.__file__}\nmodel built: rss {rss_mb():.0f} MB")
+    print(f"{generation.__file__}\nmodel built: rss {common.rss_mib():.0f} MB")
     for name, prompt, new in STEPS:
         ids = torch.randint(0, vocab, (1, prompt), generator=torch.Generator().manual_seed(prompt))
-        before, start = rss_mb(), time.perf_counter()
+        before, start = common.rss_mib(), time.perf_counter()
         forge.generate(model, ids, max_new_tokens=new)
         seconds = time.perf_counter() - start
         gens = generation._GENERATORS[model]
@@ -51,7 +44,8 @@ def main() -> None:
         gen = gens.get((1, prompt, prompt + new, "openvino", "CPU")) or gens.get((1, "openvino", "CPU"))
         t = gen.last_timings
         print(
-            f"{name:36s} {seconds:6.2f} s  rss {before:6.0f} -> {rss_mb():6.0f} MB  prefill {t['prefill_ms']:6.1f} ms"
+            f"{name:36s} {seconds:6.2f} s  rss {before:6.0f} -> {common.rss_mib():6.0f} MB"
+            f"  prefill {t['prefill_ms']:6.1f} ms"
             f"  decode median {statistics.median(t['decode_ms']):5.1f} ms  generators {len(gens)}"
         )
     print(f"peak rss {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")

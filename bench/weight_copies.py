@@ -47,7 +47,7 @@ def _worker(system: str, quick: bool) -> dict[str, Any]:
     model = build_model("gpt2", small=quick).hf.eval()
     ids = torch.randint(0, model.config.vocab_size, (1, length), generator=torch.Generator().manual_seed(0))
     weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
-    start_rss, start = common_rss(), time.perf_counter()
+    start_rss, start = common.rss_mib(), time.perf_counter()
     program: dict[str, Any] = {}
     if system == "static":
         static = forge.compile(model, (ids,), kwargs={"use_cache": False})  # held until the RSS is read
@@ -73,7 +73,7 @@ def _worker(system: str, quick: bool) -> dict[str, Any]:
         gen = compile_generator(model, prompt_len=length, max_new_tokens=64 if not quick else 8)
         gen.generate(ids, 4)
         program = gen.report().get("device_program", {})
-    grown = common_rss() - start_rss
+    grown = round((common.rss_mib() - start_rss) * 2**20)
     return {"rss_growth_bytes": grown, "seconds": time.perf_counter() - start, "weight_bytes": weight_bytes,
             "device_program": program}
 
@@ -87,14 +87,6 @@ class _Logits(torch.nn.Module):
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
         return self.hf(input_ids, use_cache=False).logits
-
-
-def common_rss() -> int:
-    """This process's resident set size in bytes (Linux /proc)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    return 0
 
 
 def ratios(result: dict[str, Any]) -> dict[str, float]:
