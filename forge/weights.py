@@ -152,16 +152,8 @@ class WeightStore:
         Passes can leave entries unused (fold replaces GPT-2's position-embedding lookup by a
         new constant); saving a compiled model keeps only what its IR references.
         """
-        keep = {self.resolve(n) for n in names}
         result = WeightStore()
-        for name, held in self._tensors.items():
-            if name in keep and isinstance(held, CompressedWeight):
-                result._tensors[name] = held
-            elif name in keep:
-                result.add(name, held)
-        for alias, canonical in self._aliases.items():
-            if canonical in keep:
-                result._aliases[alias] = canonical
+        result.adopt(self, names)
         return result
 
     def adopt(self, other: WeightStore, names: Iterable[str]) -> None:
