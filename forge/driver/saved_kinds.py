@@ -144,21 +144,31 @@ def _shared_weights(models: Any) -> Any:
     """The weights the compiled models read with the same values in every one that reads them (the buckets of
     one model: written once beside them); a name two of them hold with different values (a constant folded
     at one length) stays in each one's own file."""
+    graphs = []
+    for compiled in models:
+        external = set(compiled.external_weights["tensors"]) if compiled.external_weights else set()
+        graphs.append((used_weights(compiled.buffer_module) - external, compiled.weights))
+    return _one_store(graphs)[0]
+
+
+def _one_store(graphs: Any) -> tuple[Any, list[str]]:
+    """One store of the weights several graphs read, each (names, store): every name from the first graph that
+    reads it, but a name two graphs hold with different values (`WeightStore.same_entry`), which is left out
+    and returned, sorted."""
     from forge.weights import WeightStore
 
     owner: dict[str, Any] = {}
     differs: set[str] = set()
-    for compiled in models:
-        external = set(compiled.external_weights["tensors"]) if compiled.external_weights else set()
-        for name in used_weights(compiled.buffer_module) - external:
-            first = owner.setdefault(name, compiled.weights)
-            if first is not compiled.weights and not first.same_entry(name, compiled.weights):
+    for names, store in graphs:
+        for name in sorted(names):
+            first = owner.setdefault(name, store)
+            if first is not store and not first.same_entry(name, store):
                 differs.add(name)
-    shared = WeightStore()
+    one = WeightStore()
     for name, store in owner.items():
         if name not in differs:
-            shared.adopt(store, [name])
-    return shared
+            one.adopt(store, [name])
+    return one, sorted(differs)
 
 
 # --- generators -------------------------------------------------------------------------------------
@@ -172,14 +182,12 @@ def save_generator(gen: Any, directory: str | Path) -> Path:
         (directory / f"{name}.mlir").write_text(str(getattr(gen, name).buffer_module))
     # both graphs import the same module: the same weight names (the decode graph's store, plus any only
     # the prefill reads), written once
-    prefill, decode = gen.prefill, gen.decode
-    both = used_weights(prefill.buffer_module) & used_weights(decode.buffer_module)
-    differs = sorted(n for n in both if not decode.imported.weights.same_entry(n, prefill.imported.weights))
+    weights, differs = _one_store(
+        (used_weights(step.buffer_module), step.imported.weights) for step in (gen.decode, gen.prefill)
+    )
     if differs:  # one file holds one value per name: never save a graph with the other's
         raise ValueError(f"cannot save the generator: its prefill and decode graphs hold different values under "
                          f"the weight name(s) {', '.join(map(repr, differs[:3]))}")
-    weights = decode.imported.weights.subset(used_weights(decode.buffer_module))
-    weights.adopt(prefill.imported.weights, sorted(used_weights(prefill.buffer_module) - both))
     weights.save(directory / SAVED_WEIGHTS)
     config = getattr(gen.hf, "generation_config", None)
     files = [f"{n}.mlir" for n in GENERATOR_GRAPHS] + [SAVED_WEIGHTS]
