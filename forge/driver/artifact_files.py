@@ -78,13 +78,18 @@ def _read_shared(directory: Path, entry: Any) -> WeightStore:
     well_formed = isinstance(entry, dict) and isinstance(entry.get("file"), str)
     if not well_formed or not isinstance(entry.get("names"), list):
         raise LoadError(f"{where}: 'shared_weights' should be {{file, sha256, names}}, not {entry!r}")
-    path = directory / entry["file"]
+    return read_checked_weights(directory / entry["file"], entry.get("sha256"), where)
+
+
+def read_checked_weights(path: Path, digest: str | None, named_by: Path) -> WeightStore:
+    """The weights file `path`, refused unless its SHA-256 is `digest` (which `named_by` records; None: not
+    checked)."""
     try:
-        digest = sha256(path)
+        found = sha256(path)
     except OSError as err:
-        raise LoadError(f"{path}: cannot read the shared weights ({err.strerror or err}; named by {where})") from None
-    if entry.get("sha256") not in (None, digest):
-        raise LoadError(f"{path}: changed since it was saved (SHA-256 differs from {where})")
+        raise LoadError(f"{path}: cannot read ({err.strerror or err}; named by {named_by})") from None
+    if digest not in (None, found):
+        raise LoadError(f"{path}: changed since it was saved (SHA-256 differs from {named_by})")
     return _read_weights(path)
 
 

@@ -13,7 +13,15 @@ from typing import Any
 import torch
 
 from forge.diagnostics import one_line
-from forge.driver.artifact_files import SAVED_META, SAVED_WEIGHTS, _check_weights, _read_ir, _read_weights, sha256
+from forge.driver.artifact_files import (
+    SAVED_META,
+    SAVED_WEIGHTS,
+    _check_weights,
+    _read_ir,
+    _read_weights,
+    read_checked_weights,
+    sha256,
+)
 from forge.driver.compile_errors import LoadError
 from forge.driver.saved_kinds import GENERATOR_GRAPHS, _field, _options_from
 from forge.mapped_pages import return_freed_heap
@@ -57,9 +65,9 @@ def load_dynamic(
     if dim.max not in lengths:
         raise LoadError(f"{path}: 'buckets' {lengths} lack the Dim's max {dim.max}")
     options = _options_from(path, meta.get("options"), runtime, device)
-    shared = _read_weights(directory / SAVED_WEIGHTS) if isinstance(files, dict) and SAVED_WEIGHTS in files else None
-    if shared is not None and files[SAVED_WEIGHTS] != sha256(directory / SAVED_WEIGHTS):
-        raise LoadError(f"{directory / SAVED_WEIGHTS}: changed since it was saved (SHA-256 differs from {path})")
+    shared = None  # the weights every bucket reads alike (saved before: each bucket holds all of its own)
+    if isinstance(files, dict) and SAVED_WEIGHTS in files:
+        shared = read_checked_weights(directory / SAVED_WEIGHTS, files[SAVED_WEIGHTS], path)
     group = _graph_group(options, path)
     loaded = {}
     for length in lengths:
