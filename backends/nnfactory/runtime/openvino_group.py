@@ -42,7 +42,7 @@ from backends.nnfactory.runtime import CompiledGraph, GraphGroup, Runtime
 
 from .graph_values import Node, TensorSpec
 
-__all__ = ["OpenVINOBranchGraph", "OpenVINOGraphGroup", "joint_model"]
+__all__ = ["OpenVINOBranchGraph", "OpenVINOGraphGroup", "bind_inputs", "joint_model"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,15 @@ def _placeholder_spec(out: ov.Output) -> tuple[tuple[int, ...], np.dtype]:
     return (1,) * out.get_partial_shape().rank.get_length(), np.dtype(out.get_element_type().to_dtype())
 
 
+def bind_inputs(request: ov.InferRequest, bound: list[Any], ports: Sequence[int], arrays: Sequence[np.ndarray]) -> None:
+    """Bind each array to its input port as shared memory, unless that very array is bound there already
+    (`bound`: what each port holds; a planned buffer stays bound across calls)."""
+    for port, array in zip(ports, arrays, strict=True):
+        if bound[port] is not array:
+            request.set_input_tensor(port, ov.Tensor(array, shared_memory=True))
+            bound[port] = array
+
+
 class _Joint:
     """The compiled joint model and its one request; what is bound to each of its inputs and outputs."""
 
@@ -136,10 +145,7 @@ class _Joint:
 
     def run(self, graph: int, inputs: list[np.ndarray]) -> None:
         self.select(graph)
-        for j, array in zip(self.layout.inputs[graph], inputs, strict=True):
-            if self.inputs[j] is not array:
-                self.request.set_input_tensor(j, ov.Tensor(array, shared_memory=True))
-                self.inputs[j] = array
+        bind_inputs(self.request, self.inputs, self.layout.inputs[graph], inputs)
         self.request.infer(share_outputs=True)
 
 

@@ -54,6 +54,7 @@ from forge.precision import (
 
 from .graph_builder import GraphBuilder
 from .graph_values import Node, TensorSpec
+from .openvino_group import OpenVINOGraphGroup, bind_inputs
 
 __all__ = [
     "CAPABILITIES_ENV",
@@ -423,10 +424,7 @@ class OpenVINOCompiledGraph(CompiledGraph):
         self._request.set_output_tensor(index, ov.Tensor(array, shared_memory=True))
 
     def _execute(self, inputs: list[np.ndarray]) -> None:
-        for i, array in enumerate(inputs):
-            if self._input_arrays[i] is not array:
-                self._request.set_input_tensor(i, ov.Tensor(array, shared_memory=True))
-                self._input_arrays[i] = array
+        bind_inputs(self._request, self._input_arrays, range(len(inputs)), inputs)
         # share_outputs: the request writes into the bound arrays already; the wrapper's default (False)
         # copied every output into a new numpy array per call, which nobody reads (GPT-2: the 25.7 MB logits)
         self._request.infer(share_outputs=True)
@@ -473,8 +471,6 @@ class OpenVINORuntime(Runtime):
 
     def graph_group(self) -> GraphGroup:
         """Graphs compiled as one OpenVINO model that holds their shared weights once (`openvino_group`)."""
-        from .openvino_group import OpenVINOGraphGroup  # that module imports this one
-
         return OpenVINOGraphGroup(self)
 
     def compile_model(self, model: ov.Model) -> ov.CompiledModel:
