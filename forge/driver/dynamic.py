@@ -44,6 +44,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
+from forge.driver.emit import runtime_for
 from forge.driver.options import CompileOptions
 from forge.driver.static_compile import compile_static
 from forge.frontend.node_locations import recorded_model_frames
@@ -412,8 +413,6 @@ class DynamicCompiledModel:
             args, kwargs = self._split(inputs)
             start = time.perf_counter()
             if self.group is None:
-                from forge.driver.emit import runtime_for
-
                 self.group = runtime_for(self.options).graph_group()
             compiled = self.static_compile(self.model, args, kwargs, options=self.options, group=self.group)
             if device_compile:

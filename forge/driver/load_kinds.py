@@ -22,7 +22,8 @@ from forge.driver.artifact_files import (
     read_checked_weights,
     sha256,
 )
-from forge.driver.compile_errors import LoadError
+from forge.driver.compile_errors import CompileError, LoadError
+from forge.driver.emit import runtime_for
 from forge.driver.saved_kinds import GENERATOR_GRAPHS, _field, _options_from
 from forge.mapped_pages import return_freed_heap
 
@@ -178,9 +179,6 @@ def _compile_group(group: Any, directory: Path) -> None:
 
 def _graph_group(options: Any, path: Path) -> Any:
     """The GraphGroup a loaded model's graphs join (one device program, one copy of the weights)."""
-    from forge.driver.compile_errors import CompileError
-    from forge.driver.emit import runtime_for
-
     try:
         return runtime_for(options).graph_group()
     except CompileError as err:
