@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -64,6 +64,12 @@ from dialects.torch_types import dense_tensor, dtype_of, is_dtype_attr, meta_ten
 
 if TYPE_CHECKING:
     import torch
+
+class _Fixed(NamedTuple):
+    """A non-tensor argument's value, read from the op's attributes once (`AtenOp.argument_binder`)."""
+
+    value: Any
+
 
 _TORCH_OBJECT_KINDS = frozenset({ArgKind.DTYPE, ArgKind.DEVICE, ArgKind.LAYOUT, ArgKind.MEMORY_FORMAT})
 """Argument kinds `AtenOp.arg` gives as torch objects (`ir_arg` as element types and names)."""
@@ -125,31 +131,48 @@ class AtenOp(IRDLOperation):
 
         `device`, when given, replaces every Device argument (shape inference runs on "meta").
         """
-        it = iter(values)
-        args: list[Any] = []
-        kwargs: dict[str, Any] = {}
+        return self.argument_binder(device=device)(values)
+
+    def argument_binder(
+        self, *, device: torch.device | None = None
+    ) -> Callable[[Sequence[Any]], tuple[list[Any], dict[str, Any]]]:
+        """`call_arguments` as a function of the operand values alone, the op's attributes read once:
+        for a kernel called every step (a KV cache's row write), where decoding them per call cost
+        more than the write itself."""
+        plan: list[tuple[str | None, Any]] = []  # (keyword or None, how to get the value)
         for spec in self.SIGNATURE.args:
-            value = self._bound_value(spec, it)
             if spec.kind is ArgKind.GENERATOR:
                 continue
-            if spec.kind is ArgKind.DEVICE and device is not None:
-                value = device
-            if spec.kwarg_only:
-                kwargs[spec.name] = value
+            if spec.kind is ArgKind.TENSOR:
+                how: Any = True
+            elif spec.kind is ArgKind.OPT_TENSOR:
+                how = getattr(self, spec.field) is not None
+            elif spec.kind is ArgKind.TENSOR_LIST:
+                how = [True] * len(getattr(self, spec.field))
+            elif spec.kind is ArgKind.OPT_TENSOR_LIST:
+                how = [bool(p) for p in self.present_mask()]
             else:
-                args.append(value)
-        return args, kwargs
+                how = _Fixed(device if spec.kind is ArgKind.DEVICE and device is not None else self.arg(spec.name))
+            plan.append((spec.name if spec.kwarg_only else None, how))
 
-    def _bound_value(self, spec: ArgSpec, operand_values) -> Any:
-        if spec.kind is ArgKind.TENSOR:
-            return next(operand_values)
-        if spec.kind is ArgKind.OPT_TENSOR:
-            return next(operand_values) if getattr(self, spec.field) is not None else None
-        if spec.kind is ArgKind.TENSOR_LIST:
-            return [next(operand_values) for _ in getattr(self, spec.field)]
-        if spec.kind is ArgKind.OPT_TENSOR_LIST:
-            return [next(operand_values) if p else None for p in self.present_mask()]
-        return self.arg(spec.name)
+        def bind(values: Sequence[Any]) -> tuple[list[Any], dict[str, Any]]:
+            it = iter(values)
+            args: list[Any] = []
+            kwargs: dict[str, Any] = {}
+            for keyword, how in plan:
+                if isinstance(how, _Fixed):
+                    value = how.value
+                elif isinstance(how, list):
+                    value = [next(it) if present else None for present in how]
+                else:
+                    value = next(it) if how else None
+                if keyword is None:
+                    args.append(value)
+                else:
+                    kwargs[keyword] = value
+            return args, kwargs
+
+        return bind
 
     def present_mask(self) -> list[int]:
         mask = self.properties.get(PRESENT_MASK)

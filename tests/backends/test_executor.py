@@ -484,29 +484,36 @@ def test_standalone_program_of_a_zoo_model(runtime, tmp_path):
     assert diff <= MAX_ABS and kl <= MAX_KL
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool])
 @pytest.mark.parametrize(
     "indices, values_shape, fast",
     [
         ((None, None, [3, 0, 7]), (2, 2, 3, 4), True),  # whole rows on one dim (a KV cache update)
         ((None, [1]), (2, 1, 8, 4), True),  # one row
         (([1, 0],), (2, 2, 8, 4), True),  # a leading dim
-        ((None, None, [2, -1]), (2, 2, 2, 4), False),  # a negative index: index_put_ itself
+        ((None, None, [2, -1]), (2, 2, 2, 4), "numpy"),  # a negative index: numpy's rows, else index_put_ itself
         ((None, None, [1, 2]), (1, 1, 2, 4), True),  # broadcast values (size-1 dims)
         ((None, None, [1, 2]), (2, 2, 4), True),  # broadcast values (a leading dim left out, as lowered)
         ((None, [0], [1]), (2, 1, 4), False),  # two indices: index_put_ itself
     ],
 )
-def test_index_put_rows_fast_path_writes_what_index_put_writes(indices, values_shape, fast):
-    """The in-place `index_put_` kernel runs a KV-cache row update as `index_copy_` (the same writes)."""
+def test_index_put_rows_fast_path_writes_what_index_put_writes(indices, values_shape, fast, dtype):
+    """The in-place `index_put_` kernel runs a KV-cache row update as a numpy row assignment (`index_copy_`
+    for bf16): the same bits as `index_put_`, NaN and -0.0 included."""
     from backends.nnfactory.executor import _index_copy
 
     gen = torch.Generator().manual_seed(0)
-    target = torch.randn(2, 2, 8, 4, generator=gen)
+    target = torch.randn(2, 2, 8, 4, generator=gen).to(dtype)
     values = torch.randn(values_shape, generator=gen)
+    if dtype.is_floating_point:
+        values.view(-1)[:2] = torch.tensor([float("nan"), -0.0])
+    values = values.to(dtype)
     idx = [None if i is None else torch.tensor(i) for i in indices]
     expected = torch.ops.aten.index_put_(target.clone(), idx, values)
     got = target.clone()
+    if fast == "numpy":
+        fast = dtype != torch.bfloat16
     assert _index_copy(got, idx, values) is fast
     if not fast:
         torch.ops.aten.index_put_(got, idx, values)
-    assert torch.equal(got, expected)
+    assert torch.equal(got.view(torch.uint8), expected.view(torch.uint8))
