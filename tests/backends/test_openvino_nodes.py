@@ -8,6 +8,8 @@ and every input (constants by dtype, shape and bytes, parameters by position).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import openvino as ov
 import openvino.opset1 as opset1
@@ -51,9 +53,12 @@ CASES = [
                                                       causal=True)),
     ("softmax", [(2, 5)], lambda g, x: g.softmax(x, -1), lambda x: ops.softmax(x, 1)),
     ("log_softmax", [(2, 5)], lambda g, x: g.log_softmax(x, 0), lambda x: ops.log_softmax(x, 0)),
-    ("gelu", [(2, 5)], lambda g, x: g.gelu(x), lambda x: ops.gelu(x, "tanh")),
+    ("gelu", [(2, 5)], lambda g, x: g.gelu(x), lambda x: ops.multiply(x, ops.sigmoid(ops.multiply(ops.add(
+        x, ops.multiply(ops.multiply(ops.multiply(x, x), x), ops.constant(np.asarray(0.044715, F32)))),
+        ops.constant(np.asarray(2 * math.sqrt(2 / math.pi), F32)))))),  # tanh GELU kept off the matmul
     ("gelu_erf", [(2, 5)], lambda g, x: g.gelu_erf(x), lambda x: ops.gelu(x, "erf")),
-    ("swish", [(2, 5)], lambda g, x: g.swish(x), lambda x: ops.swish(x)),
+    ("swish", [(2, 5)], lambda g, x: g.swish(x), lambda x: ops.multiply(x, ops.divide(  # SiLU kept off the matmul
+        ops.constant(np.asarray(1, F32)), ops.add(ops.exp(ops.negative(x)), ops.constant(np.asarray(1, F32)))))),
     *[(name, [(3,)], lambda g, x, name=name: getattr(g, name)(x), lambda x, name=name: getattr(ops, name)(x))
       for name in ("relu", "sigmoid", "tanh", "exp", "log", "sqrt", "negative", "abs", "sign", "erf", "sin", "cos")],
     ("clamp", [(3,)], lambda g, x: g.clamp(x, -1.0, 2.0), lambda x: ops.clamp(x, -1.0, 2.0)),
@@ -101,3 +106,34 @@ def test_int4_constant_is_an_i4_constant_converted_to_f32():
     got = g.int4_constant(packed, (4, 4)).handle
     expected = ops.convert(ops.constant(ov.Tensor(packed, [4, 4], ov.Type.i4)), ov.Type.f32).output(0)
     assert describe(got, []) == describe(expected, [])
+
+
+@pytest.mark.parametrize("activation", ["gelu", "swish"])
+@pytest.mark.parametrize("rows", [1, 32])
+def test_an_activation_leaves_its_matmul_on_the_plain_kernel(activation, rows):
+    """The CPU plugin runs a matmul followed by our GELU (tanh) or SiLU with the kernel of a matmul followed by
+    nothing: the activation is not fused into it. Fused, the matmul left MLAS for a kernel of its own (brgemm
+    at one row, a 1x1 convolution at 8+), slower at one row and packing its own copy of the weights, so a
+    generator's prefill and decode graphs held two (the hooks' docstrings). The values stay torch's."""
+    rng = np.random.default_rng(0)
+    w1, w2 = (rng.standard_normal((64, 64), dtype=np.float32) * 0.1 for _ in range(2))
+    b = rng.standard_normal(64, dtype=np.float32)
+    x = rng.standard_normal((rows, 64), dtype=np.float32) * 3
+    g = get_runtime("openvino", "CPU").builder()
+    inp = g.parameter(x.shape, F32)
+    hidden = g.linear(inp, g.constant(w1), g.constant(b))
+    g.result(getattr(g, activation)(hidden))
+    g.result(g.linear(inp, g.constant(w2), g.constant(b)))
+    compiled = g.compile()
+    got, plain = compiled.run([x])
+    kernels = {
+        str(op.get_rt_info()["primitiveType"].astype(str))
+        for op in compiled.compiled_model.get_runtime_model().get_ops()
+        if op.get_rt_info()["layerType"].astype(str) == "FullyConnected"
+    }
+    assert len(kernels) == 1, kernels
+    import torch
+
+    h = torch.from_numpy(x) @ torch.from_numpy(w1).T + torch.from_numpy(b)
+    want = torch.nn.functional.gelu(h, approximate="tanh") if activation == "gelu" else torch.nn.functional.silu(h)
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)

@@ -30,6 +30,8 @@ directly into the call's new tensor is rebound per call, a few microseconds). Th
 
 from __future__ import annotations
 
+import math
+
 import functools
 import os
 from collections.abc import Sequence
@@ -225,14 +227,31 @@ class OpenVINOGraphBuilder(GraphBuilder):
         return _make("opset5", "LogSoftmax", [x.handle], {"axis": axis})
 
     def _op_gelu(self, x):
-        return _make("opset7", "Gelu", [x.handle], {"approximation_mode": "tanh"})
+        """tanh GELU as `x * sigmoid(2c (x + 0.044715 x^3))`, c = sqrt(2/pi): the same function (0.5 (1 + tanh z)
+        is sigmoid(2z)) in a form the CPU plugin does not fuse into the matmul before it. Fused (a `Gelu`, or
+        the tanh form, which it recognizes), that matmul leaves MLAS for a kernel of its own (brgemm at one row,
+        a 1x1 convolution at 8 or more) with its own packed copy of the weights: GPT-2's 12 MLP matmuls ran 24%
+        slower at one row (`bench/node_profile.py`), and a generator's two graphs packed them twice. Here every
+        matmul stays on MLAS and the GELU is one element-wise subgraph."""
+        def const(v: float) -> ov.Output:
+            return ov.op.Constant(np.array(v, dtype=x.dtype)).output(0)
+
+        cube = _make("opset1", "Multiply", [_make("opset1", "Multiply", [x.handle, x.handle], _NUMPY), x.handle], _NUMPY)
+        inner = _make("opset1", "Add", [x.handle, _make("opset1", "Multiply", [cube, const(0.044715)], _NUMPY)], _NUMPY)
+        z2 = _make("opset1", "Multiply", [inner, const(2.0 * math.sqrt(2.0 / math.pi))], _NUMPY)
+        return _make("opset1", "Multiply", [x.handle, _make("opset1", "Sigmoid", [z2])], _NUMPY)
 
     def _op_gelu_erf(self, x):
         return _make("opset7", "Gelu", [x.handle], {"approximation_mode": "erf"})
 
-    def _op_swish(self, x):  # beta 1.0, as opset4's function
-        beta = ov.op.Constant(np.array(1.0, np.float32)).output(0)
-        return _make("opset4", "Swish", [x.handle, beta])
+    def _op_swish(self, x):
+        """SiLU as `x * (1 / (1 + exp(-x)))`, torch's own formula, in the one form of those tried that the CPU
+        plugin neither turns back into `Swish` nor fuses into the matmul before it (`Swish`, `x * sigmoid(x)`
+        and `x / (1 + exp(-x))` all end fused): a SwiGLU's gate matmul then stays on MLAS with the others
+        (see `_op_gelu`: faster at one row, one packed copy of the weights for a generator's graphs)."""
+        one = ov.op.Constant(np.array(1.0, dtype=x.dtype)).output(0)
+        denominator = _make("opset1", "Add", [_make("opset1", "Exp", [_make("opset1", "Negative", [x.handle])]), one], _NUMPY)
+        return _make("opset1", "Multiply", [x.handle, _make("opset1", "Divide", [one, denominator], _NUMPY)], _NUMPY)
 
     _op_relu = _unary("Relu")
     _op_sigmoid = _unary("Sigmoid")
