@@ -406,6 +406,9 @@ KIND_CASES = [
     ("cached_sdpa-no-mask-repeated-index", "cached_sdpa", "",
      ["2x3x3x8xf32", "2x3x5x8xf32", "2x3x5x8xf32", "3xi64", "2x3x3x8xf32", "2x3x3x8xf32"],
      "2x3x3x8xf32", ["normal", "normal", "normal", "index2", "normal", "normal"]),
+    ("cached_sdpa-decode-step", "cached_sdpa", "{scale = 0.3}",  # one query row per head: products and sums
+     ["1x2x1x8xf32", "1x2x6x8xf32", "1x2x6x8xf32", "1xi64", "1x2x1x8xf32", "1x2x1x8xf32", "1x1x1x6xf32"],
+     "1x2x1x8xf32", ["normal", "normal", "normal", "index6", "normal", "normal", "normal"]),
     ("cached_sdpa-keep-mask", "cached_sdpa", "",
      ["1x2x3x4xf32", "1x2x6x4xf32", "1x2x6x4xf32", "1xi64", "1x2x1x4xf32", "1x2x1x4xf32", "1x1x3x6xi1"],
      "1x2x3x4xf32", ["normal", "normal", "normal", "index6", "normal", "normal", "keep"]),

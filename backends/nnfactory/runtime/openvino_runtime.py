@@ -30,9 +30,8 @@ directly into the call's new tensor is rebound per call, a few microseconds). Th
 
 from __future__ import annotations
 
-import math
-
 import functools
+import math
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -137,7 +136,7 @@ def _binary(op_type: str) -> Any:
     """A hook for an element-wise binary op of opset1 (numpy broadcasting)."""
 
     def hook(self: OpenVINOGraphBuilder, a: Node, b: Node) -> ov.Output:
-        return _make("opset1", op_type, [a.handle, b.handle], _NUMPY)
+        return _ew(op_type, a.handle, b.handle)
 
     hook.__name__ = f"_op_{op_type.lower()}"
     return hook
@@ -160,6 +159,17 @@ def _reduction(op_type: str) -> Any:
 
 
 _NUMPY = {"auto_broadcast": "NUMPY"}
+_TWO_C = 2.0 * math.sqrt(2.0 / math.pi)
+"""tanh GELU's z = c (x + 0.044715 x^3) doubled: 0.5 (1 + tanh z) = sigmoid(2z)."""
+
+
+def _ew(op_type: str, a: ov.Output, b: ov.Output) -> ov.Output:
+    """An element-wise binary op of opset1 (numpy broadcasting) on two outputs."""
+    return _make("opset1", op_type, [a, b], _NUMPY)
+
+
+def _scalar(value: float, dtype: np.dtype) -> ov.Output:
+    return ov.op.Constant(np.array(value, dtype=dtype)).output(0)
 
 
 class OpenVINOGraphBuilder(GraphBuilder):
@@ -233,13 +243,9 @@ class OpenVINOGraphBuilder(GraphBuilder):
         a 1x1 convolution at 8 or more) with its own packed copy of the weights: GPT-2's 12 MLP matmuls ran 24%
         slower at one row (`bench/node_profile.py`), and a generator's two graphs packed them twice. Here every
         matmul stays on MLAS and the GELU is one element-wise subgraph."""
-        def const(v: float) -> ov.Output:
-            return ov.op.Constant(np.array(v, dtype=x.dtype)).output(0)
-
-        cube = _make("opset1", "Multiply", [_make("opset1", "Multiply", [x.handle, x.handle], _NUMPY), x.handle], _NUMPY)
-        inner = _make("opset1", "Add", [x.handle, _make("opset1", "Multiply", [cube, const(0.044715)], _NUMPY)], _NUMPY)
-        z2 = _make("opset1", "Multiply", [inner, const(2.0 * math.sqrt(2.0 / math.pi))], _NUMPY)
-        return _make("opset1", "Multiply", [x.handle, _make("opset1", "Sigmoid", [z2])], _NUMPY)
+        v = x.handle
+        inner = _ew("Add", v, _ew("Multiply", _ew("Multiply", _ew("Multiply", v, v), v), _scalar(0.044715, x.dtype)))
+        return _ew("Multiply", v, _make("opset1", "Sigmoid", [_ew("Multiply", inner, _scalar(_TWO_C, x.dtype))]))
 
     def _op_gelu_erf(self, x):
         return _make("opset7", "Gelu", [x.handle], {"approximation_mode": "erf"})
@@ -249,9 +255,9 @@ class OpenVINOGraphBuilder(GraphBuilder):
         plugin neither turns back into `Swish` nor fuses into the matmul before it (`Swish`, `x * sigmoid(x)`
         and `x / (1 + exp(-x))` all end fused): a SwiGLU's gate matmul then stays on MLAS with the others
         (see `_op_gelu`: faster at one row, one packed copy of the weights for a generator's graphs)."""
-        one = ov.op.Constant(np.array(1.0, dtype=x.dtype)).output(0)
-        denominator = _make("opset1", "Add", [_make("opset1", "Exp", [_make("opset1", "Negative", [x.handle])]), one], _NUMPY)
-        return _make("opset1", "Multiply", [x.handle, _make("opset1", "Divide", [one, denominator], _NUMPY)], _NUMPY)
+        one = _scalar(1.0, x.dtype)
+        denominator = _ew("Add", _make("opset1", "Exp", [_make("opset1", "Negative", [x.handle])]), one)
+        return _ew("Multiply", x.handle, _ew("Divide", one, denominator))
 
     _op_relu = _unary("Relu")
     _op_sigmoid = _unary("Sigmoid")
