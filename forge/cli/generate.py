@@ -39,6 +39,9 @@ def add_generate_parser(sub: Any) -> None:
     p.add_argument("--runtime", default="openvino", help="a registered runtime: openvino (default), nnfactory")
     p.add_argument("--precision", help="compute precision of both graphs (f32, bf16, f16; as forge compile)")
     p.add_argument("--weights", help="weight-only quantization of both graphs (int8, int4; as forge compile)")
+    p.add_argument("--share-weights", choices=("auto", "yes", "no"), default="auto",
+                   help="both graphs one device program holding the weights once (yes), or one each, which spares "
+                        "the per-step copy of the KV cache (no); auto: by the cache's share of the weights")
     p.add_argument("--do-sample", action="store_true", help="sample (seeded by --seed) instead of greedy decoding")
     p.add_argument("--temperature", type=float, help="sampling temperature (> 0; default 1.0)")
     p.add_argument("--top-k", type=int, help="sample among the k likeliest tokens (0: all; default 50)")
@@ -144,6 +147,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         weights=args.weights,
         progress=progress,
         weights_from=folder,
+        share_weights={"auto": None, "yes": True, "no": False}[args.share_weights],
     )
     compile_s = time.perf_counter() - start
     vocab = hf.config.vocab_size
@@ -163,6 +167,10 @@ def _summary(args: argparse.Namespace, hf: Any, gen: Any, compile_s: float, timi
     state_kib = report["decode"]["state_bytes"] / 2**10
     program = report.get("device_program") or {}
     device = f", device program {program['compile_ms'] / 1e3:.1f} s" if program.get("one_program") else ""
+    sharing = program.get("sharing")
+    if sharing is not None:  # why one program (weights once) or two (no per-step copy of the cache)
+        device += (f"; {'one device program' if sharing['one_program'] else 'a device program per graph'}, "
+                   f"KV cache {sharing['cache_to_weights']:.1%} of the weights")
     lines = [
         f"{args.model} ({type(hf).__name__}, {hf.config.num_hidden_layers} layers, {_weights_note(args)}): "
         f"batch {args.batch}, prompt {args.prompt_len}, {args.new_tokens} new tokens, KV cache "

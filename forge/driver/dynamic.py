@@ -44,7 +44,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from forge.driver.emit import runtime_for
+from forge.driver.emit import graph_group
 from forge.driver.options import CompileOptions
 from forge.driver.static_compile import compile_static
 from forge.frontend.node_locations import recorded_model_frames
@@ -413,7 +413,7 @@ class DynamicCompiledModel:
             args, kwargs = self._split(inputs)
             start = time.perf_counter()
             if self.group is None:
-                self.group = runtime_for(self.options).graph_group()
+                self.group = graph_group(self.options)
             compiled = self.static_compile(self.model, args, kwargs, options=self.options, group=self.group)
             if device_compile:
                 self.group.compile()

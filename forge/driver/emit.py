@@ -33,6 +33,17 @@ def runtime_for(options: Any) -> Any:
         raise CompileError(str(err)) from None
 
 
+def graph_group(options: Any, one_program: bool = True) -> Any:
+    """The GraphGroup a model's graphs join: one device program where the runtime makes one (the weights the
+    graphs share held once), or with `one_program=False` each graph compiled alone."""
+    runtime = runtime_for(options)
+    if one_program:
+        return runtime.graph_group()
+    from backends.nnfactory.runtime import GraphGroup  # lazy: start-up cost (openvino)
+
+    return GraphGroup(runtime)
+
+
 def emit_executor(module: ModuleOp, weights: WeightStore, options: Any, states: Any = None, group: Any = None):
     """The executor of `module` for `options` (runtime, device, precision, weights); a CompileError for
     weights still on the meta device or a mode the runtime refuses. `states`: the StateStore the

@@ -65,7 +65,7 @@ import torch
 from torch import nn
 
 from forge.driver.compilation import Compilation, Stage
-from forge.driver.emit import runtime_for
+from forge.driver.emit import graph_group
 from forge.driver.options import CompileOptions
 from forge.driver.sampling import Decoding, GenerateError
 from forge.driver.stages import EMIT, IMPORT_MODULE, LOWER, OPTIMIZE, PLAN
@@ -312,10 +312,14 @@ class Generator:
         states: Any,
         options: CompileOptions | None = None,
         group: Any = None,
+        sharing: dict[str, Any] | None = None,
     ):
         self.hf = hf
         self.group = group
-        """The GraphGroup both graphs belong to (one device program holding the weights once), if any."""
+        """The GraphGroup both graphs belong to (one device program holding the weights once, or each graph its
+        own: `sharing`), if any."""
+        self.sharing = sharing or {"one_program": True}
+        """`weight_sharing`'s decision: `one_program`, what was requested, the cache-to-weights ratio."""
         self.options = options or CompileOptions()
         self.batch, self.chunk, self.cache_len = batch, chunk, cache_len
         self.prefill, self.decode = prefill, decode
@@ -489,7 +493,7 @@ class Generator:
             "weights": self.options.weights,
             "prefill": self.prefill.report,
             "decode": self.decode.report,
-            **({"device_program": self.group.report()} if self.group is not None else {}),
+            **({"device_program": {**self.group.report(), "sharing": self.sharing}} if self.group is not None else {}),
         }
 
 
@@ -512,6 +516,7 @@ def compile_generator(
     weights: str | None = None,
     progress: Progress | None = None,
     weights_from: Any = None,
+    share_weights: bool | None = None,
 ) -> Generator:
     """Compile `model`'s prefill chunk (`[batch, chunk]`) and decode step (`[batch, 1]`) over one KV cache of
     `cache_len` positions: two compiles, then any prompt length and max_new_tokens that fit (`Generator.fits`).
@@ -520,9 +525,13 @@ def compile_generator(
     `cache_len` to `padded prompt_len + max_new_tokens` when both are given, else `DEFAULT_CACHE_LEN`
     (capped at the model's positions). `precision` and `weights` are `forge.compile`'s, for both graphs.
     `weights_from`: the safetensors checkpoint (a file, a folder, a list) of a model whose parameters are on
-    the meta device (`forge.init_empty_weights`): both graphs read its weights memory-mapped."""
+    the meta device (`forge.init_empty_weights`): both graphs read its weights memory-mapped.
+    `share_weights`: both graphs one device program holding the weights once (True), or each its own (False);
+    None chooses by `weight_sharing`'s cost model."""
     from backends.nnfactory.executor import StateStore  # lazy: start-up cost (openvino)
 
+    if share_weights is not None and not isinstance(share_weights, bool):
+        raise GenerateError(f"share_weights must be True, False or None (choose), got {share_weights!r}")
     hf = causal_lm(model).eval()
     limit = _positions(hf.config)
     if chunk is None:
@@ -568,17 +577,41 @@ def compile_generator(
     if source is not None:  # traced on the meta device with the model (the importer's IR is the host's)
         prefill_args = tuple(a.to("meta") for a in prefill_args)
         decode_args = tuple(a.to("meta") for a in decode_args)
-    group = runtime_for(options).graph_group()  # both graphs, one device program: one copy of the weights
+    sharing = weight_sharing(wrapper, options.weights, share_weights)
+    group = graph_group(options, sharing["one_program"])
     prefill = _compile_step("prefill", wrapper, prefill_args, states, options, source, group)
     decode = _compile_step("decode", wrapper, decode_args, states, options, source, group)
     group.compile()
     return_freed_heap()
-    return Generator(hf, batch, chunk, cache_len, prefill, decode, states, options, group)
+    return Generator(hf, batch, chunk, cache_len, prefill, decode, states, options, group, sharing)
+
+
+SHARED_CACHE_LIMIT = 0.01
+"""The KV cache's bytes over the weight bytes a decode step streams, above which a generator's two graphs get
+device programs of their own (`weight_sharing`). One program holds the weights once, but OpenVINO's `If` copies
+a body's inputs on every call, the whole cache included: GPT-2 12L (cache 2.9% of its f32 weights) decoded
+1.3-2.8 ms slower per 19-21 ms step in one program (in-process A/B, 4 runs), the zoo's Llama (0.6%) within
+the noise. Two programs cost a second packed copy of the weights instead (GPT-2: about 475 MiB)."""
+_STREAMED_FRACTION = {None: 1.0, "int8": 0.25, "int4": 0.125}
+"""The weight bytes a step streams per f32 parameter byte, by weight mode (the matmul weights dominate)."""
+
+
+def weight_sharing(wrapper: StaticCacheLM, weights: str | None, requested: bool | None) -> dict[str, Any]:
+    """Whether a generator's graphs are one device program, and why: `requested` when given, else one program
+    while the cache is at most `SHARED_CACHE_LIMIT` of the weight bytes a decode step streams (where the
+    per-step copy of the cache costs about a few percent of the step, and a second copy of the weights is what
+    costs most: a 1B model's cache is 0.4%)."""
+    cache = sum(b.numel() * b.element_size() for n, b in wrapper.named_buffers(recurse=False))
+    streamed = sum(p.numel() * p.element_size() for p in wrapper.hf.parameters()) * _STREAMED_FRACTION[weights]
+    ratio = cache / max(streamed, 1)
+    one = requested if requested is not None else ratio <= SHARED_CACHE_LIMIT
+    return {"one_program": bool(one), "requested": requested, "cache_to_weights": round(ratio, 4),
+            "limit": SHARED_CACHE_LIMIT}
 
 
 _GENERATORS: weakref.WeakKeyDictionary[nn.Module, dict[tuple, Generator]] = weakref.WeakKeyDictionary()
-"""forge.generate's generators: one per model and (batch, runtime, device, precision, weights), whatever the
-prompt length."""
+"""forge.generate's generators: one per model and (batch, runtime, device, precision, weights, share_weights),
+whatever the prompt length."""
 
 
 def generate(
@@ -591,6 +624,7 @@ def generate(
     device: str = "CPU",
     precision: str | None = None,
     weights: str | None = None,
+    share_weights: bool | None = None,
     **decoding: Any,
 ) -> torch.Tensor:
     """Generation with Forge (see the module docstring): `[B, P + new]` token ids.
@@ -598,10 +632,11 @@ def generate(
     Greedy by default, or sampled as transformers samples (`do_sample=True`, `temperature`, `top_k`, `top_p`,
     `repetition_penalty`, `seed=` or `generator=`), ending on `eos_token_id` or `stop` sequences, each new
     token passed to `streamer(row, token)`: `forge.driver.sampling` says what each option does.
-    `precision` and `weights` are `forge.compile`'s (both graphs are compiled with them).
+    `precision` and `weights` are `forge.compile`'s (both graphs are compiled with them); `share_weights` is
+    `compile_generator`'s.
 
-    One generator is kept per model and (batch, runtime, device, precision, weights): its first call compiles
-    it (a prefill chunk of `DEFAULT_CHUNK` tokens and a decode step over a cache of `DEFAULT_CACHE_LEN`
+    One generator is kept per model and (batch, runtime, device, precision, weights, share_weights): its first
+    call compiles it (a prefill chunk of `DEFAULT_CHUNK` tokens and a decode step over a cache of `DEFAULT_CACHE_LEN`
     positions, capped at the model's), and every later call whose prompt and max_new_tokens fit its cache
     compiles nothing, whatever its decoding options. A call that does not fit replaces it by one with the
     cache doubled (as often as needed, up to the model's positions): a bounded number of compiles per model."""
@@ -612,7 +647,7 @@ def generate(
     options = CompileOptions.of(runtime=runtime, device=device, precision=precision, weights=weights)
     batch, prompt_len = input_ids.shape
     Decoding.build(causal_lm(model), batch, torch.ones(batch, prompt_len), **decoding)  # bad options: before compiling
-    key = (batch, runtime, device, options.precision, options.weights)
+    key = (batch, runtime, device, options.precision, options.weights, share_weights)
     cache = _GENERATORS.setdefault(model, {})
     gen = cache.get(key)
     if gen is None or not gen.fits(prompt_len, max_new_tokens):
@@ -626,6 +661,7 @@ def generate(
             device=device,
             precision=options.precision,
             weights=options.weights,
+            share_weights=share_weights,
         )
     return gen.generate(input_ids, max_new_tokens, attention_mask, **decoding)
 

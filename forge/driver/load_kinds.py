@@ -23,7 +23,7 @@ from forge.driver.artifact_files import (
     sha256,
 )
 from forge.driver.compile_errors import CompileError, LoadError
-from forge.driver.emit import runtime_for
+from forge.driver.emit import graph_group
 from forge.driver.saved_kinds import GENERATOR_GRAPHS, _field, _options_from
 from forge.mapped_pages import return_freed_heap
 
@@ -139,7 +139,8 @@ def load_generator(
                 raise LoadError(f"{target}: changed since it was saved (SHA-256 differs from {path})")
     weights = _read_weights(directory / SAVED_WEIGHTS)
     states = StateStore()
-    group = _graph_group(options, path)
+    sharing = _field(meta, path, "sharing", dict) if "sharing" in meta else {"one_program": True}
+    group = _graph_group(options, path, bool(sharing.get("one_program", True)))
     steps = {}
     reports = meta.get("reports") if isinstance(meta.get("reports"), dict) else {}
     for name in GENERATOR_GRAPHS:
@@ -162,7 +163,7 @@ def load_generator(
     steps["decode"].report["released_weight_bytes"] = weights.release_mapped_pages()  # the device holds its copy
     return_freed_heap()
     hf = SimpleNamespace(generation_config=_generation_config(path, meta.get("generation_config")))
-    gen = Generator(hf, batch, chunk, cache_len, steps["prefill"], steps["decode"], states, options, group)
+    gen = Generator(hf, batch, chunk, cache_len, steps["prefill"], steps["decode"], states, options, group, sharing)
     gen.compiles = 0
     gen.eos = [int(t) for t in meta.get("eos") or []]
     gen.pad = meta.get("pad")
@@ -177,10 +178,11 @@ def _compile_group(group: Any, directory: Path) -> None:
         raise LoadError(f"{directory}: the device compile of the saved graphs failed: {one_line(str(err))}") from err
 
 
-def _graph_group(options: Any, path: Path) -> Any:
-    """The GraphGroup a loaded model's graphs join (one device program, one copy of the weights)."""
+def _graph_group(options: Any, path: Path, one_program: bool = True) -> Any:
+    """The GraphGroup a loaded model's graphs join (one device program, one copy of the weights, unless the
+    saved generator chose two: its meta's `sharing`)."""
     try:
-        return runtime_for(options).graph_group()
+        return graph_group(options, one_program)
     except CompileError as err:
         raise LoadError(f"{path}: {err}") from None
 

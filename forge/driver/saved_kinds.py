@@ -201,6 +201,7 @@ def save_generator(gen: Any, directory: str | Path) -> Path:
         "pad": gen.pad,
         "generation_config": config.to_dict() if config is not None else None,
         "reports": {n: getattr(gen, n).report for n in GENERATOR_GRAPHS},
+        "sharing": gen.sharing,
         "files": {f: sha256(directory / f) for f in files},
     }
     (directory / SAVED_META).write_text(json.dumps(meta, indent=2, default=str))

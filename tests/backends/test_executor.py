@@ -167,7 +167,7 @@ def test_the_main_cpu_kinds_are_allocation_free():
     assert allocating == {
         "layer_norm", "layer_norm-2-axes", "layer_norm-plain", "rms_norm", "rms_norm-plain",
         "sdpa-gqa-causal", "sdpa-float-mask-scale", "sdpa-bool-mask", "cached_sdpa-gqa-float-mask",
-        "cached_sdpa-no-mask-repeated-index", "cached_sdpa-keep-mask", "reduce-mean",
+        "cached_sdpa-no-mask-repeated-index", "cached_sdpa-decode-step", "cached_sdpa-keep-mask", "reduce-mean",
         "reduce-sum-i64", "aten-gather", "topk-largest", "topk-smallest-axis0-i32",
         "conv-depthwise", "conv-transposed-1d",
         "pool-max-dilated-1d-unbatched", "pool-avg-ceil-exclude-pad", "pool-avg-asymmetric",

@@ -49,11 +49,15 @@ def test_compile_checkpoint_folder(checkpoint, tmp_path, capsys):
     assert done.stdout.split() == [type(hf(ids)).__name__, "False"]
 
 
-def test_generate_checkpoint_folder(checkpoint, capsys):
+@pytest.mark.parametrize("share", ["yes", "no"])
+def test_generate_checkpoint_folder(checkpoint, capsys, share):
     hf, folder = checkpoint
-    assert main(["generate", str(folder), "--prompt-len", "8", "--new-tokens", "6", "--quiet"]) == 0
+    assert main(["generate", str(folder), "--prompt-len", "8", "--new-tokens", "6", "--quiet",
+                 "--share-weights", share]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"^compile: .*, device program [\d.]+ s\)", out, re.M)  # both graphs: one program
+    # both graphs one program (its compile time), or a program each (no per-step copy of the cache)
+    said = r", device program [\d.]+ s; one device program" if share == "yes" else "; a device program per graph"
+    assert re.search(rf"^compile: .*{said}, KV cache [\d.]+% of the weights\)", out, re.M)
     tokens = [int(t) for t in re.search(r"tokens\[0\]: ([\d ]+)", out).group(1).split()]
     ids = torch.randint(0, hf.config.vocab_size, (1, 8), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():  # eager greedy decoding, no cache

@@ -11,6 +11,7 @@ from torch.export import Dim
 
 import forge
 from forge.driver.generation import compile_generator
+from forge.driver.sampling import GenerateError
 from forge.models import build_model, example_inputs
 from tests.compiler.test_generator_reuse import _model
 
@@ -29,7 +30,7 @@ def _segments(*executors) -> int:
 @pytest.mark.parametrize("weights", [None, "int8"])
 def test_a_generator_is_one_device_program(weights, tmp_path):
     hf = _model("llama")
-    gen = compile_generator(hf, cache_len=48, chunk=8, weights=weights)
+    gen = compile_generator(hf, cache_len=48, chunk=8, weights=weights, share_weights=True)
     steps = (gen.prefill.executor, gen.decode.executor)
     assert len(_programs(*steps)) == 1
     assert gen.report()["device_program"]["graphs"] == _segments(*steps) == 2
@@ -46,6 +47,46 @@ def test_a_generator_is_one_device_program(weights, tmp_path):
     loaded = forge.load(tmp_path / "gen")
     assert len(_programs(loaded.prefill.executor, loaded.decode.executor)) == 1
     assert torch.equal(loaded.generate(ids, 5), tokens)
+
+
+@pytest.mark.parametrize("weights", [None, "int8"])
+def test_share_weights_chooses_by_the_cache_it_would_copy(weights, tmp_path, monkeypatch):
+    """One program copies the KV cache into OpenVINO's `If` body every call; two hold the weights twice. Left
+    to choose, the generator takes one program while the cache is at most SHARED_CACHE_LIMIT of the weight bytes
+    a decode step streams (int8 streams a quarter of them), two above; False and True override; every choice
+    gives transformers' greedy tokens, and a saved generator loads with its choice. (The test model is tiny, so
+    the limit is put between its two caches' ratios.)"""
+    from forge.driver import generation
+
+    hf = _model("llama")
+    ids = torch.randint(0, hf.config.vocab_size - 1, (1, 11), generator=torch.Generator().manual_seed(1))
+    weight_bytes = sum(p.numel() * p.element_size() for p in hf.parameters()) * (0.25 if weights else 1.0)
+    short, long = 24, 48
+    cache_bytes = {n: 2 * hf.config.num_hidden_layers * hf.config.num_key_value_heads * n
+                   * (hf.config.hidden_size // hf.config.num_attention_heads) * 4 for n in (short, long)}
+    monkeypatch.setattr(generation, "SHARED_CACHE_LIMIT", (cache_bytes[short] + cache_bytes[long]) / 2 / weight_bytes)
+    want = hf.generate(ids, max_new_tokens=5, do_sample=False)
+    cases = ((short, None, True), (long, None, False), (long, True, True), (short, False, False))
+    for cache_len, requested, one in cases:
+        gen = compile_generator(hf, cache_len=cache_len, chunk=8, weights=weights, share_weights=requested)
+        sharing = gen.report()["device_program"]["sharing"]
+        assert sharing["one_program"] is one and sharing["requested"] is requested
+        assert sharing["cache_to_weights"] == pytest.approx(cache_bytes[cache_len] / weight_bytes, abs=1e-4)
+        assert len(_programs(gen.prefill.executor, gen.decode.executor)) == (1 if one else 2)
+        tokens = gen.generate(ids, 5)
+        if weights is None:
+            assert torch.equal(tokens, want)
+        if (cache_len, requested) == (long, None):
+            gen.save(tmp_path / "gen")
+            loaded = forge.load(tmp_path / "gen")
+            assert len(_programs(loaded.prefill.executor, loaded.decode.executor)) == 2
+            assert loaded.report()["device_program"]["sharing"] == sharing
+            assert torch.equal(loaded.generate(ids, 5), tokens)
+
+
+def test_share_weights_refuses_what_is_not_a_choice():
+    with pytest.raises(GenerateError, match="share_weights must be True, False or None"):
+        compile_generator(_model("llama"), cache_len=24, chunk=8, share_weights="yes")
 
 
 SEQ = Dim("seq", min=8, max=32)
