@@ -63,6 +63,7 @@ import numpy as np
 import torch
 
 from dialects.npuir import aten_call
+from dialects.torch_types import dtype_of, shape_of
 from forge.kinds import CpuKernel, kind_spec
 
 from .program import (
@@ -121,6 +122,10 @@ def inplace_kernel(step: CpuStep) -> Callable[..., Any] | None:
     if inplace is None:
         return None
 
+    if schema.name == "aten::index_put":
+        writer = _numpy_row_writer(op, step.in_types)
+        if writer is not None:
+            return writer
     rows = schema.name == "aten::index_put"
     bind = op.argument_binder()
 
@@ -133,31 +138,59 @@ def inplace_kernel(step: CpuStep) -> Callable[..., Any] | None:
     return fn
 
 
+Layout = tuple[tuple[int, ...], torch.dtype]
+"""A tensor's shape and dtype."""
+
+
+def _rows_dim(target: Layout, indices: Sequence[Layout | None], values: Layout, accumulate: bool) -> int | None:
+    """The dim along which `index_put_(target, indices, values, accumulate)` writes whole rows (one 1-D int index
+    after full slices, `values` of the target's dtype broadcastable to the selected rows, no accumulation), else
+    None. A KV cache update `cache[:, :, positions] = k` is that."""
+    present = [d for d, index in enumerate(indices) if index is not None]
+    if accumulate or len(present) != 1:
+        return None
+    d = present[0]
+    (index_shape, index_dtype), (shape, dtype) = indices[d], target  # type: ignore[misc]
+    if len(index_shape) != 1 or index_dtype not in (torch.int64, torch.int32) or values[1] != dtype:
+        return None
+    selected = (*shape[:d], index_shape[0], *shape[d + 1 :])
+    if len(values[0]) > len(selected):
+        return None
+    trailing = selected[len(selected) - len(values[0]) :]
+    return d if all(v in (1, s) for v, s in zip(values[0], trailing, strict=True)) else None
+
+
+def _numpy_row_writer(op: Any, in_types: Sequence[Any]) -> Callable[..., Any] | None:
+    """`fn(state, index, rows, out)` for an `index_put_` that `_rows_dim` says writes whole rows of a numpy dtype:
+    one numpy assignment (numpy broadcasts and wraps negative positions as `index_put_` does), decided from the
+    operand types once. A decode step runs 2 per layer: ~3 us each, against ~15 through the aten kernel."""
+    target, *index_types, values = ((shape_of(t), dtype_of(t)) for t in in_types)
+    present = iter(index_types)
+    indices = [next(present) if p else None for p in op.present_mask()]
+    d = _rows_dim(target, indices, values, bool(op.arg("accumulate")))
+    if d is None or len(index_types) != 1 or target[1] not in _NUMPY_DTYPES:
+        return None
+    lead = (slice(None),) * d
+
+    def write(state: torch.Tensor, index: torch.Tensor, rows: torch.Tensor, out: torch.Tensor) -> None:
+        out.numpy()[(*lead, index.numpy())] = rows.numpy()
+
+    return write
+
+
 def _index_copy(target: torch.Tensor, indices: Sequence[Any], values: torch.Tensor, accumulate: bool = False) -> bool:
-    """`target[..., idx, ...] = values` as a numpy row assignment (or `index_copy_` for a dtype numpy lacks,
-    with no negative index) when `index_put_` writes whole rows along one dim (one 1-D int index after full
-    slices, `values` broadcastable to the selected rows, no accumulation): the same writes. True when done.
-    Why: a KV cache update `cache[:, :, positions] = k` is that, and torch's `index_put_` takes a slow path for
-    several indices on a non-leading dim (32 rows of a [1, 12, 256, 64] cache: ~35 ms, `index_copy_` ~0.02 ms);
-    a prefill runs 2 per layer, a decode step 2 per layer every token (numpy: ~3 us a row, torch ~19)."""
-    if accumulate:
+    """`target[..., idx, ...] = values` as `index_copy_` when `index_put_` writes whole rows along one dim
+    (`_rows_dim`) with no negative index: the same writes. True when done. Why: torch's `index_put_` takes a slow
+    path for several indices on a non-leading dim (32 rows of a [1, 12, 256, 64] cache: ~35 ms, `index_copy_`
+    ~0.02 ms); a prefill runs 2 per layer. (A dtype numpy has takes `_numpy_row_writer`, decided at build.)"""
+    layouts = [None if i is None else (tuple(i.shape), i.dtype) for i in indices]
+    d = _rows_dim((tuple(target.shape), target.dtype), layouts, (tuple(values.shape), values.dtype), accumulate)
+    if d is None:
         return False
-    dims = [d for d, index in enumerate(indices) if index is not None]
-    if len(dims) != 1:
-        return False
-    d = dims[0]
     index = indices[d]
-    if index.dim() != 1 or index.dtype not in (torch.int64, torch.int32) or values.dtype != target.dtype:
-        return False
-    selected = (*target.shape[:d], index.numel(), *target.shape[d + 1 :])
-    trailing = selected[len(selected) - values.dim() :] if values.dim() <= len(selected) else None
-    if trailing is None or any(v not in (1, s) for v, s in zip(values.shape, trailing, strict=True)):
-        return False
-    if _numpy_able(target, index, values):  # a decode step's row: ~3 us, against ~19 through torch
-        target.numpy()[(slice(None),) * d + (index.numpy(),)] = values.numpy()  # numpy broadcasts the same way
-        return True
     if index.numel() and int(index.min()) < 0:
         return False
+    selected = (*target.shape[:d], index.numel(), *target.shape[d + 1 :])
     target.index_copy_(d, index.long(), values.expand(selected))  # broadcast as index_put_ broadcasts
     return True
 
@@ -265,14 +298,19 @@ class RunCpu:
 
 @dataclass
 class Transfer:
-    """`env[dst] <- env[src]` (`host_copy`): the explicit device transition."""
+    """`env[dst] <- env[src]` (`host_copy`): the explicit device transition. `arrays`: (src, dst) as numpy views
+    when both are planned buffers no call rebinds, copied without looking them up (a decode step runs 29)."""
 
     src: int
     dst: int
     text: str = ""
+    arrays: tuple[np.ndarray, np.ndarray] | None = None
 
     def __call__(self, env: list[Any]) -> None:
-        host_copy(env[self.dst], env[self.src])
+        if self.arrays is not None:
+            np.copyto(self.arrays[1], self.arrays[0])
+        else:
+            host_copy(env[self.dst], env[self.src])
 
     def __str__(self) -> str:
         return self.text or f"Transfer({self.src} -> {self.dst})"
@@ -392,6 +430,7 @@ class CompiledNPUExecutor:
         self._numpy: dict[tuple[ValueRef, str], np.ndarray] = {}
         self.scratch: list[torch.Tensor] = []  # kernel temporaries, allocated here once
         self._input_slots = [self._slot(r) for r in program.inputs]
+        self._direct_refs = frozenset(d.ref for d in self.direct)
         self._direct_slots = [(self._slot(d.ref), self._new_slot()) for d in self.direct]
         self._direct_views = [self.env[slot] for slot, _ in self._direct_slots]
         self._direct_index = [program.outputs.index(d.ref) for d in self.direct]
@@ -402,8 +441,7 @@ class CompiledNPUExecutor:
         for index, step in enumerate(program.steps):
             self.instructions.append(self._instruction(step, index))
         self._output_slots = [self._slot(r) for r in program.outputs]
-        direct_refs = {d.ref for d in self.direct}
-        self._fresh_outputs = frozenset(program.outputs.index(r) for r in direct_refs)
+        self._fresh_outputs = frozenset(program.outputs.index(r) for r in self._direct_refs)
         self.bind_ms = (time.perf_counter() - start) * 1e3
 
     # ---- binding ------------------------------------------------------------------
@@ -482,7 +520,18 @@ class CompiledNPUExecutor:
             text = f"cpu {step.kind}({names}) -> {step.out}"
             return RunCpu(kernel.fn, ins_slots, out_slot, text, kernel.allocation_free)
         assert isinstance(step, TransferStep)
-        return Transfer(self._slot(step.src), self._slot(step.dst), f"transfer %{step.src.name} -> {step.dst}")
+        text = f"transfer %{step.src.name} -> {step.dst}"
+        return Transfer(self._slot(step.src), self._slot(step.dst), text, self._fixed_pair(step.src, step.dst))
+
+    def _fixed_pair(self, src: ValueRef, dst: ValueRef) -> tuple[np.ndarray, np.ndarray] | None:
+        """The numpy views of two planned buffers of one dtype and shape that no call rebinds (not a direct
+        output, whose slot holds the call's own array), else None."""
+        if any(r.source != "buffer" or r in self._direct_refs for r in (src, dst)):
+            return None
+        a, b = self.env[self._slot(src)], self.env[self._slot(dst)]
+        if not _numpy_able(a, b) or a.dtype != b.dtype or a.shape != b.shape:
+            return None
+        return a.detach().numpy(), b.detach().numpy()
 
     def _segment_instruction(self, step: SegmentStep, index: int) -> RunSegment:
         seg = self.program.segments[step.segment]

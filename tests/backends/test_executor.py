@@ -484,23 +484,39 @@ def test_standalone_program_of_a_zoo_model(runtime, tmp_path):
     assert diff <= MAX_ABS and kl <= MAX_KL
 
 
+class _IndexPut:
+    """What `_numpy_row_writer` reads of an `aten.index_put` op: which indices are present, `accumulate`."""
+
+    def __init__(self, indices, accumulate=False):
+        self.mask, self.accumulate = [int(i is not None) for i in indices], accumulate
+
+    def present_mask(self):
+        return self.mask
+
+    def arg(self, name):
+        assert name == "accumulate"
+        return self.accumulate
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool])
 @pytest.mark.parametrize(
-    "indices, values_shape, fast",
+    "indices, values_shape, rows",
     [
         ((None, None, [3, 0, 7]), (2, 2, 3, 4), True),  # whole rows on one dim (a KV cache update)
         ((None, [1]), (2, 1, 8, 4), True),  # one row
         (([1, 0],), (2, 2, 8, 4), True),  # a leading dim
-        ((None, None, [2, -1]), (2, 2, 2, 4), "numpy"),  # a negative index: numpy's rows, else index_put_ itself
+        ((None, None, [2, -1]), (2, 2, 2, 4), "negative"),  # numpy wraps as index_put_ does; index_copy_ cannot
         ((None, None, [1, 2]), (1, 1, 2, 4), True),  # broadcast values (size-1 dims)
         ((None, None, [1, 2]), (2, 2, 4), True),  # broadcast values (a leading dim left out, as lowered)
         ((None, [0], [1]), (2, 1, 4), False),  # two indices: index_put_ itself
     ],
 )
-def test_index_put_rows_fast_path_writes_what_index_put_writes(indices, values_shape, fast, dtype):
-    """The in-place `index_put_` kernel runs a KV-cache row update as a numpy row assignment (`index_copy_`
-    for bf16): the same bits as `index_put_`, NaN and -0.0 included."""
-    from backends.nnfactory.executor import _index_copy
+def test_index_put_rows_fast_paths_write_what_index_put_writes(indices, values_shape, rows, dtype):
+    """A state's `index_put_` of whole rows runs as one numpy assignment decided from the types (a dtype numpy
+    has), else as `index_copy_` (no negative index), else as `index_put_` itself: the same bits, NaN and -0.0
+    included."""
+    from backends.nnfactory.executor import _index_copy, _numpy_row_writer
+    from dialects.torch_types import tensor_type
 
     gen = torch.Generator().manual_seed(0)
     target = torch.randn(2, 2, 8, 4, generator=gen).to(dtype)
@@ -510,10 +526,15 @@ def test_index_put_rows_fast_path_writes_what_index_put_writes(indices, values_s
     values = values.to(dtype)
     idx = [None if i is None else torch.tensor(i) for i in indices]
     expected = torch.ops.aten.index_put_(target.clone(), idx, values)
+    present = [i for i in idx if i is not None]
+    types = [tensor_type(tuple(t.shape), t.dtype) for t in (target, *present, values)]
+    writer = _numpy_row_writer(_IndexPut(idx), types)
+    assert (writer is not None) is (rows is not False and dtype != torch.bfloat16)
     got = target.clone()
-    if fast == "numpy":
-        fast = dtype != torch.bfloat16
-    assert _index_copy(got, idx, values) is fast
-    if not fast:
+    if writer is not None:
+        writer(got, *present, values, got)
+    elif not _index_copy(got, idx, values):
+        assert rows is not True or dtype != torch.bfloat16, "a bf16 row write must take index_copy_"
         torch.ops.aten.index_put_(got, idx, values)
     assert torch.equal(got.view(torch.uint8), expected.view(torch.uint8))
+    assert _numpy_row_writer(_IndexPut(idx, accumulate=True), types) is None  # accumulation: index_put_ itself
