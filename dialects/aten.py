@@ -65,6 +65,7 @@ from dialects.torch_types import dense_tensor, dtype_of, is_dtype_attr, meta_ten
 if TYPE_CHECKING:
     import torch
 
+
 class _Fixed(NamedTuple):
     """A non-tensor argument's value, read from the op's attributes once (`AtenOp.argument_binder`)."""
 

@@ -122,11 +122,10 @@ def inplace_kernel(step: CpuStep) -> Callable[..., Any] | None:
     if inplace is None:
         return None
 
-    if schema.name == "aten::index_put":
-        writer = _numpy_row_writer(op, step.in_types)
-        if writer is not None:
-            return writer
     rows = schema.name == "aten::index_put"
+    writer = _numpy_row_writer(op, step.in_types) if rows else None
+    if writer is not None:
+        return writer
     bind = op.argument_binder()
 
     def fn(*values: torch.Tensor) -> None:
@@ -168,7 +167,7 @@ def _numpy_row_writer(op: Any, in_types: Sequence[Any]) -> Callable[..., Any] | 
     present = iter(index_types)
     indices = [next(present) if p else None for p in op.present_mask()]
     d = _rows_dim(target, indices, values, bool(op.arg("accumulate")))
-    if d is None or len(index_types) != 1 or target[1] not in _NUMPY_DTYPES:
+    if d is None or target[1] not in _NUMPY_DTYPES:
         return None
     lead = (slice(None),) * d
 

@@ -137,3 +137,25 @@ def test_an_activation_leaves_its_matmul_on_the_plain_kernel(activation, rows):
     h = torch.from_numpy(x) @ torch.from_numpy(w1).T + torch.from_numpy(b)
     want = torch.nn.functional.gelu(h, approximate="tanh") if activation == "gelu" else torch.nn.functional.silu(h)
     np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+SPECIAL = [math.nan, math.inf, -math.inf, -0.0, 0.0, -1e13, 1e13, -100.0, -20.0, -10.0, -3.0, -1e-30, 1e-30,
+           0.5, 3.0, 20.0, 100.0]
+
+
+@pytest.mark.parametrize("activation", ["gelu", "swish"])
+def test_rewritten_activations_equal_torch_on_special_values(activation):
+    """The GELU (tanh) and SiLU forms the builder emits against torch's own kernels on NaN, ±inf, ±0, overflowing
+    cubes and saturating tails: NaN where torch gives NaN, the same infinities, and the sign of torch's zeros."""
+    import torch
+
+    x = np.array(SPECIAL, dtype=F32)
+    g = get_runtime("openvino", "CPU").builder()
+    g.result(getattr(g, activation)(g.parameter(x.shape, F32)))
+    (got,) = g.compile().run([x])
+    t = torch.from_numpy(x)
+    want = (torch.nn.functional.gelu(t, approximate="tanh") if activation == "gelu"
+            else torch.nn.functional.silu(t)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)
+    zeros = want == 0
+    assert (np.signbit(got[zeros]) == np.signbit(want[zeros])).all(), (x[zeros], got[zeros], want[zeros])
