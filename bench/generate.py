@@ -7,7 +7,9 @@ Per model (the zoo decoders at benchmark size, batch 1, a seeded prompt of `PROM
   in state buffers: each layer's attention reads its cache in place plus the new rows, `cached-attention`,
   and the host writes the new rows after the device's work, so a step is one segment and moves only
   the new K/V rows);
-* **forge-int8**: the same with `weights="int8"` (compressed weights; its tokens may differ from eager's);
+* **forge-int8**: the same with `weights="int8", activations="int8"` (compressed weights, and the prefill's
+  matmuls quantize their inputs at run time as GenAI's int8 pipeline does by default; the decode step keeps
+  float activations; its tokens may differ from eager's);
 * **eager**: `transformers` `model.generate(do_sample=False, use_cache=True)` (DynamicCache);
 * **openvino**: OpenVINO's stateful model, the way its API offers one: the same static-cache
   module with the cache as explicit inputs/outputs (`index_copy` on them), exported with a
@@ -194,12 +196,14 @@ class _OpenVINOStateful:
 
 
 class _Forge:
-    def __init__(self, hf: nn.Module, prompt: int, new: int, weights: str | None = None):
+    def __init__(self, hf: nn.Module, prompt: int, new: int, weights: str | None = None,
+                 activations: str | None = None):
         from forge.driver.generation import compile_generator
         from forge.driver.report import used_weights
 
         start = time.perf_counter()
-        self.gen = compile_generator(hf, batch=1, prompt_len=prompt, max_new_tokens=new, weights=weights)
+        self.gen = compile_generator(hf, batch=1, prompt_len=prompt, max_new_tokens=new, weights=weights,
+                                     activations=activations)
         self.compile_ms = (time.perf_counter() - start) * 1e3
         self.gen.eos = []
         self.weight_bytes = _streamed_weight_bytes(self.gen.decode, used_weights)
@@ -236,7 +240,7 @@ def measure_model(hf: nn.Module, prompt: int, new: int, warmup: int, rounds: int
     gen = torch.Generator().manual_seed(common.INPUT_SEED)
     ids = torch.randint(0, hf.config.vocab_size, (1, prompt), generator=gen)
     forge = _Forge(hf, prompt, new)
-    forge_int8 = _Forge(hf, prompt, new, weights="int8")
+    forge_int8 = _Forge(hf, prompt, new, weights="int8", activations="int8")
     ov = _OpenVINOStateful(hf, prompt, prompt + new)
     systems = {"forge": forge, "forge-int8": forge_int8, "eager": _Eager(hf), "openvino": ov}
     missing = {"genai": "left out (--quick)"} if not genai else {}

@@ -24,6 +24,9 @@ from typing import Any
 
 PRECISIONS: tuple[str, ...] = ("f32", "bf16", "f16")
 WEIGHT_MODES: tuple[str, ...] = ("int8", "int4")
+ACTIVATION_MODES: tuple[str, ...] = ("int8",)
+"""`activations="int8"`: the compressed-weight matmuls of a graph with more than one row quantize their input
+rows to int8 at run time (dynamic quantization), an opt-in for speed at prefill with its own accuracy bound."""
 DEFAULT_PRECISION = "f32"
 SEQUENCES = 100
 """The fixed set every mode reports its accuracy over (seeds 0..99)."""
@@ -48,6 +51,20 @@ def check_weights(value: Any, where: str = "weights") -> str | None:
         raise PrecisionError(
             f"{where}: unknown weight quantization {value!r}; valid: {', '.join(WEIGHT_MODES)} (or none for f32)"
         )
+    return value.lower()
+
+
+def check_activations(value: Any, weights: str | None, where: str = "activations") -> str | None:
+    """The activation mode (None: float), refused without compressed weights (only their matmuls quantize)."""
+    if value is None or (isinstance(value, str) and value.lower() in ("", "f32", "none", "float")):
+        return None
+    if not isinstance(value, str) or value.lower() not in ACTIVATION_MODES:
+        raise PrecisionError(
+            f"{where}: unknown activation quantization {value!r}; valid: {', '.join(ACTIVATION_MODES)} (or none)"
+        )
+    if weights is None:
+        raise PrecisionError(f"{where}={value!r} quantizes the inputs of compressed-weight matmuls: it needs "
+                             f"weights='int8' or 'int4'")
     return value.lower()
 
 

@@ -39,6 +39,8 @@ def add_generate_parser(sub: Any) -> None:
     p.add_argument("--runtime", default="openvino", help="a registered runtime: openvino (default), nnfactory")
     p.add_argument("--precision", help="compute precision of both graphs (f32, bf16, f16; as forge compile)")
     p.add_argument("--weights", help="weight-only quantization of both graphs (int8, int4; as forge compile)")
+    p.add_argument("--activations", help="int8: with --weights, the prefill's matmuls quantize their inputs at "
+                                         "run time (as forge compile; decode at one row keeps them float)")
     p.add_argument("--share-weights", choices=("auto", "yes", "no"), default="auto",
                    help="both graphs one device program holding the weights once (yes), or one each, which spares "
                         "the per-step copy of the KV cache (no); auto: by the cache's share of the weights")
@@ -145,6 +147,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         device=args.device,
         precision=args.precision,
         weights=args.weights,
+        activations=args.activations,
         progress=progress,
         weights_from=folder,
         share_weights={"auto": None, "yes": True, "no": False}[args.share_weights],

@@ -87,6 +87,13 @@ def _parser() -> argparse.ArgumentParser:
             help="weight-only quantization of matmul weights (default none: f32 weights)",
         )
         p.add_argument(
+            "--activations",
+            choices=("int8", "none"),
+            default="none",
+            help="with --weights: quantize those matmuls' inputs to int8 at run time where they have several "
+            "rows (OpenVINO's dynamic quantization; default none)",
+        )
+        p.add_argument(
             "--accuracy",
             type=int,
             metavar="N",
@@ -171,6 +178,7 @@ def _compile(args: argparse.Namespace, *, keep_stages: bool = False):
         check=args.check,
         precision=args.precision,
         weights=None if args.weights == "none" else args.weights,
+        activations=None if args.activations == "none" else args.activations,
         accuracy=_accuracy_sequences(args),
         name=label,
         keep_stages=keep_stages,
@@ -195,8 +203,8 @@ def _compile_tuned(args: argparse.Namespace, model, inputs, label: str):
 
     if args.pipeline or args.disable:
         raise CompileError("--autotune chooses the pipeline itself; drop --pipeline/--disable")
-    if args.precision != "f32" or args.weights != "none":
-        raise CompileError("--autotune tunes f32 compiles only; drop --precision/--weights")
+    if args.precision != "f32" or args.weights != "none" or args.activations != "none":
+        raise CompileError("--autotune tunes f32 compiles only; drop --precision/--weights/--activations")
     compiled, _ = compile_tuned(
         model,
         inputs,
@@ -430,6 +438,7 @@ def _cmd_compile_checkpoint(args: argparse.Namespace, folder: Path) -> int:
         "--plot-memory": args.plot_memory,
         "--precision": args.precision != "f32",
         "--weights": args.weights != "none",
+        "--activations": args.activations != "none",
         "--accuracy": args.accuracy,
         "--layers": args.layers,
         "--attn": args.attn,

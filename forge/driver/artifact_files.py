@@ -146,7 +146,7 @@ def meta_call(directory: Path, meta: dict[str, Any], inputs: list[InputSpec], re
 
 
 def saved_weights(value: Any) -> str | None:
-    """The weight-only quantization mode a saved report names, as the emitter takes it (f32: None)."""
+    """A quantization mode (weights, activations) a saved report names, as the options take it (f32: None)."""
     return None if value in (None, "f32") else value
 
 

@@ -25,7 +25,7 @@ def runtime_for(options: Any) -> Any:
     if getattr(options, "cache_dir", None) and options.runtime == "openvino":  # the other runtimes have no cache
         extra["properties"] = {"CACHE_DIR": str(options.cache_dir)}
     try:  # the runtime carries the precision modes (and refuses those it cannot run)
-        modes = {"precision": options.precision, "weights": options.weights}
+        modes = {"precision": options.precision, "weights": options.weights, "activations": options.activations}
         return get_runtime(options.runtime, options.device, **modes, **extra)
     except PrecisionError as err:
         raise CompileError(f"runtime {options.runtime!r}: {err}") from None

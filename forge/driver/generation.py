@@ -491,6 +491,7 @@ class Generator:
             "compiles": self.compiles,
             "precision": self.options.precision,
             "weights": self.options.weights,
+            "activations": self.options.activations,
             "prefill": self.prefill.report,
             "decode": self.decode.report,
             **({"device_program": {**self.group.report(), "sharing": self.sharing}} if self.group is not None else {}),
@@ -517,13 +518,16 @@ def compile_generator(
     progress: Progress | None = None,
     weights_from: Any = None,
     share_weights: bool | None = None,
+    activations: str | None = None,
 ) -> Generator:
     """Compile `model`'s prefill chunk (`[batch, chunk]`) and decode step (`[batch, 1]`) over one KV cache of
     `cache_len` positions: two compiles, then any prompt length and max_new_tokens that fit (`Generator.fits`).
 
     `chunk` defaults to `prompt_len` when given (that prompt is prefilled in one call), else `DEFAULT_CHUNK`;
     `cache_len` to `padded prompt_len + max_new_tokens` when both are given, else `DEFAULT_CACHE_LEN`
-    (capped at the model's positions). `precision` and `weights` are `forge.compile`'s, for both graphs.
+    (capped at the model's positions). `precision`, `weights` and `activations` are `forge.compile`'s, for both
+    graphs (`activations="int8"` quantizes where a matmul has several rows: the prefill, and in one device
+    program the decode step too).
     `weights_from`: the safetensors checkpoint (a file, a folder, a list) of a model whose parameters are on
     the meta device (`forge.init_empty_weights`): both graphs read its weights memory-mapped.
     `share_weights`: both graphs one device program holding the weights once (True), or each its own (False);
@@ -565,7 +569,8 @@ def compile_generator(
         torch.full((batch, 1), chunk, dtype=torch.long),
         torch.tensor([chunk]),
     )
-    options = CompileOptions.of(runtime=runtime, device=device, precision=precision, weights=weights, progress=progress)
+    options = CompileOptions.of(runtime=runtime, device=device, precision=precision, weights=weights,
+                                activations=activations, progress=progress)
     source = None
     if weights_from is not None:
         from forge.frontend.meta_weights import SafetensorsSource, WeightBindError  # lazy: only a meta model
@@ -610,7 +615,8 @@ def weight_sharing(wrapper: StaticCacheLM, weights: str | None, requested: bool 
 
 
 _GENERATORS: weakref.WeakKeyDictionary[nn.Module, dict[tuple, Generator]] = weakref.WeakKeyDictionary()
-"""forge.generate's generators: one per model and (batch, runtime, device, precision, weights, share_weights),
+"""forge.generate's generators: one per model and (batch, runtime, device, precision, weights, activations,
+share_weights),
 whatever the prompt length."""
 
 
@@ -625,6 +631,7 @@ def generate(
     precision: str | None = None,
     weights: str | None = None,
     share_weights: bool | None = None,
+    activations: str | None = None,
     **decoding: Any,
 ) -> torch.Tensor:
     """Generation with Forge (see the module docstring): `[B, P + new]` token ids.
@@ -632,10 +639,11 @@ def generate(
     Greedy by default, or sampled as transformers samples (`do_sample=True`, `temperature`, `top_k`, `top_p`,
     `repetition_penalty`, `seed=` or `generator=`), ending on `eos_token_id` or `stop` sequences, each new
     token passed to `streamer(row, token)`: `forge.driver.sampling` says what each option does.
-    `precision` and `weights` are `forge.compile`'s (both graphs are compiled with them); `share_weights` is
-    `compile_generator`'s.
+    `precision`, `weights` and `activations` are `forge.compile`'s (both graphs are compiled with them);
+    `share_weights` is `compile_generator`'s.
 
-    One generator is kept per model and (batch, runtime, device, precision, weights, share_weights): its first
+    One generator is kept per model and (batch, runtime, device, precision, weights, activations,
+    share_weights): its first
     call compiles it (a prefill chunk of `DEFAULT_CHUNK` tokens and a decode step over a cache of `DEFAULT_CACHE_LEN`
     positions, capped at the model's), and every later call whose prompt and max_new_tokens fit its cache
     compiles nothing, whatever its decoding options. A call that does not fit replaces it by one with the
@@ -644,10 +652,11 @@ def generate(
         raise GenerateError("input_ids must be a tensor [batch, prompt_len]")
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
         raise GenerateError(f"max_new_tokens must be a positive int, got {max_new_tokens!r}")
-    options = CompileOptions.of(runtime=runtime, device=device, precision=precision, weights=weights)
+    options = CompileOptions.of(runtime=runtime, device=device, precision=precision, weights=weights,
+                                activations=activations)
     batch, prompt_len = input_ids.shape
     Decoding.build(causal_lm(model), batch, torch.ones(batch, prompt_len), **decoding)  # bad options: before compiling
-    key = (batch, runtime, device, options.precision, options.weights, share_weights)
+    key = (batch, runtime, device, options.precision, options.weights, options.activations, share_weights)
     cache = _GENERATORS.setdefault(model, {})
     gen = cache.get(key)
     if gen is None or not gen.fits(prompt_len, max_new_tokens):
@@ -662,6 +671,7 @@ def generate(
             precision=options.precision,
             weights=options.weights,
             share_weights=share_weights,
+            activations=options.activations,
         )
     return gen.generate(input_ids, max_new_tokens, attention_mask, **decoding)
 

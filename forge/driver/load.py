@@ -110,6 +110,7 @@ def load_static(
         device=device,
         precision=modes.get("precision", "f32"),
         weights=saved_weights(modes.get("weights")),
+        activations=saved_weights(modes.get("activations")),
         cache_dir=ov_cache_dir(directory, cache_dir, device),
     )
     c = Compilation(options, imported=saved)

@@ -32,6 +32,8 @@ class CompileOptions:
     precision: str = "f32"
     weights: str | None = None
     """Weight-only quantization (int8, int4), None for float weights."""
+    activations: str | None = None
+    """Dynamic int8 quantization of the compressed-weight matmuls' inputs (`forge.precision.ACTIVATION_MODES`)."""
     accuracy: int | None = None
     check: bool = False
     name: str | None = None
@@ -45,7 +47,7 @@ class CompileOptions:
     this folder by later compiles of the same graph (`forge.load` sets it; other runtimes ignore it)."""
 
     def __post_init__(self) -> None:
-        from forge.precision import PrecisionError, check_precision, check_weights
+        from forge.precision import PrecisionError, check_activations, check_precision, check_weights
 
         for name in ("pipeline", "lowering", "disable", "buckets"):
             value = getattr(self, name)
@@ -54,6 +56,7 @@ class CompileOptions:
         try:
             object.__setattr__(self, "precision", check_precision(self.precision))
             object.__setattr__(self, "weights", check_weights(self.weights))
+            object.__setattr__(self, "activations", check_activations(self.activations, self.weights))
         except PrecisionError as err:
             raise CompileError(str(err)) from None
         accuracy = self.accuracy
@@ -67,7 +70,8 @@ class CompileOptions:
         unknown = sorted(set(given) - names)
         if unknown:
             raise CompileError(f"unknown compile option(s): {', '.join(unknown)}")
-        return cls(**{k: v for k, v in given.items() if v is not None or k in ("pipeline", "lowering", "weights")})
+        nullable = ("pipeline", "lowering", "weights", "activations")
+        return cls(**{k: v for k, v in given.items() if v is not None or k in nullable})
 
     def but(self, **changes: Any) -> CompileOptions:
         """A copy with `changes` (validated again)."""

@@ -55,6 +55,7 @@ def compile_report(c: Compilation) -> dict[str, Any]:
         "weight_bytes": c.weights.subset(used_weights(c.module)).nbytes,  # what the program reads (and saves)
         "precision": c.options.precision,
         "weights": c.options.weights or "f32",
+        "activations": c.options.activations or "f32",
         "runtime_config": program.runtime.config(),
     }
 

@@ -70,6 +70,7 @@ def _options_json(options: Any) -> dict[str, Any]:
         "device": options.device,
         "precision": options.precision,
         "weights": options.weights,
+        "activations": options.activations,
         "dtype": str(options.dtype),
     }
 
@@ -85,6 +86,7 @@ def _options_from(meta_path: Path, entry: Any, runtime: str | None, device: str 
             device=device or entry["device"],
             precision=entry.get("precision", "f32"),
             weights=entry.get("weights"),
+            activations=entry.get("activations"),
             dtype=getattr(torch, str(entry.get("dtype", "torch.float32")).removeprefix("torch.")),
             cache_dir=cache_dir,
         )

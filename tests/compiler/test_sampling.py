@@ -264,12 +264,13 @@ def test_precision_and_weights_reach_both_graphs_and_key_the_generator():
     int8 = generation.generate(model, ids, 4, weights="int8", do_sample=True, seed=1)
     f32 = generation.generate(model, ids, 4, precision="f32", do_sample=True, seed=1)
     held = generation._GENERATORS[model]
-    assert set(held) == {(1, "openvino", "CPU", "f32", "int8", None), (1, "openvino", "CPU", "f32", None, None)}
-    quantized = held[(1, "openvino", "CPU", "f32", "int8", None)]
-    plain = held[(1, "openvino", "CPU", "f32", None, None)]
+    int8_key = (1, "openvino", "CPU", "f32", "int8", None, None)
+    f32_key = (1, "openvino", "CPU", "f32", None, None, None)
+    assert set(held) == {int8_key, f32_key}  # (..., precision, weights, activations, share_weights)
+    quantized, plain = held[int8_key], held[f32_key]
     assert quantized.report()["weights"] == "int8" and plain.report()["weights"] is None
     assert torch.equal(generation.generate(model, ids, 4, weights="INT8", do_sample=True, seed=1), int8)
-    assert generation._GENERATORS[model][(1, "openvino", "CPU", "f32", "int8", None)] is quantized, "compiled again"
+    assert generation._GENERATORS[model][int8_key] is quantized, "compiled again"
     assert int8.shape == f32.shape
     diff = (quantized.prefill_logits(ids) - plain.prefill_logits(ids)).abs().max().item()
     assert 0 < diff < 0.1, f"int8 weights should move the logits a little, moved {diff}"

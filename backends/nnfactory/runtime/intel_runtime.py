@@ -470,7 +470,7 @@ class IntelNNFactoryRuntime(Runtime):
     pyemit_native = True
 
     def __init__(self, device: str = "CPU", precision: str = "f32", weights: str | None = None,
-                 threads: int | None = None):
+                 threads: int | None = None, activations: str | None = None):
         if device not in ("CPU", "NPU"):
             raise RuntimeUnavailable(f"the nnfactory runtime runs on 'CPU' or 'NPU', not {device!r}")
         super().__init__(device)
@@ -488,6 +488,9 @@ class IntelNNFactoryRuntime(Runtime):
             )
         if threads is not None:
             raise PrecisionError("threads: the nnfactory runtime does not expose thread settings")
+        if activations is not None:
+            raise PrecisionError(f"activations {activations!r}: the nnfactory runtime has no dynamic quantization "
+                                 "of activations; use runtime='openvino'")
         backend = load_backend()
         if device == "NPU" and not backend.lib.isNPUAvailable():
             raise RuntimeUnavailable("no NPU on this machine (NNFactory would fall back to CPU); use device='CPU'")

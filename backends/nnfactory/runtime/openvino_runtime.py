@@ -44,10 +44,11 @@ import openvino.opset16 as ops
 from openvino._pyopenvino import NodeFactory as _NodeFactory
 
 from backends.nnfactory.runtime import CompiledGraph, GraphGroup, Runtime, RuntimeUnavailable
-from backends.nnfactory.runtime.openvino_settings import runtime_properties
+from backends.nnfactory.runtime.openvino_settings import DYNAMIC_QUANTIZATION_GROUP, runtime_properties
 from forge.precision import (
     PrecisionError,
     PrecisionResolution,
+    check_activations,
     check_precision,
     check_weights,
     resolve_precision,
@@ -415,6 +416,33 @@ class OpenVINOGraphBuilder(GraphBuilder):
         return graph
 
 
+_COMPRESSED_TYPES = frozenset({"i8", "u8", "i4", "u4"})
+
+
+def compressed_matmul_rows(model: ov.Model) -> int:
+    """The most rows any matmul over a compressed weight (an integer constant behind its decompression) has in
+    `model`, the bodies of its `If` ops included: 1 for a decode step, the chunk for a prefill."""
+    rows = 0
+    for op in model.get_ordered_ops():
+        kind = op.get_type_name()
+        if kind == "If":
+            rows = max(rows, compressed_matmul_rows(op.get_then_body()), compressed_matmul_rows(op.get_else_body()))
+        elif kind == "MatMul" and _reads_compressed(op.input(1).get_source_output().get_node()):
+            shape = op.get_input_partial_shape(0)
+            dims = [d.get_length() if d.is_static else 2 for d in shape]
+            rows = max(rows, math.prod(dims[:-1] if not op.get_attributes()["transpose_a"] else dims[:-2] + dims[-1:]))
+    return rows
+
+
+def _reads_compressed(node: Any, depth: int = 4) -> bool:
+    """Whether `node` is an integer constant or its decompression (Convert, Multiply by scales, Reshape)."""
+    if node.get_type_name() == "Constant":
+        return node.get_element_type().get_type_name() in _COMPRESSED_TYPES
+    if depth == 0 or node.get_type_name() not in ("Convert", "Multiply", "Subtract", "Reshape", "Transpose"):
+        return False
+    return _reads_compressed(node.input(0).get_source_output().get_node(), depth - 1)
+
+
 def stable_names(model: ov.Model, prefix: str = "") -> None:
     """Name every node and the graph's input and output tensors by position, for OpenVINO's compiled-model
     cache (CACHE_DIR): its key hashes the serialized graph, whose auto-generated names (`Parameter_1234`,
@@ -473,10 +501,12 @@ class OpenVINORuntime(Runtime):
         precision: str = "f32",
         weights: str | None = None,
         threads: int | None = None,
+        activations: str | None = None,
     ):
         super().__init__(device)
         self.precision = check_precision(precision)
         self.weights = check_weights(weights)
+        self.activations = check_activations(activations, self.weights)
         base = device.split(".")[0].split(":")[0]
         if base in ("CPU", "GPU", "NPU") and not _device_available(base):
             raise RuntimeUnavailable(
@@ -499,10 +529,14 @@ class OpenVINORuntime(Runtime):
         return OpenVINOGraphGroup(self)
 
     def compile_model(self, model: ov.Model) -> ov.CompiledModel:
-        """`model` compiled for the device with the runtime's properties (named stably for OpenVINO's cache)."""
+        """`model` compiled for the device with the runtime's properties (named stably for OpenVINO's cache);
+        with `activations="int8"`, dynamic quantization where a compressed-weight matmul has several rows."""
         if "CACHE_DIR" in self.properties:
             stable_names(model)
-        compiled = core().compile_model(model, self.device, self.properties)
+        properties = self.properties
+        if self.activations is not None and self.device.startswith("CPU") and compressed_matmul_rows(model) > 1:
+            properties = {**properties, "DYNAMIC_QUANTIZATION_GROUP_SIZE": DYNAMIC_QUANTIZATION_GROUP}
+        compiled = core().compile_model(model, self.device, properties)
         self.record_compiled(compiled)
         return compiled
 
@@ -527,6 +561,7 @@ class OpenVINORuntime(Runtime):
             "precision": "f16 (NPU native)" if npu else self.precision,
             "runs_as": runs_as,
             "weights": self.weights or "f32",
+            "activations": self.activations or "f32",
             "requested": {k: _plain(v) for k, v in self.properties.items()},
             "effective": dict(self.effective),
         }
