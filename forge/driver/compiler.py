@@ -79,7 +79,7 @@ def compile(
     `precision` (f32, bf16, f16) and `weights` (None, int8, int4: weight-only quantization) are the
     reduced-precision modes of `forge.precision`; `activations="int8"` (with int8/int4 weights, OpenVINO only)
     also quantizes the inputs of those matmuls to int8 at run time where they have more than one row
-    (OpenVINO's dynamic quantization, groups of 32: about 2x faster at a 128-token prefill, less accurate);
+    (OpenVINO's dynamic quantization, groups of 128: 2.5x faster at a 128-token prefill, less accurate);
     `accuracy=N` adds `report["accuracy"]`: the mode
     against eager f32 on N seeded inputs (`forge.driver.accuracy.evaluate_accuracy`, 100 is the fixed set;
     positional inputs drawn, keyword token ids drawn, other keyword inputs as given). Off by default here
