@@ -108,11 +108,12 @@ def evaluate_accuracy(model: Any, compiled: Any, example_args: Sequence[Any], *,
 
 
 def accuracy_report(model: Any, compiled: Any, example_args: Sequence[Any], precision: str, weights: str | None,
-                    *, sequences: int = SEQUENCES, kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+                    *, sequences: int = SEQUENCES, kwargs: dict[str, Any] | None = None,
+                    activations: str | None = None) -> dict[str, Any]:
     """`report["accuracy"]`: `evaluate_accuracy` plus the mode, its bounds and whether they hold."""
     acc = evaluate_accuracy(model, compiled, example_args, sequences=sequences, kwargs=kwargs)
-    b = bounds(precision, weights)
-    acc.update(mode=mode_name(precision, weights),
+    b = bounds(precision, weights, activations)
+    acc.update(mode=mode_name(precision, weights, activations),
                bounds={"max_abs": b.max_abs, "kl_mean": b.kl_mean, "top1": b.top1, "why": b.why},
                within_bounds=within_bounds(acc, b))
     return acc

@@ -148,7 +148,8 @@ def _accuracy(c: Compilation) -> None:
 
     runs_as = c.report["runtime_config"].get("runs_as", c.options.precision)  # the bounds of what ran
     c.report["accuracy"] = accuracy_report(
-        c.model, c.result, c.args, runs_as, c.options.weights, sequences=c.options.accuracy, kwargs=c.kwargs
+        c.model, c.result, c.args, runs_as, c.options.weights, sequences=c.options.accuracy, kwargs=c.kwargs,
+        activations=c.options.activations,
     )
 
 

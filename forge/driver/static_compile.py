@@ -20,7 +20,8 @@ def _check(c: Compilation) -> None:
     from forge.precision import bounds
 
     runs_as = c.report["runtime_config"].get("runs_as", c.options.precision)
-    parity = check_parity(c.exported_model, c.result, c.args, c.kwargs, bounds(runs_as, c.options.weights).max_abs)
+    bound = bounds(runs_as, c.options.weights, c.options.activations).max_abs
+    parity = check_parity(c.exported_model, c.result, c.args, c.kwargs, bound)
     if not parity["ok"]:
         from forge.driver.bisect import bisect
 

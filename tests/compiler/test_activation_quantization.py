@@ -18,6 +18,7 @@ from backends.nnfactory.runtime.openvino_settings import DYNAMIC_QUANTIZATION_GR
 from forge.driver.compile_errors import CompileError
 from forge.driver.generation import compile_generator
 from forge.models import build_model
+from forge.precision import bounds
 
 PROMPT, NEW = 24, 6
 BOUND = 0.03
@@ -128,3 +129,13 @@ def test_compressed_matmul_rows_looks_inside_if_bodies():
     out = branch.set_output(body_a.get_results()[0], body_b.get_results()[0])
     model = ov.Model([out], [cond, x, x1])
     assert openvino_runtime.compressed_matmul_rows(model) == 8
+
+
+def test_the_accuracy_report_names_the_mode_and_holds_its_bounds(gpt2):
+    hf, ids = gpt2
+    compiled = forge.compile(hf, (ids,), kwargs={"use_cache": False}, weights="int8", activations="int8",
+                             accuracy=5)
+    accuracy = compiled.report["accuracy"]
+    assert accuracy["mode"] == "f32+int8w+int8a"
+    assert accuracy["bounds"]["why"] == bounds("f32", "int8", "int8").why != bounds("f32", "int8").why
+    assert accuracy["within_bounds"], accuracy
