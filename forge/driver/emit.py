@@ -25,7 +25,9 @@ def runtime_for(options: Any) -> Any:
     if getattr(options, "cache_dir", None) and options.runtime == "openvino":  # the other runtimes have no cache
         extra["properties"] = {"CACHE_DIR": str(options.cache_dir)}
     try:  # the runtime carries the precision modes (and refuses those it cannot run)
-        modes = {"precision": options.precision, "weights": options.weights, "activations": options.activations}
+        modes = {"precision": options.precision, "weights": options.weights}
+        if options.activations is not None:  # a runtime registered before the mode existed need not take it
+            modes["activations"] = options.activations
         return get_runtime(options.runtime, options.device, **modes, **extra)
     except PrecisionError as err:
         raise CompileError(f"runtime {options.runtime!r}: {err}") from None

@@ -616,8 +616,7 @@ def weight_sharing(wrapper: StaticCacheLM, weights: str | None, requested: bool 
 
 _GENERATORS: weakref.WeakKeyDictionary[nn.Module, dict[tuple, Generator]] = weakref.WeakKeyDictionary()
 """forge.generate's generators: one per model and (batch, runtime, device, precision, weights, activations,
-share_weights),
-whatever the prompt length."""
+share_weights), whatever the prompt length."""
 
 
 def generate(
@@ -643,11 +642,11 @@ def generate(
     `share_weights` is `compile_generator`'s.
 
     One generator is kept per model and (batch, runtime, device, precision, weights, activations,
-    share_weights): its first
-    call compiles it (a prefill chunk of `DEFAULT_CHUNK` tokens and a decode step over a cache of `DEFAULT_CACHE_LEN`
-    positions, capped at the model's), and every later call whose prompt and max_new_tokens fit its cache
-    compiles nothing, whatever its decoding options. A call that does not fit replaces it by one with the
-    cache doubled (as often as needed, up to the model's positions): a bounded number of compiles per model."""
+    share_weights): its first call compiles it (a prefill chunk of `DEFAULT_CHUNK` tokens and a decode step over
+    a cache of `DEFAULT_CACHE_LEN` positions, capped at the model's), and every later call whose prompt and
+    max_new_tokens fit its cache compiles nothing, whatever its decoding options. A call that does not fit
+    replaces it by one with the cache doubled (as often as needed, up to the model's positions): a bounded number
+    of compiles per model."""
     if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2:
         raise GenerateError("input_ids must be a tensor [batch, prompt_len]")
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
