@@ -183,3 +183,18 @@ def test_unknown_section_is_a_usage_error(capsys):
         run_all.main(["--only", "nonsense"])
     assert exit_info.value.code == 2
     assert "unknown section(s) nonsense" in capsys.readouterr().err
+
+
+def test_measure_pair_times_forge_in_one_weight_mode():
+    """`python -m bench.generate --llama-1b`'s measurement, on the small GPT-2 without GenAI: one mode, warm-up
+    round dropped, int8 asking for GenAI's mode (int8 activations too)."""
+    from bench import generate
+    from forge.models import build_model
+
+    hf = build_model("gpt2", small=True).hf
+    result = generate.measure_pair(hf, 8, 3, 2, weights="int8", genai=False)
+    assert result["weights"] == "int8" and result["not_measured"] == {"genai": "left out"}
+    assert len(result["samples"]["forge"]) == 2 and all(len(s["decode_ms"]) == 2 for s in result["samples"]["forge"])
+    summary = result["summary"]["forge"]
+    assert summary["prefill_ms"] > 0 and summary["decode_tokens_per_s"] > 0
+    assert result["weight_bytes"] > 0 and "one_program" in result["sharing"]
