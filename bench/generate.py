@@ -237,10 +237,15 @@ def llama_1b() -> nn.Module:
     return transformers.LlamaForCausalLM(config).eval()
 
 
+def _prompt_ids(hf: nn.Module, prompt: int) -> torch.Tensor:
+    """The benchmark's seeded prompt of `prompt` token ids, batch 1."""
+    seeded = torch.Generator().manual_seed(common.INPUT_SEED)
+    return torch.randint(0, hf.config.vocab_size, (1, prompt), generator=seeded)
+
+
 def measure_model(hf: nn.Module, prompt: int, new: int, warmup: int, rounds: int, genai: bool = True) -> dict[str, Any]:
     """The systems on one causal LM (see the module docstring); `genai=False` leaves GenAI out."""
-    gen = torch.Generator().manual_seed(common.INPUT_SEED)
-    ids = torch.randint(0, hf.config.vocab_size, (1, prompt), generator=gen)
+    ids = _prompt_ids(hf, prompt)
     forge = _Forge(hf, prompt, new)
     forge_int8 = _Forge(hf, prompt, new, weights="int8", activations="int8")
     ov = _OpenVINOStateful(hf, prompt, prompt + new)
@@ -286,8 +291,7 @@ def measure_pair(hf: nn.Module, prompt: int, new: int, rounds: int, weights: str
     in one process and called alternately, which goes first swapping each round (the first round a warm-up).
     What `--llama-1b` runs: `measure_model`'s six systems of a 1.1B model held at once exceeded 24 GiB (the
     OOM killer ended it at 20.6 GB anonymous RSS); one mode of two systems stays under 14 GiB."""
-    gen = torch.Generator().manual_seed(common.INPUT_SEED)
-    ids = torch.randint(0, hf.config.vocab_size, (1, prompt), generator=gen)
+    ids = _prompt_ids(hf, prompt)
     forge = _Forge(hf, prompt, new, weights=weights, activations=weights)
     systems: dict[str, Any] = {"forge": forge}
     why = "left out" if not genai else bench_genai.available()

@@ -157,9 +157,11 @@ BOUNDS: dict[str, Bounds] = {
 
 
 def bounds(precision: str, weights: str | None, activations: str | None = None) -> Bounds:
-    """The bounds of a mode; a mode measured only with f32 compute (`activations`) takes those at any precision."""
+    """The bounds of a mode; quantized activations, measured with f32 compute only, take those at any precision."""
     name = mode_name(precision, weights, activations)
-    return BOUNDS.get(name) or BOUNDS[mode_name("f32", weights, activations)]
+    if activations is not None and name not in BOUNDS:
+        name = mode_name("f32", weights, activations)
+    return BOUNDS[name]
 
 
 def within_bounds(accuracy: dict[str, float], b: Bounds) -> bool:

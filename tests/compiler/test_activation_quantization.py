@@ -71,7 +71,8 @@ def test_quantized_activations_stay_within_the_bound_and_change_the_logits(gpt2,
     plain.generate(ids, NEW, scores=plain_scores)
     error = (quantized_scores[0] - eager).abs().max() / eager.abs().max()
     assert error <= BOUND
-    assert not torch.equal(quantized_scores[0], plain_scores[0])  # the mode did something
+    if "INT8" in openvino_runtime.cpu_capabilities():  # the runtime says this CPU has int8 arithmetic to use
+        assert not torch.equal(quantized_scores[0], plain_scores[0])  # the mode did something
     reference = hf.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=NEW, do_sample=False,
                             pad_token_id=0)
     assert torch.equal(tokens, reference)

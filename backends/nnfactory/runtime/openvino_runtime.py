@@ -428,10 +428,16 @@ def compressed_matmul_rows(model: ov.Model) -> int:
         if kind == "If":
             rows = max(rows, compressed_matmul_rows(op.get_then_body()), compressed_matmul_rows(op.get_else_body()))
         elif kind == "MatMul" and _reads_compressed(op.input(1).get_source_output().get_node()):
-            shape = op.get_input_partial_shape(0)
-            dims = [d.get_length() if d.is_static else 2 for d in shape]
-            rows = max(rows, math.prod(dims[:-1] if not op.get_attributes()["transpose_a"] else dims[:-2] + dims[-1:]))
+            rows = max(rows, _left_rows(op))
     return rows
+
+
+def _left_rows(matmul: Any) -> int:
+    """The rows of a MatMul's left operand: every dim but the contracted one (a dynamic dim counts as several)."""
+    dims = [d.get_length() if d.is_static else 2 for d in matmul.get_input_partial_shape(0)]
+    if len(dims) > 1 and matmul.get_attributes()["transpose_a"]:
+        dims[-2], dims[-1] = dims[-1], dims[-2]
+    return math.prod(dims[:-1])
 
 
 def _reads_compressed(node: Any, depth: int = 4) -> bool:
