@@ -1,0 +1,111 @@
+"""A generator whose prompts all fit one chunk prefills from its own rows (`prefills_in_one_chunk`).
+
+When `2 * chunk > cache_len` no request that fits the cache needs a second chunk, so the prefill graph only ever
+runs at cache positions 0.., where the cache holds nothing to attend to: its attention reads the chunk's own
+K/V rows (`sdpa`), not the cache plus the rows (`cached_sdpa`, whose cache part would be all masked out). What
+is asserted: the predicate against `Generator.fits` over every request (hypothesis), the graphs each form
+compiles to, and tokens and logits against transformers for batch 1, a left-padded batch 2 and a prompt shorter
+than the chunk, before and after save/load.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import forge
+from forge.driver.generation import Generator, compile_generator, prefills_in_one_chunk
+from tests.compiler.test_generator_reuse import _model
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+PROMPT, NEW = 12, 6  # chunk 12, cache 18: one chunk
+
+
+@given(chunk=st.integers(1, 40), extra=st.integers(1, 80))
+@settings(max_examples=200, deadline=None)
+def test_one_chunk_exactly_when_no_request_that_fits_needs_two(chunk, extra):
+    cache_len = chunk + extra
+    shape = SimpleNamespace(chunk=chunk, cache_len=cache_len)
+    shape.padded_len = lambda p: Generator.padded_len(shape, p)
+    two_chunks = any(
+        Generator.fits(shape, p, n) and shape.padded_len(p) > chunk
+        for p in range(1, cache_len + 1)
+        for n in range(1, cache_len + 1)
+    )
+    assert prefills_in_one_chunk(chunk, cache_len) == (not two_chunks)
+
+
+@pytest.fixture(scope="module", params=["gpt2", "llama"])
+def model(request):
+    return _model(request.param)
+
+
+@pytest.fixture(scope="module")
+def generators(model):
+    return {b: compile_generator(model, batch=b, prompt_len=PROMPT, max_new_tokens=NEW) for b in (1, 2)}
+
+
+def test_the_prefill_attends_to_its_rows_and_the_decode_to_the_cache(model, generators):
+    gen = generators[1]
+    layers = model.config.num_hidden_layers
+    assert prefills_in_one_chunk(gen.chunk, gen.cache_len)
+    prefill, decode = gen.report()["prefill"], gen.report()["decode"]
+    assert (prefill["reads_cache"], decode["reads_cache"]) == (False, True)
+    prefill_ir, decode_ir = str(gen.prefill.buffer_module), str(gen.decode.buffer_module)
+    assert "cached_sdpa" not in prefill_ir and prefill_ir.count(" sdpa(") == layers
+    assert decode_ir.count("cached_sdpa(") == layers
+    for report in (prefill, decode):  # still one segment, and only the new rows cross
+        assert report["segments"] == 1 and report["state_bytes_moved"] == report["new_row_bytes"], report
+
+
+def test_a_generator_that_may_prefill_twice_reads_the_cache(model):
+    gen = compile_generator(model, prompt_len=4, max_new_tokens=20)  # chunk 4, cache 24: up to 6 chunks
+    assert not prefills_in_one_chunk(gen.chunk, gen.cache_len)
+    assert gen.report()["prefill"]["reads_cache"] is True
+    assert str(gen.prefill.buffer_module).count("cached_sdpa(") == model.config.num_hidden_layers
+
+
+def _prompt(vocab: int, batch: int, length: int = PROMPT) -> tuple[torch.Tensor, torch.Tensor]:
+    """Seeded ids and a mask; row 1 of a batch of 2 is left-padded by 3 tokens."""
+    ids = torch.randint(0, vocab - 1, (batch, length), generator=torch.Generator().manual_seed(length))
+    mask = torch.ones(batch, length, dtype=torch.long)
+    if batch > 1:
+        mask[1, :3] = 0
+        ids[1, :3] = 0
+    return ids, mask
+
+
+def _transformers(model, ids, mask, new):
+    with torch.no_grad():
+        return model.generate(ids, attention_mask=mask, max_new_tokens=new, do_sample=False, use_cache=True)
+
+
+@pytest.mark.parametrize(("batch", "length"), [(1, PROMPT), (2, PROMPT), (1, 5)])
+def test_tokens_equal_transformers_generate(model, generators, batch, length):
+    ids, mask = _prompt(model.config.vocab_size, batch, length)
+    ours = generators[batch].generate(ids, NEW, attention_mask=mask)
+    expected = _transformers(model, ids, mask, NEW)
+    assert len(set(expected[:, length:].flatten().tolist())) >= 3, "degenerate decoding would prove little"
+    assert torch.equal(ours, expected), f"first difference at {(ours != expected).nonzero()[:1].tolist()}"
+
+
+def test_prefill_logits_match_eager(model, generators):
+    ids, mask = _prompt(model.config.vocab_size, 2)
+    positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
+    with torch.no_grad():
+        eager = model(input_ids=ids, attention_mask=mask, position_ids=positions).logits[:, -1]
+    ours = generators[2].prefill_logits(ids, mask)[:, -1]
+    assert (ours - eager).abs().max().item() <= 1e-4
+
+
+def test_a_loaded_generator_keeps_the_form_and_the_tokens(model, generators, tmp_path):
+    gen = generators[1]
+    gen.save(tmp_path / "gen")
+    loaded = forge.load(tmp_path / "gen")
+    assert loaded.report()["prefill"]["reads_cache"] is False
+    ids, mask = _prompt(model.config.vocab_size, 1)
+    assert torch.equal(loaded.generate(ids, NEW), _transformers(model, ids, mask, NEW))
