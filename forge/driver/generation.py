@@ -153,7 +153,8 @@ class StaticCacheLM(nn.Module):
     ) -> torch.Tensor:
         reads_cache = self.chunk_reads_cache or input_ids.shape[1] == 1
         length = self.cache_len if reads_cache else input_ids.shape[1]  # own rows: cache positions 0..L-1
-        keys = torch.arange(length, device=input_ids.device)
+        # the keys' positions; the own rows' are the inputs (not an arange the decode graph folds too)
+        keys = torch.arange(length, device=input_ids.device) if reads_cache else cache_position
         causal = keys[None, :] <= cache_position[:, None]
         allowed = causal[None, None, :, :] & attention_mask[:, None, None, :length].bool()
         dtype = self.get_buffer("key_cache_0").dtype
