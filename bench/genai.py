@@ -4,7 +4,8 @@ for LLMs on Intel CPUs and NPUs.
 The model goes the way GenAI's users take: `save_pretrained` of the benchmark's model (seeded random weights),
 then optimum-intel's stateful export (`OVModelForCausalLM.from_pretrained(export=True, stateful=True)`), then
 `openvino_genai.LLMPipeline(folder, "CPU", INFERENCE_PRECISION_HINT="f32", ...)` (its default backend, paged
-attention) driven with token ids (`TokenizedInputs`: no tokenizer model is needed, none is exported). Prefix
+attention; the f32 system's KV cache pinned to f32 as well, `peers.OV_LLM_F32_PROPERTIES`, the int8 one's left at
+GenAI's u8 default) driven with token ids (`TokenizedInputs`: no tokenizer model is needed, none is exported). Prefix
 caching is turned off: the benchmark repeats one prompt, and with it on every prefill after the first read the
 prompt's cache back (GPT-2 12L: 20 ms against 124-130 ms computed). Timings are GenAI's own `perf_metrics`:
 the time to the first token (prefill) and each later token's duration (decode).
@@ -84,7 +85,7 @@ class GenAI:
         scheduler = openvino_genai.SchedulerConfig()
         scheduler.enable_prefix_caching = False  # on by default: a repeated prompt's prefill would be read back
         self.pipe = openvino_genai.LLMPipeline(str(exported), "CPU", scheduler_config=scheduler,
-                                               **peers.OV_CPU_PROPERTIES)
+                                               **(peers.OV_CPU_PROPERTIES if weights else peers.OV_LLM_F32_PROPERTIES))
         self.config = openvino_genai.GenerationConfig()
         self.config.max_new_tokens = self.config.min_new_tokens = new
         self.config.do_sample, self.config.ignore_eos = False, True

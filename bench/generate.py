@@ -167,7 +167,7 @@ class _OpenVINOStateful:
         names_in = [i.get_any_name() for i in model.inputs][4:]
         names_out = [o.get_any_name() for o in model.outputs][1:]
         apply_make_stateful_transformation(model, dict(zip(names_in, names_out, strict=True)))
-        self.compiled = ov.Core().compile_model(model, "CPU", peers.OV_CPU_PROPERTIES)
+        self.compiled = ov.Core().compile_model(model, "CPU", peers.OV_LLM_F32_PROPERTIES)
         self.request = self.compiled.create_infer_request()
         self.zeros = ov.Tensor(np.zeros(self.shape, dtype=np.float32))
         self.states = len(self.request.query_state())

@@ -198,3 +198,14 @@ def test_measure_pair_times_forge_in_one_weight_mode():
     summary = result["summary"]["forge"]
     assert summary["prefill_ms"] > 0 and summary["decode_tokens_per_s"] > 0
     assert result["weight_bytes"] > 0 and "one_program" in result["sharing"]
+
+
+def test_the_stateful_peer_keeps_its_kv_cache_in_f32():
+    """The CPU plugin's default KV cache is u8 whatever the inference precision; the f32 stateful peer pins f32
+    (read back from its compiled model), so its tokens are f32's."""
+    from bench import generate
+    from forge.models import build_model
+
+    peer = generate._OpenVINOStateful(build_model("gpt2", small=True).hf, 8, 12)
+    kv, compute = (peer.compiled.get_property(p) for p in ("KV_CACHE_PRECISION", "INFERENCE_PRECISION_HINT"))
+    assert kv.get_type_name() == compute.get_type_name() == "f32"
