@@ -182,7 +182,8 @@ def _summary(args: argparse.Namespace, hf: Any, gen: Any, compile_s: float, timi
         f"compile: {compile_s:.1f} s (prefill {report['prefill']['compile_ms'] / 1e3:.1f} s, decode "
         f"{report['decode']['compile_ms'] / 1e3:.1f} s{device}); cpu fallback per step: "
         + (", ".join(f"{k} x{v}" for k, v in report["decode"]["cpu_fallback"].items()) or "none"),
-        f"prefill: {timings['prefill_ms']:.1f} ms ({args.batch} x {args.prompt_len} tokens, first new token)",
+        f"prefill: {timings['prefill_ms']:.1f} ms ({args.batch} x {args.prompt_len} tokens, first new token; "
+        f"{_prefill_attention(gen, report)})",
     ]
     if decode:
         per_s = len(decode) * args.batch / (sum(decode) / 1e3)
@@ -193,6 +194,13 @@ def _summary(args: argparse.Namespace, hf: Any, gen: Any, compile_s: float, timi
     else:
         lines.append("decode: no decode step (--new-tokens 1)")
     return "\n".join(lines)
+
+
+def _prefill_attention(gen: Any, report: dict[str, Any]) -> str:
+    """What the prefill's attention reads: its own rows (a one-chunk generator) or the cache and the chunk's rows."""
+    if report["prefill"].get("reads_cache", True):
+        return f"{gen.chunk}-token chunks attending to the cache and their rows"
+    return "one chunk attending to its own rows"
 
 
 def _check(hf: Any, ids: Any, tokens: Any, new_tokens: int, decoding: dict[str, Any]) -> int:

@@ -113,3 +113,15 @@ def test_a_loaded_generator_keeps_the_form_and_the_tokens(model, tmp_path):
     ids, mask = _prompt(model.config.vocab_size, 1, length)
     expected = _transformers(model, ids, mask, NEW)
     assert torch.equal(gen.generate(ids, NEW), expected) and torch.equal(loaded.generate(ids, NEW), expected)
+
+
+@pytest.mark.parametrize(("prompt", "new", "says"), [
+    ("12", "6", "one chunk attending to its own rows"),
+    ("4", "20", "4-token chunks attending to the cache and their rows"),
+])
+def test_forge_generate_says_what_the_prefill_attends_to(prompt, new, says, capsys):
+    from forge.cli.main import main
+
+    assert main(["generate", "gpt2", "--small", "--prompt-len", prompt, "--new-tokens", new, "--check"]) == 0
+    out = capsys.readouterr().out
+    assert f"first new token; {says})" in out and "check: tokens equal transformers" in out
