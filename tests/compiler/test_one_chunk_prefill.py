@@ -125,3 +125,35 @@ def test_forge_generate_says_what_the_prefill_attends_to(prompt, new, says, caps
     assert main(["generate", "gpt2", "--small", "--prompt-len", prompt, "--new-tokens", new, "--check"]) == 0
     out = capsys.readouterr().out
     assert f"first new token; {says})" in out and "check: tokens equal transformers" in out
+
+
+@given(data=st.data())
+@settings(max_examples=25, deadline=None)
+def test_own_rows_equal_the_cache_form_in_eager(model, data):
+    """The wrapper's two forms, run eagerly on a first chunk (cache zeros, positions 0..C-1), give the same logits
+    and write the same cache rows for any left padding (layer 0 bit for bit; later layers' token rows up to the
+    rounding of a softmax summed over other columns): the own-rows form is exact, not an approximation."""
+    from forge.driver.generation import StaticCacheLM
+
+    batch = data.draw(st.integers(1, 2), label="batch")
+    chunk = data.draw(st.integers(2, 10), label="chunk")
+    cache_len = chunk + data.draw(st.integers(1, chunk - 1), label="extra") if chunk > 2 else chunk + 1
+    pads = [data.draw(st.integers(0, chunk - 1), label=f"pad{b}") for b in range(batch)]
+    ids = torch.randint(0, model.config.vocab_size, (batch, chunk), generator=torch.Generator().manual_seed(chunk))
+    mask = torch.ones(batch, cache_len, dtype=torch.long)
+    for b, pad in enumerate(pads):
+        mask[b, :pad] = 0
+    prompt = mask[:, :chunk]
+    positions = (prompt.cumsum(-1) - 1).masked_fill(prompt == 0, 1)
+    outs = []
+    for reads_cache in (True, False):
+        wrapper = StaticCacheLM(model, batch, cache_len, chunk_reads_cache=reads_cache).eval()
+        with torch.no_grad():
+            logits = wrapper(ids, mask, positions, torch.arange(chunk))
+        outs.append((logits, [wrapper.get_buffer(f"key_cache_{i}").clone() for i in (0, 1)]))
+    (cached, cache_rows), (own, own_rows) = outs
+    torch.testing.assert_close(own, cached, rtol=1e-5, atol=1e-5)
+    assert torch.equal(own_rows[0], cache_rows[0])  # layer 0's keys: the same computation on the same input
+    for b, pad in enumerate(pads):  # a padding row attends to nothing (uniform over its masked columns, which differ
+        # in number) and is never attended to: its later rows may differ, a token's may not
+        torch.testing.assert_close(own_rows[1][b, :, pad:], cache_rows[1][b, :, pad:], rtol=1e-5, atol=1e-5)
