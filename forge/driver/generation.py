@@ -135,7 +135,11 @@ class StaticCacheLM(nn.Module):
         """False for a generator whose prompts fit one chunk (`prefills_in_one_chunk`): a call of several rows
         then only ever runs at cache positions 0.., before which the cache holds nothing to attend to, so its
         attention reads its own rows (`sdpa` over the chunk) instead of the cache and the rows
-        (`cached_sdpa`, whose cache part would be all masked out). A decode step always reads the cache."""
+        (`cached_sdpa`, whose cache part would be all masked out). A decode step always reads the cache.
+        A left-padding row then attends to itself: with every key masked its scores are all the float32 minimum,
+        which at bf16/f16 becomes -inf, and OpenVINO's attention made the row NaN; its NaN K/V rows then reached
+        every token through a 0 weight (`cached_sdpa` softmaxes such a row to 0). No token attends to a padding
+        row, so the tokens' values are the same."""
         layers, kv_heads, head_dim = _head_shapes(hf.config)
         first = next(hf.parameters())
         dtype, device = first.dtype, first.device  # a meta model's cache is on meta too (zeros when emitted)
@@ -157,6 +161,8 @@ class StaticCacheLM(nn.Module):
         keys = torch.arange(length, device=input_ids.device) if reads_cache else cache_position
         causal = keys[None, :] <= cache_position[:, None]
         allowed = causal[None, None, :, :] & attention_mask[:, None, None, :length].bool()
+        if not reads_cache:  # a padding row attends to itself: a row with no key is NaN at bf16/f16 (see below)
+            allowed = allowed | (keys[None, :] == cache_position[:, None])[None, None, :, :]
         dtype = self.get_buffer("key_cache_0").dtype
         zero, lowest = torch.zeros((), dtype=dtype), torch.full((), torch.finfo(dtype).min, dtype=dtype)
         mask = torch.where(allowed, zero, lowest)  # where.self: the dialect has it (where.Scalar it lacks)
