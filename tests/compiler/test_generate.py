@@ -27,10 +27,10 @@ PROMPT, NEW = 8, 32
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
-def _prompt(vocab: int, batch: int, seed: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+def _prompt(vocab: int, batch: int, seed: int = 1, length: int = PROMPT) -> tuple[torch.Tensor, torch.Tensor]:
     """Seeded ids and a mask: row 1 (of a batch of 2) is left-padded by 3 tokens."""
-    ids = torch.randint(0, vocab - 1, (batch, PROMPT), generator=torch.Generator().manual_seed(seed))
-    mask = torch.ones(batch, PROMPT, dtype=torch.long)
+    ids = torch.randint(0, vocab - 1, (batch, length), generator=torch.Generator().manual_seed(seed))
+    mask = torch.ones(batch, length, dtype=torch.long)
     if batch > 1:
         mask[1, :3] = 0
         ids[1, :3] = 0

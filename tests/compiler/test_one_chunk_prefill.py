@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import forge
 from forge.driver.generation import Generator, compile_generator, prefills_in_one_chunk
+from tests.compiler.test_generate import _prompt as left_padded_prompt
 from tests.compiler.test_generator_reuse import _model
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -70,13 +71,8 @@ def test_a_generator_that_may_prefill_twice_reads_the_cache(model):
 
 
 def _prompt(vocab: int, batch: int, length: int = PROMPT) -> tuple[torch.Tensor, torch.Tensor]:
-    """Seeded ids and a mask; row 1 of a batch of 2 is left-padded by 3 tokens."""
-    ids = torch.randint(0, vocab - 1, (batch, length), generator=torch.Generator().manual_seed(length))
-    mask = torch.ones(batch, length, dtype=torch.long)
-    if batch > 1:
-        mask[1, :3] = 0
-        ids[1, :3] = 0
-    return ids, mask
+    """test_generate's left-padded prompt at this file's length, seeded by it."""
+    return left_padded_prompt(vocab, batch, seed=length, length=length)
 
 
 def _transformers(model, ids, mask, new):
