@@ -110,6 +110,14 @@ def _placeholder_spec(out: ov.Output) -> tuple[tuple[int, ...], np.dtype]:
     return (1,) * out.get_partial_shape().rank.get_length(), np.dtype(out.get_element_type().to_dtype())
 
 
+def run_request(request: ov.InferRequest) -> None:
+    """One synchronous call on the bound tensors. `start_async` + `wait` rather than `infer`: `infer` wraps every
+    output in a new numpy array and a dict per call, which nobody reads here (the outputs are bound arrays). On a
+    GPT-2 int8 decode step (25 outputs) that was 0.14 ms of 7.8 ms (one process, interleaved)."""
+    request.start_async()
+    request.wait()
+
+
 def bind_inputs(request: ov.InferRequest, bound: list[Any], ports: Sequence[int], arrays: Sequence[np.ndarray]) -> None:
     """Bind each array to its input port as shared memory, unless that very array is bound there already
     (`bound`: what each port holds; a planned buffer stays bound across calls)."""
@@ -151,7 +159,7 @@ class _Joint:
     def run(self, graph: int, inputs: list[np.ndarray]) -> None:
         self.select(graph)
         bind_inputs(self.request, self.inputs, self.layout.inputs[graph], inputs)
-        self.request.infer(share_outputs=True)
+        run_request(self.request)
 
 
 class OpenVINOBranchGraph(CompiledGraph):
@@ -236,4 +244,3 @@ class OpenVINOGraphGroup(GraphGroup):
             self.compile()
         assert self._joint is not None
         return self._joint
-

@@ -24,8 +24,9 @@ Running: one ``InferRequest`` per compiled graph, inputs and outputs bound as
 writes straight into the given output arrays (rebinding only when a different array object is
 passed: the executor's planned buffers stay bound across calls; a program output written
 directly into the call's new tensor is rebound per call, a few microseconds). The request runs with
-``infer(share_outputs=True)``: OpenVINO's Python ``infer()`` otherwise returns a copy of every output
-(into a new numpy array, per call) although the outputs are already in the bound arrays.
+``start_async()`` + ``wait()`` (``openvino_group.run_request``): OpenVINO's Python ``infer()`` wraps (or,
+by default, copies) every output into a new numpy array per call although the outputs are already in
+the bound arrays.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from forge.precision import (
 
 from .graph_builder import GraphBuilder
 from .graph_values import Node, TensorSpec
-from .openvino_group import OpenVINOGraphGroup, bind_inputs
+from .openvino_group import OpenVINOGraphGroup, bind_inputs, run_request
 
 __all__ = [
     "CAPABILITIES_ENV",
@@ -484,9 +485,7 @@ class OpenVINOCompiledGraph(CompiledGraph):
 
     def _execute(self, inputs: list[np.ndarray]) -> None:
         bind_inputs(self._request, self._input_arrays, range(len(inputs)), inputs)
-        # share_outputs: the request writes into the bound arrays already; the wrapper's default (False)
-        # copied every output into a new numpy array per call, which nobody reads (GPT-2: the 25.7 MB logits)
-        self._request.infer(share_outputs=True)
+        run_request(self._request)  # the request writes into the bound output arrays
 
 
 class OpenVINORuntime(Runtime):
