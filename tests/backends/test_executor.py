@@ -506,6 +506,7 @@ class _IndexPut:
         ((None, [1]), (2, 1, 8, 4), True),  # one row
         (([1, 0],), (2, 2, 8, 4), True),  # a leading dim
         ((None, None, [2, -1]), (2, 2, 2, 4), "negative"),  # numpy wraps as index_put_ does; index_copy_ cannot
+        ((None, None, [-1]), (2, 2, 1, 4), "negative"),  # one row (a decode step's): a slice, wrapped the same
         ((None, None, [1, 2]), (1, 1, 2, 4), True),  # broadcast values (size-1 dims)
         ((None, None, [1, 2]), (2, 2, 4), True),  # broadcast values (a leading dim left out, as lowered)
         ((None, [0], [1]), (2, 1, 4), False),  # two indices: index_put_ itself

@@ -15,10 +15,11 @@ One generator per (model, batch) for the whole module: compiling both functions 
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
-from backends.nnfactory.executor import RunCpu
+from backends.nnfactory.executor import CompiledNPUExecutor, RunCpu, StateStore, Transfer, WriteRows
 from forge.driver.generation import GenerateError, compile_generator, generate
 from forge.frontend.fx_importer import InputMutationError, import_module
 from forge.models import build_model
@@ -111,10 +112,35 @@ def test_cache_lives_in_state_buffers_allocated_once(model, generators):
     assert key.view(torch.float32).abs().sum() > 0, "the cache was not written"
     gen.reset()
     assert states.pointers() == before and key.abs().sum() == 0
+    (update,) = [i for i in decode_ex.instructions if isinstance(i, WriteRows)]  # every layer's rows, one instruction
+    state_memory = {decode_ex.buffers[bid].data_ptr() for bid in decode_ex.program.states.values()}
+    assert sorted(state.ctypes.data for _, _, state, _ in update.writes) == sorted(state_memory)
     cpu = [i for i in decode_ex.instructions if isinstance(i, RunCpu)]
-    updates = [i for i in cpu if str(i).endswith("in place")]
-    assert len(updates) == 2 * layers and all(i.output_buffer in _state_slots(decode_ex) for i in updates)
-    assert all(i.output_buffer not in _state_slots(decode_ex) for i in cpu if i not in updates)
+    assert all(i.output_buffer not in _state_slots(decode_ex) for i in cpu), "a cpu kernel copies a state"
+    transfers = [i for i in decode_ex.instructions if isinstance(i, Transfer)]
+    assert not any(np.shares_memory(t.arrays[1], rows) for t in transfers if t.arrays for *_, rows in update.writes)
+
+
+def test_the_fused_row_writes_write_what_the_steps_write(model, generators):
+    """The decode step's `WriteRows` (rows read from the segment's outputs, the transfers dropped) leaves every
+    state bit for bit as the unfused instructions (a transfer, then `index_put_`, per row block) do: one row at
+    a position, the last position, a negative one (wraps as `index_put_`), and an out-of-range one refused."""
+    gen = generators[2]
+    program = gen.decode.executor.program
+    fused, plain = (CompiledNPUExecutor(program, StateStore(), fuse_row_writes=f) for f in (True, False))
+    assert any(isinstance(i, WriteRows) for i in fused.instructions)
+    assert not any(isinstance(i, WriteRows) for i in plain.instructions)
+    ids, mask = _prompt(model.config.vocab_size, 2)
+    full = torch.ones(2, gen.cache_len, dtype=torch.long)
+    for j, position in enumerate([PROMPT, gen.cache_len - 1, -3, 0]):
+        inputs = (ids[:, j : j + 1], full, torch.full((2, 1), PROMPT + j), torch.tensor([position]))
+        got, want = fused(*inputs)[0], plain(*inputs)[0]
+        assert torch.equal(got, want)
+        for name, buf in plain.states.buffers.items():
+            assert torch.equal(fused.states.buffers[name], buf), f"{name} after a write at {position}"
+    for ex in (fused, plain):
+        with pytest.raises(IndexError):
+            ex(ids[:, :1], full, torch.full((2, 1), PROMPT), torch.tensor([gen.cache_len]))
 
 
 def _state_slots(executor) -> set[int]:
