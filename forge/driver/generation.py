@@ -483,10 +483,7 @@ class Generator:
         decode_ms: list[float] = []
         n, start = 0, None
         while True:
-            processed = rules.scores(sequences[:, : p + n], logits)
-            if scores is not None:
-                scores.append(processed)
-            token = rules.choose(processed)
+            token = rules.next_token(sequences[:, : p + n], logits, scores)
             sequences[:, p + n] = rules.keep(token, unfinished)
             if start is not None:  # a decode step: the graph, then the token's choice
                 decode_ms.append((time.perf_counter() - start) * 1e3)

@@ -25,12 +25,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 
 __all__ = ["Decoding", "GenerateError"]
 
 DEFAULTS = {"do_sample": False, "temperature": 1.0, "top_k": 50, "top_p": 1.0, "repetition_penalty": 1.0}
 """transformers' defaults (`GenerationConfig._get_default_generation_params`) for what neither caller nor model sets."""
+
+_NUMPY_ARGMAX = frozenset({torch.float32, torch.float16})
+"""Logits dtypes whose greedy argmax `Decoding.next_token` takes through numpy (bf16 has no numpy dtype)."""
 
 SAMPLING_ONLY = ("temperature", "top_k", "top_p")
 OPTIONS = frozenset({*DEFAULTS, "seed", "generator", "eos_token_id", "pad_token_id", "stop", "tokenizer", "streamer"})
@@ -189,6 +193,23 @@ class Decoding:
     def stops(self) -> bool:
         """Whether a row can finish before max_new_tokens (then finished rows are padded)."""
         return bool(self.eos or self.stop_ids or self.stop_strings)
+
+    def next_token(
+        self, sequences: torch.Tensor, logits: torch.Tensor, scores: list[torch.Tensor] | None = None
+    ) -> torch.Tensor:
+        """One token per row from the last logits row (`scores`, a list, receives the processed scores).
+
+        Greedy with nothing to process takes numpy's argmax of the row itself, without the float32 copy: the same
+        token (the first maximum; a NaN counts as the maximum, as in torch) in ~7 us against torch's ~46 for
+        50,257 logits, which matters because the host work after a decode step runs on caches the step's weights
+        evicted (3-4x slower than alone)."""
+        last = logits[:, -1, :]
+        if scores is None and not self.do_sample and not self.processors and last.dtype in _NUMPY_ARGMAX:
+            return torch.from_numpy(np.argmax(last.numpy(), axis=-1))
+        processed = self.scores(sequences, logits)
+        if scores is not None:
+            scores.append(processed)
+        return self.choose(processed)
 
     def scores(self, sequences: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
         """The processed scores `[B, vocab]` of the last logits row (float32, as transformers)."""

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import forge.driver.generation as generation
 from forge.driver.generation import GenerateError, compile_generator
@@ -287,3 +289,28 @@ def test_seeded_sampling_equals_transformers_on_more_llama_style_models(name):
     ours = gen.generate(ids, NEW, attention_mask=mask, seed=11, **SAMPLING)
     assert len(set(expected.sequences[:, PROMPT:].flatten().tolist())) >= 8
     assert torch.equal(ours, expected.sequences), f"first difference at {(ours != expected.sequences).nonzero()[:1]}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([0.0, -0.0, 1.0, -1.0, 3.5, float("nan"), float("inf"), float("-inf"), 1e-45, -3.4e38]),
+        min_size=1,
+        max_size=12,
+    ),
+    st.integers(1, 3),
+    st.sampled_from([torch.float32, torch.float16]),
+)
+def test_greedy_next_token_is_torch_argmax(row, batch, dtype):
+    """Greedy with no processor takes numpy's argmax of the logits row (no copy): the token torch's argmax of the
+    processed float32 scores gives, ties (0.0 and -0.0 included), NaN and infinities included."""
+    from transformers import LogitsProcessorList
+
+    from forge.driver.sampling import Decoding
+
+    rules = Decoding(False, 1.0, 0, 1.0, 1.0, LogitsProcessorList(), None, [], None, [], [], None, None)
+    logits = torch.tensor([row[k:] + row[:k] for k in range(batch)], dtype=dtype)[:, None, :]
+    expected = logits[:, -1, :].to(torch.float32).argmax(-1)
+    got = rules.next_token(torch.zeros(batch, 1, dtype=torch.long), logits)
+    assert got.dtype == expected.dtype and torch.equal(got, expected)
+    assert torch.equal(rules.next_token(torch.zeros(batch, 1, dtype=torch.long), logits, scores=[]), expected)
