@@ -255,7 +255,50 @@ def test_cli_samples_seeded_and_checks_against_transformers(capsys):
     assert "check: tokens equal transformers" in out
     assert _tokens(out)[:4] == first[:4] and set(_tokens(out)[4:]) == {0}, "row 0 ends at its stop, padded"
     assert main([*args, "--do-sample", "--top-p", "1.5"]) != 0
-    assert "top_p must be in (0, 1], got 1.5" in capsys.readouterr().err
+    assert "--top-p must be in (0, 1], got 1.5" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--temperature", "0.7", "--top-k", "20"], "--temperature, --top-k are for sampling: pass --do-sample"),
+        (["--do-sample", "--top-p", "1.5"], "--top-p must be in (0, 1], got 1.5"),
+        (["--do-sample", "--temperature", "0"], "--temperature must be > 0 when sampling, got 0.0 (greedy decoding: no "
+         "--do-sample)"),
+        (["--repetition-penalty", "0"], "--repetition-penalty must be > 0"),
+    ],
+)
+def test_cli_refuses_bad_decoding_flags_before_compiling_naming_the_flags(flags, message, capsys, monkeypatch):
+    """A bad combination of decoding flags is refused before either graph compiles (it took two compiles to hear
+    it), in the flags' words (`--do-sample`, not `do_sample=True`)."""
+    from forge.cli.main import main
+
+    def no_compile(*args, **kwargs):
+        raise AssertionError("compiled before checking the flags")
+
+    monkeypatch.setattr(generation, "compile_generator", no_compile)
+    assert main(["generate", "llama", "--small", "--prompt-len", "8", "--new-tokens", "4", "--quiet", *flags]) == 1
+    err = capsys.readouterr().err
+    assert f"forge: error: {message}" in err and "do_sample" not in err
+
+
+def test_cli_check_says_why_quantized_tokens_can_differ(capsys):
+    """`--check` at a reduced mode compares with f32 transformers: a difference is reported, non-zero, with the
+    flags that change the logits."""
+    from forge.cli.generate import _check
+
+    model = build_model("llama", small=True).hf
+    ids = torch.randint(0, model.config.vocab_size, (1, 6), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        tokens = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=3, do_sample=False)
+    decoding = {"eos_token_id": []}
+    assert _check(model, ids, tokens, 3, decoding, "--weights int4") == 0
+    assert "check: tokens equal transformers generate(do_sample=False)" in capsys.readouterr().out
+    tokens[0, -1] += 1
+    assert _check(model, ids, tokens, 3, decoding, "--weights int4") == 1
+    assert "at (sequence, position) [0, 8] (--weights int4 changes the logits" in capsys.readouterr().out
+    assert _check(model, ids, tokens, 3, decoding) == 1
+    assert "at (sequence, position) [0, 8]\n" in capsys.readouterr().out
 
 
 def test_precision_and_weights_reach_both_graphs_and_key_the_generator():
