@@ -92,7 +92,31 @@ def causal_lm(model: nn.Module) -> nn.Module:
         raise GenerateError(f"{type(model).__name__} is not a transformers causal LM (no config / generation_config)")
     if getattr(config, "is_encoder_decoder", False):
         raise GenerateError(f"{type(hf).__name__} is an encoder-decoder; forge.generate runs decoder-only LMs")
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    if getattr(text, "num_attention_heads", None) is None:
+        raise GenerateError(
+            f"{type(hf).__name__} has no attention layers (a state-space or recurrent model): the generator keeps an "
+            "attention key/value cache, so forge.generate runs attention decoders"
+        )
     return hf
+
+
+def attention_window(config: Any) -> tuple[int | None, bool]:
+    """(W, mixed): the sliding window of the model's windowed attention layers (a query at cache position p
+    attends to keys at positions > p - W, transformers' rule for Mistral's `sliding_window`, the
+    `"sliding_attention"` layers of `layer_types` and GPT-Neo's `"local"` layers), or None; `mixed` when other
+    layers attend without it (Gemma-2/3, GPT-Neo, Qwen2 with `use_sliding_window`)."""
+    config = config.get_text_config() if hasattr(config, "get_text_config") else config
+    layers = config.num_hidden_layers
+    types = getattr(config, "layer_types", None)
+    if types is not None:
+        kinds = set(types[:layers])
+        windowed = "sliding_attention" in kinds and getattr(config, "sliding_window", None) is not None
+        return (config.sliding_window, len(kinds) > 1) if windowed else (None, False)
+    local = getattr(config, "attention_layers", None)
+    if local is not None and "local" in local[:layers]:
+        return config.window_size, len(set(local[:layers])) > 1
+    return getattr(config, "sliding_window", None), False
 
 
 def _head_shapes(config: Any) -> tuple[int, int, int]:
@@ -115,6 +139,11 @@ class _CacheView:
         self.owner = owner
         self.cache_position = cache_position
         self.reads_cache = reads_cache
+
+    def get_seq_length(self, layer_idx: int = 0) -> int:
+        """0. Some models (OPT) ask the cache how many positions it holds, to derive position ids or a mask when
+        none is given; the wrapper always gives both (`position_ids`, a 4-D mask), so the answer is never used."""
+        return 0
 
     def update(self, key_states: torch.Tensor, value_states: torch.Tensor, layer_idx: int, *args: Any, **kwargs: Any):
         keys = self.owner.get_buffer(f"key_cache_{layer_idx}")
@@ -140,6 +169,17 @@ class StaticCacheLM(nn.Module):
         which at bf16/f16 becomes -inf, and OpenVINO's attention made the row NaN; its NaN K/V rows then reached
         every token through a 0 weight (`cached_sdpa` softmaxes such a row to 0). No token attends to a padding
         row, so the tokens' values are the same."""
+        window, mixed = attention_window(hf.config)
+        self.window = window if window is not None and window < cache_len else None
+        """The sliding window when it binds (`attention_window`: a sequence of `cache_len` positions can exceed it),
+        built into the mask; None otherwise."""
+        if self.window is not None and mixed:
+            raise GenerateError(
+                f"{type(hf).__name__} attends within a {window}-token window in some layers and over the whole "
+                f"sequence in others, which the generator's one mask cannot express once a sequence exceeds the "
+                f"window; this generator's cache has {cache_len} positions: keep the prompt (padded) plus the new "
+                f"tokens within {window}"
+            )
         layers, kv_heads, head_dim = _head_shapes(hf.config)
         first = next(hf.parameters())
         dtype, device = first.dtype, first.device  # a meta model's cache is on meta too (zeros when emitted)
@@ -161,6 +201,8 @@ class StaticCacheLM(nn.Module):
         keys = torch.arange(length, device=input_ids.device) if reads_cache else cache_position
         causal = keys[None, :] <= cache_position[:, None]
         allowed = causal[None, None, :, :] & attention_mask[:, None, None, :length].bool()
+        if self.window is not None:  # transformers' sliding window: keys less than `window` positions back
+            allowed = allowed & (keys[None, :] > cache_position[:, None] - self.window)[None, None, :, :]
         if not reads_cache:  # a padding row attends to itself: a row with no key is NaN at bf16/f16 (see below)
             allowed = allowed | (keys[None, :] == cache_position[:, None])[None, None, :, :]
         dtype = self.get_buffer("key_cache_0").dtype
@@ -684,12 +726,13 @@ def generate(
     cache = _GENERATORS.setdefault(model, {})
     gen = cache.get(key)
     if gen is None or not gen.fits(prompt_len, max_new_tokens):
-        cache_len = _cache_len_for(model, gen, prompt_len, max_new_tokens)
+        cache_len, chunk = _geometry_for(model, gen, prompt_len, max_new_tokens)
         cache.pop(key, None)  # the old generator's graphs and cache are freed before the new compile
         gen = cache[key] = compile_generator(
             model,
             batch=batch,
             cache_len=cache_len,
+            chunk=chunk,
             runtime=runtime,
             device=device,
             precision=options.precision,
@@ -700,9 +743,16 @@ def generate(
     return gen.generate(input_ids, max_new_tokens, attention_mask, **decoding)
 
 
-def _cache_len_for(model: nn.Module, old: Generator | None, prompt_len: int, max_new_tokens: int) -> int:
-    """`DEFAULT_CACHE_LEN` (or the old generator's), doubled until the request fits, capped at the model's positions."""
-    limit = _positions(causal_lm(model).config)
+def _geometry_for(model: nn.Module, old: Generator | None, prompt_len: int, max_new_tokens: int) -> tuple[int, int]:
+    """(cache_len, chunk): `DEFAULT_CACHE_LEN` (or the old generator's), doubled until the request fits, capped at
+    the model's positions (and at the window of a model mixing windowed and full attention layers:
+    `StaticCacheLM` refuses more); `DEFAULT_CHUNK`, below the cache length."""
+    config = causal_lm(model).config
+    limit = _positions(config)
+    window, mixed = attention_window(config)
+    bound = f"the model's {limit} positions"
+    if mixed and window is not None and (limit is None or window < limit):
+        limit, bound = window, f"the {window}-token window of the model's windowed attention layers"
     cache_len = old.cache_len if old is not None else DEFAULT_CACHE_LEN
     if limit is not None:
         cache_len = min(cache_len, limit)
@@ -712,7 +762,6 @@ def _cache_len_for(model: nn.Module, old: Generator | None, prompt_len: int, max
         cache_len = min(2 * cache_len, limit) if limit is not None else 2 * cache_len
     if cache_len < needed:
         raise GenerateError(
-            f"prompt {prompt_len} (padded to a multiple of {chunk}) + {max_new_tokens} new tokens exceed the "
-            f"model's {limit} positions"
+            f"prompt {prompt_len} (padded to a multiple of {chunk}) + {max_new_tokens} new tokens exceed {bound}"
         )
-    return cache_len
+    return cache_len, chunk

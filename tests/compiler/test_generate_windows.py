@@ -1,0 +1,105 @@
+"""Generation on decoders whose attention is not plain causal, or which ask their cache questions.
+
+* A sliding window (Mistral's `sliding_window`, `layer_types` all `"sliding_attention"`): the generator's mask is
+  built by the wrapper (a 4-D mask, which transformers uses as given), so the window must be in it. Without it the
+  tokens silently differed from transformers' once the sequence passed the window (Mistral small, window 8: the
+  second new token).
+* Windowed and full layers mixed (GPT-Neo's local/global, Gemma-2/3): one mask cannot serve both, so a generator
+  whose cache exceeds the window is refused, and `forge.generate` keeps its cache within the window.
+* OPT asks the cache its length (`get_seq_length`): it crashed with an AttributeError.
+* A model without attention (Mamba) is refused by name, not with an AttributeError.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import forge.driver.generation as generation
+from forge.driver.generation import GenerateError, attention_window, compile_generator
+from forge.models import build_model, hf_class
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def _prompt(vocab: int, length: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Batch 2, row 1 left-padded by 3 tokens."""
+    ids = torch.randint(0, vocab - 1, (2, length), generator=torch.Generator().manual_seed(5))
+    mask = torch.ones(2, length, dtype=torch.long)
+    mask[1, :3], ids[1, :3] = 0, 0
+    return ids, mask
+
+
+def _transformers(hf, ids, mask, new):
+    with torch.no_grad():
+        return hf.generate(ids, attention_mask=mask, max_new_tokens=new, do_sample=False, use_cache=True)
+
+
+def _qwen2_all_sliding():
+    """A small Qwen2 whose every layer attends within a 6-token window (`layer_types`, not `sliding_window` alone)."""
+    config = hf_class("Qwen2Config")(
+        vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=128, use_sliding_window=True, sliding_window=6,
+        max_window_layers=0,
+    )
+    torch.manual_seed(0)
+    return hf_class("Qwen2ForCausalLM")(config).eval()
+
+
+@pytest.mark.parametrize("name", ["mistral", "qwen2-all-sliding"])
+def test_a_sliding_window_decoder_generates_transformers_tokens_past_its_window(name):
+    hf = _qwen2_all_sliding() if name == "qwen2-all-sliding" else build_model(name, small=True).hf
+    window, mixed = attention_window(hf.config)
+    assert window is not None and not mixed
+    prompt, new = window + 1, 8  # the window binds in the prefill and in every decode step
+    ids, mask = _prompt(hf.config.vocab_size, prompt)
+    gen = compile_generator(hf, batch=2, prompt_len=prompt, max_new_tokens=new)
+    assert gen.cache_len > window
+    expected = _transformers(hf, ids, mask, new)
+    ours = gen.generate(ids, new, attention_mask=mask)
+    assert torch.equal(ours, expected), f"first difference at {(ours != expected).nonzero()[:1].tolist()}"
+
+
+def test_windowed_and_full_layers_mixed_are_refused_past_the_window_and_exact_within_it():
+    hf = build_model("gpt-neo", small=True).hf
+    window, mixed = attention_window(hf.config)
+    assert (window, mixed) == (8, True)
+    with pytest.raises(GenerateError, match="8-token window in some layers and over the whole sequence in others"):
+        compile_generator(hf, batch=2, prompt_len=9, max_new_tokens=6)
+    ids, mask = _prompt(hf.config.vocab_size, 5)
+    out = generation.generate(hf, ids, 2, attention_mask=mask)  # forge.generate keeps its cache within the window
+    assert torch.equal(out, _transformers(hf, ids, mask, 2))
+    assert max(g.cache_len for g in generation._GENERATORS[hf].values()) <= window
+    with pytest.raises(GenerateError, match="exceed the 8-token window of the model's windowed attention layers"):
+        generation.generate(hf, ids, 3, attention_mask=mask)  # 7 padded prompt positions + 3 new tokens
+
+
+def test_opt_asks_the_cache_its_length_and_generates_transformers_tokens():
+    hf = build_model("opt", small=True).hf
+    ids, mask = _prompt(hf.config.vocab_size, 9)
+    gen = compile_generator(hf, batch=2, prompt_len=9, max_new_tokens=6)
+    assert torch.equal(gen.generate(ids, 6, attention_mask=mask), _transformers(hf, ids, mask, 6))
+
+
+def test_a_model_without_attention_is_refused_by_name():
+    hf = build_model("mamba", small=True).hf
+    with pytest.raises(GenerateError, match="MambaForCausalLM has no attention layers"):
+        compile_generator(hf, prompt_len=4, max_new_tokens=2)
+
+
+@pytest.mark.parametrize(
+    ("config_class", "options", "expected"),
+    [
+        ("LlamaConfig", {}, (None, False)),
+        ("MistralConfig", {"sliding_window": 16}, (16, False)),
+        ("MistralConfig", {"sliding_window": None}, (None, False)),
+        ("Qwen2Config", {"use_sliding_window": False}, (None, False)),
+        ("Qwen2Config", {"use_sliding_window": True, "sliding_window": 6, "max_window_layers": 1,
+                         "num_hidden_layers": 2}, (6, True)),
+        ("Gemma2Config", {"sliding_window": 32}, (32, True)),
+        ("GPTNeoConfig", {"window_size": 8}, (8, True)),
+        ("GPTNeoConfig", {"attention_types": [[["global"], 2]], "num_layers": 2}, (None, False)),
+    ],
+)
+def test_attention_window_reads_each_config_style(config_class, options, expected):
+    assert attention_window(hf_class(config_class)(**options)) == expected
