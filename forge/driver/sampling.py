@@ -12,7 +12,8 @@ argmax. So with the same RNG stream (`torch.manual_seed(s)` before transformers'
 A sequence ends on an end-of-sequence token (`eos_token_id`: one or several; the model's by default) or a
 stop sequence (`stop`: token-id sequences matched against the sequence's new tokens; strings only with a
 `tokenizer`, matched in the decoded new text, so a string ends generation however it was tokenized); a finished
-row gets `pad_token_id` (the first EOS token if unset) from then on, as transformers pads it, and generation
+row gets `pad_token_id` (the model's `generation_config.pad_token_id` when not given, the first EOS token if
+that is unset too) from then on, as transformers pads it, and generation
 ends when every row has finished. `streamer` is called `streamer(row, token)` for each new token of each
 unfinished row, in order; an object with `put`/`end` (a transformers streamer) gets transformers' calls.
 
@@ -158,6 +159,8 @@ class Decoding:
                 processors.append(TopPLogitsWarper(top_p=p, min_tokens_to_keep=1))
 
         eos = list(default_eos) if eos_token_id is None else _token_list("eos_token_id", eos_token_id)
+        if pad_token_id is None:  # transformers: the model's pad_token_id, else the first EOS token
+            pad_token_id = getattr(config, "pad_token_id", None)
         pad = eos[0] if pad_token_id is None and eos else pad_token_id
         if pad is not None:
             pad = _token_list("pad_token_id", pad)[0]

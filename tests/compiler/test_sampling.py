@@ -126,6 +126,26 @@ def test_eos_ends_each_row_padded_as_transformers(model, gen):
     assert torch.equal(sampled, expected)
 
 
+def test_a_finished_row_takes_the_models_pad_token_as_transformers(model, gen):
+    """The model's `generation_config` says EOS and pad (pad != EOS), the call gives no pad: a finished row is
+    padded with the model's pad token, as transformers pads it (it was padded with the EOS token)."""
+    ids, mask = _prompt(model.config.vocab_size)
+    greedy = gen.generate(ids, NEW, attention_mask=mask, eos_token_id=[])
+    eos = int(greedy[1, PROMPT + 2])
+    pad = next(t for t in range(1, 100) if t not in greedy[:, PROMPT:].tolist()[0] + [eos])
+    config = model.generation_config
+    before = (config.eos_token_id, config.pad_token_id)
+    config.eos_token_id, config.pad_token_id = eos, pad
+    try:
+        ours = gen.generate(ids, NEW, attention_mask=mask, eos_token_id=eos)
+        with torch.no_grad():
+            expected = model.generate(ids, attention_mask=mask, max_new_tokens=NEW, do_sample=False)
+    finally:
+        config.eos_token_id, config.pad_token_id = before
+    assert pad in ours[1, PROMPT:].tolist(), "row 1 ended and was padded"
+    assert torch.equal(ours, expected)
+
+
 def _ended(full: torch.Tensor, ends: list[int]) -> torch.Tensor:
     """`full` with row r's new tokens after index ends[r] padded with 0, cut after the last row's end."""
     out = full[:, : PROMPT + max(ends) + 1].clone()
