@@ -60,6 +60,17 @@ def test_a_sliding_window_decoder_generates_transformers_tokens_past_its_window(
     assert torch.equal(ours, expected), f"first difference at {(ours != expected).nonzero()[:1].tolist()}"
 
 
+def test_a_sliding_window_holds_across_prefill_chunks_reading_the_cache():
+    """`forge.generate`'s default geometry: a 40-token prompt is prefilled in two 32-token chunks, the second
+    attending to the cache with the window (8) in its mask."""
+    hf = build_model("mistral", small=True).hf
+    ids, mask = _prompt(hf.config.vocab_size, 40)
+    ours = generation.generate(hf, ids, 6, attention_mask=mask)
+    (gen,) = generation._GENERATORS[hf].values()
+    assert gen.chunk == 32 and gen.prefill.report["reads_cache"]
+    assert torch.equal(ours, _transformers(hf, ids, mask, 6))
+
+
 def test_windowed_and_full_layers_mixed_are_refused_past_the_window_and_exact_within_it():
     hf = build_model("gpt-neo", small=True).hf
     window, mixed = attention_window(hf.config)
