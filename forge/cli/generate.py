@@ -207,6 +207,7 @@ def _summary(args: argparse.Namespace, hf: Any, gen: Any, compile_s: float, timi
         f"compile: {compile_s:.1f} s (prefill {report['prefill']['compile_ms'] / 1e3:.1f} s, decode "
         f"{report['decode']['compile_ms'] / 1e3:.1f} s{device}); cpu fallback per step: "
         + (", ".join(f"{k} x{v}" for k, v in report["decode"]["cpu_fallback"].items()) or "none"),
+        _mode_line(report),
         f"prefill: {timings['prefill_ms']:.1f} ms ({args.batch} x {args.prompt_len} tokens, first new token; "
         f"{_prefill_attention(gen, report)})",
     ]
@@ -219,6 +220,17 @@ def _summary(args: argparse.Namespace, hf: Any, gen: Any, compile_s: float, timi
     else:
         lines.append("decode: no decode step (--new-tokens 1)")
     return "\n".join(lines)
+
+
+def _mode_line(report: dict[str, Any]) -> str:
+    """The precision, weights and activations both graphs run with, and the precision the device computes in when
+    the CPU lacks the requested one (f16 runs as bf16 or f32 on a CPU without native f16)."""
+    precision = report["precision"]
+    runs_as = report["decode"].get("runtime_config", {}).get("runs_as", precision)
+    line = f"precision {precision}"
+    if runs_as != precision:
+        line += f" (this device has no native {precision} arithmetic: it runs as {runs_as})"
+    return f"{line}, weights {report['weights'] or 'f32'}, activations {report['activations'] or 'f32'}"
 
 
 def _prefill_attention(gen: Any, report: dict[str, Any]) -> str:

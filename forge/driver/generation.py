@@ -320,6 +320,7 @@ def _compile_step(
         "new_row_bytes": state_bytes * args[0].shape[1] // wrapper.cache_len,
         "reads_cache": wrapper.chunk_reads_cache or args[0].shape[1] == 1,
         "cpu_fallback": _fallbacks(c.module),
+        "runtime_config": program.runtime.config(),  # `runs_as`: the precision the device computes in
     }
     return CompiledStep(name, c.executor, c.module, c.imported, ms, report)
 

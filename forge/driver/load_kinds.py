@@ -156,7 +156,8 @@ def load_generator(
                 f"{ir}: cannot build the program with {SAVED_WEIGHTS} for runtime {options.runtime!r}, device "
                 f"{options.device!r}: {type(err).__name__}: {one_line(str(err))}"
             ) from err
-        report = {**reports.get(name, {}), "emit_ms": round(c.clock.ms["emit_ms"], 3)}
+        report = {**reports.get(name, {}), "emit_ms": round(c.clock.ms["emit_ms"], 3),
+                  "runtime_config": c.executor.program.runtime.config()}  # this machine's, not the saving one's
         step = CompiledStep(name, c.executor, module, c.imported, 0.0, report)
         steps[name] = step
     _compile_group(group, directory)

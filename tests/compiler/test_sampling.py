@@ -377,3 +377,20 @@ def test_greedy_next_token_is_torch_argmax(row, batch, dtype):
     got = rules.next_token(torch.zeros(batch, 1, dtype=torch.long), logits)
     assert got.dtype == expected.dtype and torch.equal(got, expected)
     assert torch.equal(rules.next_token(torch.zeros(batch, 1, dtype=torch.long), logits, scores=[]), expected)
+
+
+def test_cli_says_the_mode_and_what_the_device_runs_it_as(capsys):
+    """The summary names precision, weights and activations, and the precision the device computes in when the CPU
+    lacks the requested one (asked of OpenVINO, not assumed from the machine the test was written on)."""
+    from backends.nnfactory.runtime.openvino_runtime import cpu_capabilities
+    from forge.cli.main import main
+    from forge.precision import resolve_precision
+
+    args = ["generate", "llama", "--small", "--prompt-len", "6", "--new-tokens", "2", "--quiet"]
+    assert main([*args, "--precision", "f16", "--weights", "int8"]) == 0
+    runs_as = resolve_precision("f16", cpu_capabilities()).runs_as
+    out = capsys.readouterr().out
+    if runs_as == "f16":
+        assert "precision f16, weights int8, activations f32" in out
+    else:
+        assert f"precision f16 (this device has no native f16 arithmetic: it runs as {runs_as}), weights int8" in out
