@@ -92,8 +92,7 @@ def causal_lm(model: nn.Module) -> nn.Module:
         raise GenerateError(f"{type(model).__name__} is not a transformers causal LM (no config / generation_config)")
     if getattr(config, "is_encoder_decoder", False):
         raise GenerateError(f"{type(hf).__name__} is an encoder-decoder; forge.generate runs decoder-only LMs")
-    text = config.get_text_config() if hasattr(config, "get_text_config") else config
-    if getattr(text, "num_attention_heads", None) is None:
+    if getattr(_text_config(config), "num_attention_heads", None) is None:
         raise GenerateError(
             f"{type(hf).__name__} has no attention layers (a state-space or recurrent model): the generator keeps an "
             "attention key/value cache, so forge.generate runs attention decoders"
@@ -106,7 +105,7 @@ def attention_window(config: Any) -> tuple[int | None, bool]:
     attends to keys at positions > p - W, transformers' rule for Mistral's `sliding_window`, the
     `"sliding_attention"` layers of `layer_types` and GPT-Neo's `"local"` layers), or None; `mixed` when other
     layers attend without it (Gemma-2/3, GPT-Neo, Qwen2 with `use_sliding_window`)."""
-    config = config.get_text_config() if hasattr(config, "get_text_config") else config
+    config = _text_config(config)
     layers = config.num_hidden_layers
     types = getattr(config, "layer_types", None)
     if types is not None:
@@ -119,9 +118,14 @@ def attention_window(config: Any) -> tuple[int | None, bool]:
     return getattr(config, "sliding_window", None), False
 
 
+def _text_config(config: Any) -> Any:
+    """The decoder's part of a config (a multimodal model's text config; the config itself otherwise)."""
+    return config.get_text_config() if hasattr(config, "get_text_config") else config
+
+
 def _head_shapes(config: Any) -> tuple[int, int, int]:
     """(layers, kv heads, head dim) of a decoder config."""
-    config = config.get_text_config() if hasattr(config, "get_text_config") else config
+    config = _text_config(config)
     heads = config.num_attention_heads
     kv_heads = getattr(config, "num_key_value_heads", None) or heads
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
