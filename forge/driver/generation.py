@@ -100,22 +100,28 @@ def causal_lm(model: nn.Module) -> nn.Module:
     return hf
 
 
-def attention_window(config: Any) -> tuple[int | None, bool]:
-    """(W, mixed): the sliding window of the model's windowed attention layers (a query at cache position p
-    attends to keys at positions > p - W, transformers' rule for Mistral's `sliding_window`, the
-    `"sliding_attention"` layers of `layer_types` and GPT-Neo's `"local"` layers), or None; `mixed` when other
-    layers attend without it (Gemma-2/3, GPT-Neo, Qwen2 with `use_sliding_window`)."""
+def attention_window(config: Any) -> tuple[int | None, str]:
+    """(W, form): the sliding window of the model's windowed attention layers (a query at cache position p attends to
+    keys at positions > p - W, transformers' rule for Mistral's `sliding_window`, the `"sliding_attention"` layers
+    of `layer_types` and GPT-Neo's `"local"` layers) and how its layers use it: `"all"` (every layer: one mask),
+    `"layer_types"` (`"sliding_attention"` and `"full_attention"` layers: a mask per type, which transformers takes
+    as a dict: Gemma-2/3, Qwen2 with `use_sliding_window`), `"mixed"` (windowed and other layers otherwise: GPT-Neo's
+    local/global, one mask only); (None, "none") without a window."""
     config = _text_config(config)
     layers = config.num_hidden_layers
     types = getattr(config, "layer_types", None)
     if types is not None:
         kinds = set(types[:layers])
-        windowed = "sliding_attention" in kinds and getattr(config, "sliding_window", None) is not None
-        return (config.sliding_window, len(kinds) > 1) if windowed else (None, False)
+        if "sliding_attention" not in kinds or getattr(config, "sliding_window", None) is None:
+            return None, "none"
+        if kinds == {"sliding_attention"}:
+            return config.sliding_window, "all"
+        return config.sliding_window, "layer_types" if kinds == {"sliding_attention", "full_attention"} else "mixed"
     local = getattr(config, "attention_layers", None)
     if local is not None and "local" in local[:layers]:
-        return config.window_size, len(set(local[:layers])) > 1
-    return getattr(config, "sliding_window", None), False
+        return config.window_size, "all" if set(local[:layers]) == {"local"} else "mixed"
+    window = getattr(config, "sliding_window", None)
+    return (window, "all") if window is not None else (None, "none")
 
 
 def _text_config(config: Any) -> Any:
@@ -173,16 +179,18 @@ class StaticCacheLM(nn.Module):
         which at bf16/f16 becomes -inf, and OpenVINO's attention made the row NaN; its NaN K/V rows then reached
         every token through a 0 weight (`cached_sdpa` softmaxes such a row to 0). No token attends to a padding
         row, so the tokens' values are the same."""
-        window, mixed = attention_window(hf.config)
+        window, form = attention_window(hf.config)
         self.window = window if window is not None and window < cache_len else None
         """The sliding window when it binds (`attention_window`: a sequence of `cache_len` positions can exceed it),
         built into the mask; None otherwise."""
-        if self.window is not None and mixed:
+        self.per_layer_type = self.window is not None and form == "layer_types"
+        """A mask per layer type (`{"full_attention": ..., "sliding_attention": ...}`, as transformers builds them)."""
+        if self.window is not None and form == "mixed":
             raise GenerateError(
-                f"{type(hf).__name__} attends within a {window}-token window in some layers and over the whole "
-                f"sequence in others, which the generator's one mask cannot express once a sequence exceeds the "
-                f"window; this generator's cache has {cache_len} positions: keep the prompt (padded) plus the new "
-                f"tokens within {window}"
+                f"{type(hf).__name__} attends within a {window}-token window in some layers and otherwise in "
+                f"others, which the generator's one mask cannot express once a sequence exceeds the window; this "
+                f"generator's cache has {cache_len} positions: keep the prompt (padded) plus the new tokens within "
+                f"{window}"
             )
         layers, kv_heads, head_dim = _head_shapes(hf.config)
         first = next(hf.parameters())
@@ -204,14 +212,21 @@ class StaticCacheLM(nn.Module):
         # the keys' positions; the own rows' are the inputs (not an arange the decode graph folds too)
         keys = torch.arange(length, device=input_ids.device) if reads_cache else cache_position
         causal = keys[None, :] <= cache_position[:, None]
-        allowed = causal[None, None, :, :] & attention_mask[:, None, None, :length].bool()
-        if self.window is not None:  # transformers' sliding window: keys less than `window` positions back
-            allowed = allowed & (keys[None, :] > cache_position[:, None] - self.window)[None, None, :, :]
-        if not reads_cache:  # a padding row attends to itself: a row with no key is NaN at bf16/f16 (see below)
-            allowed = allowed | (keys[None, :] == cache_position[:, None])[None, None, :, :]
+        full = causal[None, None, :, :] & attention_mask[:, None, None, :length].bool()
+        # transformers' sliding window: keys less than `window` positions back
+        windowed = None if self.window is None else full & (keys[None, :] > cache_position[:, None] - self.window)
         dtype = self.get_buffer("key_cache_0").dtype
         zero, lowest = torch.zeros((), dtype=dtype), torch.full((), torch.finfo(dtype).min, dtype=dtype)
-        mask = torch.where(allowed, zero, lowest)  # where.self: the dialect has it (where.Scalar it lacks)
+
+        def additive(allowed: torch.Tensor) -> torch.Tensor:
+            if not reads_cache:  # a padding row attends to itself: a row with no key is NaN at bf16/f16 (see below)
+                allowed = allowed | (keys[None, :] == cache_position[:, None])[None, None, :, :]
+            return torch.where(allowed, zero, lowest)  # where.self: the dialect has it (where.Scalar it lacks)
+
+        if self.per_layer_type:
+            mask: Any = {"full_attention": additive(full), "sliding_attention": additive(windowed)}
+        else:
+            mask = additive(full if windowed is None else windowed)
         out = self.hf(
             input_ids=input_ids,
             attention_mask=mask,
@@ -754,9 +769,9 @@ def _geometry_for(model: nn.Module, old: Generator | None, prompt_len: int, max_
     `StaticCacheLM` refuses more); `DEFAULT_CHUNK`, below the cache length."""
     config = causal_lm(model).config
     limit = _positions(config)
-    window, mixed = attention_window(config)
+    window, form = attention_window(config)
     bound = f"the model's {limit} positions"
-    if mixed and window is not None and (limit is None or window < limit):
+    if form == "mixed" and window is not None and (limit is None or window < limit):
         limit, bound = window, f"the {window}-token window of the model's windowed attention layers"
     cache_len = old.cache_len if old is not None else DEFAULT_CACHE_LEN
     if limit is not None:

@@ -4,8 +4,10 @@
   built by the wrapper (a 4-D mask, which transformers uses as given), so the window must be in it. Without it the
   tokens silently differed from transformers' once the sequence passed the window (Mistral small, window 8: the
   second new token).
-* Windowed and full layers mixed (GPT-Neo's local/global, Gemma-2/3): one mask cannot serve both, so a generator
-  whose cache exceeds the window is refused, and `forge.generate` keeps its cache within the window.
+* Windowed and full layers named by `layer_types` (Gemma-2/3, Qwen2 with `use_sliding_window`): a mask per layer
+  type, which transformers takes as a dict.
+* Windowed and full layers otherwise (GPT-Neo's local/global): one mask cannot serve both, so a generator whose
+  cache exceeds the window is refused, and `forge.generate` keeps its cache within the window.
 * OPT asks the cache its length (`get_seq_length`): it crashed with an AttributeError.
 * A model without attention (Mamba) is refused by name, not with an AttributeError.
 """
@@ -35,27 +37,46 @@ def _transformers(hf, ids, mask, new):
         return hf.generate(ids, attention_mask=mask, max_new_tokens=new, do_sample=False, use_cache=True)
 
 
-def _qwen2_all_sliding():
-    """A small Qwen2 whose every layer attends within a 6-token window (`layer_types`, not `sliding_window` alone)."""
-    config = hf_class("Qwen2Config")(
-        vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, max_position_embeddings=128, use_sliding_window=True, sliding_window=6,
-        max_window_layers=0,
-    )
+_SMALL = dict(vocab_size=256, hidden_size=64, intermediate_size=128, num_attention_heads=4, num_key_value_heads=2,
+              max_position_embeddings=128, sliding_window=6)
+
+
+def _small(name: str):
+    """Small random decoders with a 6-token window: Qwen2 with every layer windowed (`max_window_layers` 0) or the
+    first full and the second windowed (1), Gemma-2 alternating windowed and full layers."""
+    if name == "mistral":
+        return build_model(name, small=True).hf
+    if name.startswith("qwen2"):
+        config = hf_class("Qwen2Config")(**_SMALL, num_hidden_layers=2, use_sliding_window=True,
+                                         max_window_layers=0 if name == "qwen2-all-sliding" else 1)
+        model = "Qwen2ForCausalLM"
+    else:
+        config = hf_class("Gemma2Config")(**_SMALL, num_hidden_layers=4, head_dim=16, attn_logit_softcapping=None,
+                                          final_logit_softcapping=None)
+        model = "Gemma2ForCausalLM"
     torch.manual_seed(0)
-    return hf_class("Qwen2ForCausalLM")(config).eval()
+    with torch.no_grad():
+        hf = hf_class(model)(config).eval()
+        for p in hf.parameters():  # wider than initializer_range 0.02: decoding that varies proves more (Gemma's
+            if p.dim() >= 2:  # tied, sqrt(hidden)-scaled embeddings repeat the last token at 0.3)
+                p.normal_(0, 0.05 if model.startswith("Gemma") else 0.3)
+    return hf
 
 
-@pytest.mark.parametrize("name", ["mistral", "qwen2-all-sliding"])
-def test_a_sliding_window_decoder_generates_transformers_tokens_past_its_window(name):
-    hf = _qwen2_all_sliding() if name == "qwen2-all-sliding" else build_model(name, small=True).hf
-    window, mixed = attention_window(hf.config)
-    assert window is not None and not mixed
+@pytest.mark.parametrize(
+    ("name", "form"),
+    [("mistral", "all"), ("qwen2-all-sliding", "all"), ("qwen2-mixed", "layer_types"), ("gemma2", "layer_types")],
+)
+def test_a_sliding_window_decoder_generates_transformers_tokens_past_its_window(name, form):
+    hf = _small(name)
+    window, found = attention_window(hf.config)
+    assert window is not None and found == form
     prompt, new = window + 1, 8  # the window binds in the prefill and in every decode step
     ids, mask = _prompt(hf.config.vocab_size, prompt)
     gen = compile_generator(hf, batch=2, prompt_len=prompt, max_new_tokens=new)
     assert gen.cache_len > window
     expected = _transformers(hf, ids, mask, new)
+    assert len(set(expected[:, prompt:].flatten().tolist())) >= 4, "degenerate decoding would prove little"
     ours = gen.generate(ids, new, attention_mask=mask)
     assert torch.equal(ours, expected), f"first difference at {(ours != expected).nonzero()[:1].tolist()}"
 
@@ -73,9 +94,9 @@ def test_a_sliding_window_holds_across_prefill_chunks_reading_the_cache():
 
 def test_windowed_and_full_layers_mixed_are_refused_past_the_window_and_exact_within_it():
     hf = build_model("gpt-neo", small=True).hf
-    window, mixed = attention_window(hf.config)
-    assert (window, mixed) == (8, True)
-    with pytest.raises(GenerateError, match="8-token window in some layers and over the whole sequence in others"):
+    window, form = attention_window(hf.config)
+    assert (window, form) == (8, "mixed")
+    with pytest.raises(GenerateError, match="8-token window in some layers and otherwise in others"):
         compile_generator(hf, batch=2, prompt_len=9, max_new_tokens=6)
     ids, mask = _prompt(hf.config.vocab_size, 5)
     out = generation.generate(hf, ids, 2, attention_mask=mask)  # forge.generate keeps its cache within the window
@@ -101,15 +122,18 @@ def test_a_model_without_attention_is_refused_by_name():
 @pytest.mark.parametrize(
     ("config_class", "options", "expected"),
     [
-        ("LlamaConfig", {}, (None, False)),
-        ("MistralConfig", {"sliding_window": 16}, (16, False)),
-        ("MistralConfig", {"sliding_window": None}, (None, False)),
-        ("Qwen2Config", {"use_sliding_window": False}, (None, False)),
+        ("LlamaConfig", {}, (None, "none")),
+        ("MistralConfig", {"sliding_window": 16}, (16, "all")),
+        ("MistralConfig", {"sliding_window": None}, (None, "none")),
+        ("Qwen2Config", {"use_sliding_window": False}, (None, "none")),
+        ("Qwen2Config", {"use_sliding_window": True, "sliding_window": 6, "max_window_layers": 0,
+                         "num_hidden_layers": 2}, (6, "all")),
         ("Qwen2Config", {"use_sliding_window": True, "sliding_window": 6, "max_window_layers": 1,
-                         "num_hidden_layers": 2}, (6, True)),
-        ("Gemma2Config", {"sliding_window": 32}, (32, True)),
-        ("GPTNeoConfig", {"window_size": 8}, (8, True)),
-        ("GPTNeoConfig", {"attention_types": [[["global"], 2]], "num_layers": 2}, (None, False)),
+                         "num_hidden_layers": 2}, (6, "layer_types")),
+        ("Gemma2Config", {"sliding_window": 32}, (32, "layer_types")),
+        ("GPTNeoConfig", {"window_size": 8}, (8, "mixed")),
+        ("GPTNeoConfig", {"attention_types": [[["local"], 2]], "num_layers": 2, "window_size": 8}, (8, "all")),
+        ("GPTNeoConfig", {"attention_types": [[["global"], 2]], "num_layers": 2}, (None, "none")),
     ],
 )
 def test_attention_window_reads_each_config_style(config_class, options, expected):
