@@ -528,7 +528,7 @@ class Generator:
         decoding: dict[str, Any],
     ) -> torch.Tensor:
         b, p = input_ids.shape
-        rules = Decoding.build(self.hf, b, mask, default_eos=self.eos, **decoding)
+        rules = Decoding.build(self.hf, b, mask, **decoding)
         self.reset()
         sequences = torch.empty(b, p + max_new_tokens, dtype=torch.long)
         sequences[:, :p] = input_ids

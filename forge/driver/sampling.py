@@ -22,7 +22,6 @@ unfinished row, in order; an object with `put`/`end` (a transformers streamer) g
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,8 +95,6 @@ class Decoding:
         hf: Any,
         batch: int,
         prompt_mask: torch.Tensor,
-        *,
-        default_eos: Sequence[int] = (),
         **options: Any,
     ) -> Decoding:
         unknown = sorted(set(options) - OPTIONS)
@@ -158,7 +155,9 @@ class Decoding:
             if p < 1.0:
                 processors.append(TopPLogitsWarper(top_p=p, min_tokens_to_keep=1))
 
-        eos = list(default_eos) if eos_token_id is None else _token_list("eos_token_id", eos_token_id)
+        if eos_token_id is None:  # the model's, read at each call as transformers reads it
+            eos_token_id = getattr(config, "eos_token_id", None)
+        eos = [] if eos_token_id is None else _token_list("eos_token_id", eos_token_id)
         if pad_token_id is None:  # transformers: the model's pad_token_id, else the first EOS token
             pad_token_id = getattr(config, "pad_token_id", None)
         pad = eos[0] if pad_token_id is None and eos else pad_token_id

@@ -127,8 +127,9 @@ def test_eos_ends_each_row_padded_as_transformers(model, gen):
 
 
 def test_a_finished_row_takes_the_models_pad_token_as_transformers(model, gen):
-    """The model's `generation_config` says EOS and pad (pad != EOS), the call gives no pad: a finished row is
-    padded with the model's pad token, as transformers pads it (it was padded with the EOS token)."""
+    """The model's `generation_config` says EOS and pad (pad != EOS), changed after the compile, and the call says
+    neither: a row ends at the model's EOS and is padded with its pad token, as transformers does at each call (it
+    was padded with the EOS token, and the EOS was the one at compile time)."""
     ids, mask = _prompt(model.config.vocab_size)
     greedy = gen.generate(ids, NEW, attention_mask=mask, eos_token_id=[])
     eos = int(greedy[1, PROMPT + 2])
@@ -137,7 +138,7 @@ def test_a_finished_row_takes_the_models_pad_token_as_transformers(model, gen):
     before = (config.eos_token_id, config.pad_token_id)
     config.eos_token_id, config.pad_token_id = eos, pad
     try:
-        ours = gen.generate(ids, NEW, attention_mask=mask, eos_token_id=eos)
+        ours = gen.generate(ids, NEW, attention_mask=mask)
         with torch.no_grad():
             expected = model.generate(ids, attention_mask=mask, max_new_tokens=NEW, do_sample=False)
     finally:
