@@ -630,27 +630,30 @@ class CompiledNPUExecutor:
             end = k
             while end in members:
                 end += 1
-            run = range(k, end)
-            writes = [w for w in run if w in sources]
-            if not writes or {j for w in writes for j in (w, sources[w][0])} != set(run):
-                fused.append(instructions[k])
-                k += 1
-                continue
-            entries = []
-            for w in writes:
-                write, rows = instructions[w], sources[w][1]
-                assert isinstance(write, RunCpu) and isinstance(write.fn, RowWriter)
-                state = self.env[write.output_buffer].detach().numpy()
-                entries.append((write.input_buffers[1], write.fn.dim, state, rows))
-            if any(np.may_share_memory(e[2], f[3]) for e in entries for f in entries):
-                fused.append(instructions[k])  # rows read from a state the run writes: keep the copies' order
-                k += 1
-                continue
-            names = ", ".join(f"%{self.program.steps[w].out.name}" for w in writes)  # type: ignore[union-attr]
-            text = f"cpu index_put_ x{len(writes)} in place ({names}), rows read from the segment's outputs"
-            fused.append(WriteRows(tuple(entries), text))
-            k = end
+            one = self._write_rows(instructions, range(k, end), sources)
+            fused.append(instructions[k] if one is None else one)
+            k = k + 1 if one is None else end
         return fused
+
+    def _write_rows(
+        self, instructions: list[Instruction], run: range, sources: dict[int, tuple[int, np.ndarray]]
+    ) -> WriteRows | None:
+        """The steps `run` as one `WriteRows`, or None when it is not only row writes and their transfers, or when a
+        write's rows come from a state the run writes (then the copies' order matters)."""
+        writes = [w for w in run if w in sources]
+        if not writes or {j for w in writes for j in (w, sources[w][0])} != set(run):
+            return None
+        entries = []
+        for w in writes:
+            write = instructions[w]
+            assert isinstance(write, RunCpu) and isinstance(write.fn, RowWriter)
+            state = self.env[write.output_buffer].detach().numpy()
+            entries.append((write.input_buffers[1], write.fn.dim, state, sources[w][1]))
+        if any(np.may_share_memory(e[2], f[3]) for e in entries for f in entries):
+            return None
+        names = ", ".join(f"%{self.program.steps[w].out.name}" for w in writes)  # type: ignore[union-attr]
+        return WriteRows(tuple(entries), f"cpu index_put_ x{len(writes)} in place ({names}), rows read from the "
+                         "segment's outputs")
 
     def _row_write_sources(self, instructions: list[Instruction]) -> dict[int, tuple[int, np.ndarray]]:
         """step index of a state row write -> (step index of the transfer of its rows, the transfer's source
