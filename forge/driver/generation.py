@@ -440,7 +440,9 @@ class Generator:
 
     def _check(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None, max_new_tokens: int) -> torch.Tensor:
         if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2 or input_ids.dtype != torch.long:
-            raise GenerateError("input_ids must be an int64 tensor [batch, prompt_len]")
+            got = (f"{str(input_ids.dtype).removeprefix('torch.')} {list(input_ids.shape)}"
+                   if isinstance(input_ids, torch.Tensor) else type(input_ids).__name__)
+            raise GenerateError(f"input_ids must be an int64 tensor [batch, prompt_len], got {got}")
         batch, prompt_len = input_ids.shape
         if batch != self.batch:
             raise GenerateError(f"input_ids has batch {batch}, this generator was compiled for batch {self.batch}")

@@ -172,6 +172,8 @@ def test_generate_errors_name_the_problem(generators):
     assert gen.fits(PROMPT, NEW + 1) and not gen.fits(PROMPT, NEW + 2)  # cache 40: the last decode writes 39
     with pytest.raises(GenerateError, match=r"prompt 8 \(padded to 8\) \+ 34 new tokens exceed the cache of 40"):
         gen.generate(torch.zeros(1, PROMPT, dtype=torch.long), NEW + 2)
+    with pytest.raises(GenerateError, match=r"must be an int64 tensor \[batch, prompt_len\], got int32 \[1, 5\]"):
+        gen.generate(torch.zeros(1, 5, dtype=torch.int32), 4)
 
 
 def test_user_input_mutation_is_still_refused():
