@@ -131,13 +131,10 @@ _FLAGS = {
 def _check_decoding(hf: Any, args: argparse.Namespace, decoding: dict[str, Any]) -> None:
     """The decoding flags checked before compiling (a bad combination was refused only after both graphs were
     compiled), the message in flags: `temperature` -> `--temperature`, `do_sample=True` -> `--do-sample`."""
-    import torch  # lazy: start-up cost
-
-    from forge.driver.generation import causal_lm
-    from forge.driver.sampling import Decoding, GenerateError
+    from forge.driver.generation import GenerateError, check_decoding
 
     try:
-        Decoding.build(causal_lm(hf), args.batch, torch.ones(args.batch, args.prompt_len), **decoding)
+        check_decoding(hf, args.batch, args.prompt_len, **decoding)
     except GenerateError as err:
         pattern = "|".join(re.escape(word) for word in sorted(_FLAGS, key=len, reverse=True))
         raise GenerateError(re.sub(rf"\b({pattern})\b", lambda m: _FLAGS[m.group(1)], str(err))) from None

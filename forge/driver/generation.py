@@ -200,6 +200,11 @@ class StaticCacheLM(nn.Module):
             self.register_buffer(f"key_cache_{i}", torch.zeros(shape, dtype=dtype, device=device), persistent=False)
             self.register_buffer(f"value_cache_{i}", torch.zeros(shape, dtype=dtype, device=device), persistent=False)
 
+    def reads_cache(self, rows: int) -> bool:
+        """Whether a call of `rows` new rows attends to the cache (a decode step always; a chunk unless
+        `chunk_reads_cache` is off) rather than to its own rows only."""
+        return self.chunk_reads_cache or rows == 1
+
     def forward(
         self,
         input_ids: torch.Tensor,
@@ -207,7 +212,7 @@ class StaticCacheLM(nn.Module):
         position_ids: torch.Tensor,
         cache_position: torch.Tensor,
     ) -> torch.Tensor:
-        reads_cache = self.chunk_reads_cache or input_ids.shape[1] == 1
+        reads_cache = self.reads_cache(input_ids.shape[1])
         length = self.cache_len if reads_cache else input_ids.shape[1]  # own rows: cache positions 0..L-1
         # the keys' positions; the own rows' are the inputs (not an arange the decode graph folds too)
         keys = torch.arange(length, device=input_ids.device) if reads_cache else cache_position
@@ -337,7 +342,7 @@ def _compile_step(
         "transfer_bytes": stats["transfer_bytes"],
         "state_bytes_moved": stats["state_bytes_moved"],
         "new_row_bytes": state_bytes * args[0].shape[1] // wrapper.cache_len,
-        "reads_cache": wrapper.chunk_reads_cache or args[0].shape[1] == 1,
+        "reads_cache": wrapper.reads_cache(args[0].shape[1]),
         "cpu_fallback": _fallbacks(c.module),
         "runtime_config": program.runtime.config(),  # `runs_as`: the precision the device computes in
     }
@@ -415,11 +420,6 @@ class Generator:
         self.states = states
         self.compiles = 2
         self.last_timings: dict[str, Any] = {}
-        gen = getattr(hf, "generation_config", None)
-        eos = getattr(gen, "eos_token_id", None)
-        self.eos: list[int] = [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
-        pad = getattr(gen, "pad_token_id", None)
-        self.pad = pad if pad is not None else (self.eos[0] if self.eos else None)
 
     # ---- sizes ------------------------------------------------------------------------------
 
@@ -743,7 +743,7 @@ def generate(
     options = CompileOptions.of(runtime=runtime, device=device, precision=precision, weights=weights,
                                 activations=activations)
     batch, prompt_len = input_ids.shape
-    Decoding.build(causal_lm(model), batch, torch.ones(batch, prompt_len), **decoding)  # bad options: before compiling
+    check_decoding(model, batch, prompt_len, **decoding)
     key = (batch, runtime, device, options.precision, options.weights, options.activations, share_weights)
     cache = _GENERATORS.setdefault(model, {})
     gen = cache.get(key)
@@ -763,6 +763,11 @@ def generate(
             activations=options.activations,
         )
     return gen.generate(input_ids, max_new_tokens, attention_mask, **decoding)
+
+
+def check_decoding(model: nn.Module, batch: int, prompt_len: int, **decoding: Any) -> None:
+    """The decoding options checked for `model` (`GenerateError` naming the option), before anything compiles."""
+    Decoding.build(causal_lm(model), batch, torch.ones(batch, prompt_len), **decoding)
 
 
 def _geometry_for(model: nn.Module, old: Generator | None, prompt_len: int, max_new_tokens: int) -> tuple[int, int]:

@@ -166,8 +166,6 @@ def load_generator(
     hf = SimpleNamespace(generation_config=_generation_config(path, meta.get("generation_config")))
     gen = Generator(hf, batch, chunk, cache_len, steps["prefill"], steps["decode"], states, options, group, sharing)
     gen.compiles = 0
-    gen.eos = [int(t) for t in meta.get("eos") or []]
-    gen.pad = meta.get("pad")
     return gen
 
 

@@ -199,8 +199,6 @@ def save_generator(gen: Any, directory: str | Path) -> Path:
         "chunk": gen.chunk,
         "cache_len": gen.cache_len,
         "options": _options_json(gen.options),
-        "eos": gen.eos,
-        "pad": gen.pad,
         "generation_config": config.to_dict() if config is not None else None,
         "reports": {n: getattr(gen, n).report for n in GENERATOR_GRAPHS},
         "sharing": gen.sharing,
