@@ -20,16 +20,14 @@ import torch
 import forge.driver.generation as generation
 from forge.driver.generation import GenerateError, attention_window, compile_generator
 from forge.models import build_model, hf_class
+from tests.compiler.test_generate import _prompt as left_padded_prompt
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
 def _prompt(vocab: int, length: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Batch 2, row 1 left-padded by 3 tokens."""
-    ids = torch.randint(0, vocab - 1, (2, length), generator=torch.Generator().manual_seed(5))
-    mask = torch.ones(2, length, dtype=torch.long)
-    mask[1, :3], ids[1, :3] = 0, 0
-    return ids, mask
+    return left_padded_prompt(vocab, 2, seed=5, length=length)
 
 
 def _transformers(hf, ids, mask, new):

@@ -57,6 +57,16 @@ def gen(model):
     return compile_generator(model, batch=2, prompt_len=PROMPT, max_new_tokens=NEW)
 
 
+@pytest.fixture
+def no_compile(monkeypatch):
+    """`compile_generator` fails the test: what is checked must be refused before anything compiles."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("compiled before checking the options")
+
+    monkeypatch.setattr(generation, "compile_generator", refuse)
+
+
 def _transformers(model, ids, mask, seed, **options):
     torch.manual_seed(seed)
     with torch.no_grad():
@@ -243,13 +253,9 @@ def test_a_transformers_streamer_gets_transformers_calls(model, gen):
         ({"top_kk": 3}, r"unknown generation option\(s\): top_kk"),
     ],
 )
-def test_bad_options_are_refused_before_compiling(options, message, monkeypatch):
+def test_bad_options_are_refused_before_compiling(options, message, no_compile):
     model = build_model("llama", small=True).hf
 
-    def no_compile(*args, **kwargs):
-        raise AssertionError("compiled before checking the options")
-
-    monkeypatch.setattr(generation, "compile_generator", no_compile)
     with pytest.raises(GenerateError, match=message):
         generation.generate(model, torch.zeros(1, 4, dtype=torch.long), 4, **options)
 
@@ -289,15 +295,11 @@ def test_cli_samples_seeded_and_checks_against_transformers(capsys):
         (["--repetition-penalty", "0"], "--repetition-penalty must be > 0"),
     ],
 )
-def test_cli_refuses_bad_decoding_flags_before_compiling_naming_the_flags(flags, message, capsys, monkeypatch):
+def test_cli_refuses_bad_decoding_flags_before_compiling_naming_the_flags(flags, message, capsys, no_compile):
     """A bad combination of decoding flags is refused before either graph compiles (it took two compiles to hear
     it), in the flags' words (`--do-sample`, not `do_sample=True`)."""
     from forge.cli.main import main
 
-    def no_compile(*args, **kwargs):
-        raise AssertionError("compiled before checking the flags")
-
-    monkeypatch.setattr(generation, "compile_generator", no_compile)
     assert main(["generate", "llama", "--small", "--prompt-len", "8", "--new-tokens", "4", "--quiet", *flags]) == 1
     err = capsys.readouterr().err
     assert f"forge: error: {message}" in err and "do_sample" not in err
