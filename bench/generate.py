@@ -207,11 +207,10 @@ class _Forge:
         self.gen = compile_generator(hf, batch=1, prompt_len=prompt, max_new_tokens=new, weights=weights,
                                      activations=activations)
         self.compile_ms = (time.perf_counter() - start) * 1e3
-        self.gen.eos = []
         self.weight_bytes = _streamed_weight_bytes(self.gen.decode, used_weights)
 
     def generate(self, ids: torch.Tensor, new: int) -> tuple[torch.Tensor, dict[str, Any]]:
-        out = self.gen.generate(ids, new)
+        out = self.gen.generate(ids, new, eos_token_id=[])  # every system generates `new` tokens, EOS or not
         return out, dict(self.gen.last_timings)
 
 
