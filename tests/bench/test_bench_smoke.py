@@ -200,6 +200,21 @@ def test_measure_pair_times_forge_in_one_weight_mode():
     assert result["weight_bytes"] > 0 and "one_program" in result["sharing"]
 
 
+def test_generate_measures_each_artifact_against_the_compile_it_replaces(results):
+    """Each saved generator is loaded, and compiled again, in fresh processes; the loading process's memory is
+    read after its imports and after the load; each artifact gets its two target rows."""
+    from bench import generate
+
+    models = results["generate"]["models"]
+    for m in models.values():
+        assert set(m["artifacts"]) == {"forge", "forge-int8"}
+        for a in m["artifacts"].values():
+            assert 0 < a["import_rss_bytes"] < a["loaded_rss_bytes"]
+            assert 0 < a["weight_bytes"] < a["bytes"] and a["load_s"] > 0 and a["compile_s"] > 0
+    metrics = [row["metric"] for row in generate.targets(results["generate"])]
+    assert sum("forge.load" in m for m in metrics) == 2 * 2 * len(models)
+
+
 def test_the_stateful_peer_keeps_its_kv_cache_in_f32():
     """The CPU plugin's default KV cache is u8 whatever the inference precision; the f32 stateful peer pins f32
     (read back from its compiled model), so its tokens are f32's."""
