@@ -44,10 +44,13 @@ class SavedFiles:
     inputs: list[InputSpec]
     results: int
     """How many results the forward function returns."""
+    checked: Callable[[], None]
+    """Waits for the files' checksums (`check_files`), a LoadError when one changed: call it before using the model."""
 
 
 def read_saved(directory: Path, weights_from: Any = None, shared: WeightStore | None = None) -> SavedFiles:
-    """Every file of `directory` read and checked: meta.json, the checksums, the IR, the weights (the
+    """Every file of `directory` read and checked: meta.json, the checksums (hashed in a thread meanwhile:
+    `SavedFiles.checked` waits for them), the IR, the weights (the
     external ones bound from `weights_from` or the files meta.json names; the shared ones from the file
     meta.json's `shared_weights` names, or `shared`, that file already read and checked by the caller), the
     inputs against the IR's function, and every weight the IR reads against the store."""
@@ -55,7 +58,16 @@ def read_saved(directory: Path, weights_from: Any = None, shared: WeightStore | 
         what = "not a directory" if directory.exists() else "no such directory"
         raise LoadError(f"{directory}: {what}; not a saved Forge model (no {SAVED_META})")
     meta = _read_meta(directory)
-    _check_checksums(directory, meta.get("files"))
+    checked = _start_checksums(directory, meta.get("files"))
+    try:
+        return _read_checked(directory, meta, weights_from, shared, checked)
+    except LoadError:
+        checked()  # a file changed since the save is the error to report
+        raise
+
+
+def _read_checked(directory: Path, meta: dict[str, Any], weights_from: Any, shared: WeightStore | None,
+                  checked: Callable[[], None]) -> SavedFiles:
     module = _read_ir(directory / SAVED_IR)
     weights = _read_weights(directory / SAVED_WEIGHTS)
     entry = meta.get("shared_weights")
@@ -71,7 +83,7 @@ def read_saved(directory: Path, weights_from: Any = None, shared: WeightStore | 
     fn = _forward_function(directory / SAVED_IR, module)
     inputs = _meta_inputs(directory, meta["inputs"], fn)
     _check_weights(directory, module, weights)
-    return SavedFiles(meta, module, weights, external, inputs, len(fn.function_type.outputs))
+    return SavedFiles(meta, module, weights, external, inputs, len(fn.function_type.outputs), checked)
 
 
 def _read_shared(directory: Path, entry: Any) -> WeightStore:
@@ -181,16 +193,17 @@ def sha256(path: Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def _check_checksums(directory: Path, files: Any) -> None:
-    """The IR and weights files are the ones `save` wrote (when meta.json has their checksums)."""
+def _start_checksums(directory: Path, files: Any) -> Callable[[], None]:
+    """Start checking that the IR and weights files are the ones `save` wrote (when meta.json has their
+    checksums); the wait (`check_files`)."""
     if files is None:
-        return  # saved before checksums, or removed on purpose to load an edited model
+        return lambda: None  # saved before checksums, or removed on purpose to load an edited model
     meta = directory / SAVED_META
     expected = {SAVED_IR, SAVED_WEIGHTS}
     if not isinstance(files, dict) or set(files) != expected or not all(isinstance(v, str) for v in files.values()):
         raise LoadError(f"{meta}: 'files' should map {SAVED_IR} and {SAVED_WEIGHTS} to SHA-256 digests, not {files!r}")
-    check_files(directory, {name: files[name] for name in sorted(expected)},
-                f"; remove 'files' from {SAVED_META} to load an edited model")()
+    return check_files(directory, {name: files[name] for name in sorted(expected)},
+                       f"; remove 'files' from {SAVED_META} to load an edited model")
 
 
 def check_files(directory: Path, files: dict[str, str], hint: str = "") -> Callable[[], None]:

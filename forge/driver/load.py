@@ -118,10 +118,12 @@ def load_static(
     try:
         c.run((EMIT,))
     except Exception as err:  # the emitter's EmitError, the runtime's errors for a bad device
+        saved.checked()  # a file changed since the save is the error to report
         raise LoadError(
             f"{directory}: cannot build the program of {SAVED_IR} with {SAVED_WEIGHTS} for {target}: "
             f"{type(err).__name__}: {one_line(str(err))}"
         ) from err
+    saved.checked()
     executor = c.executor
     report = {**modes, **{key: round(c.clock.ms[key], 3) for key in ("emit_ms", "device_compile_ms")}}
     if group is None:
