@@ -8,6 +8,7 @@ overload (about 30 s)."""
 from __future__ import annotations
 
 import pytest
+import torch
 
 from forge.testing.fuzz import regressions
 from tests.conftest import require_runtime
@@ -22,9 +23,25 @@ def outcomes():
     return dict(zip([r.path.name for r in REGRESSIONS], regressions.replay(REGRESSIONS), strict=True))
 
 
+NATIVE = {torch.bfloat16: "BF16", torch.float16: "FP16"}
+"""The reduced float dtypes and the capability (OpenVINO's OPTIMIZATION_CAPABILITIES) that computes them natively."""
+
+
+def emulated_dtypes(case) -> set[torch.dtype]:
+    """The case's reduced float dtypes this CPU has no native arithmetic for (OpenVINO computes them in f32)."""
+    from backends.nnfactory.runtime.openvino_runtime import cpu_capabilities
+
+    return {t.dtype for t in case.tensors() if t.dtype in NATIVE and NATIVE[t.dtype] not in cpu_capabilities()}
+
+
 @pytest.mark.parametrize("regression", REGRESSIONS, ids=[r.path.name for r in REGRESSIONS])
 def test_a_regression_case_fails_only_as_its_file_says(regression, outcomes):
     now = regressions.failures_now(outcomes[regression.path.name])
+    if now != regression.open and emulated_dtypes(regression.case):
+        # recorded on a CPU with native bf16/f16 kernels: here the runtimes compute in f32, where an open
+        # failure of those kernels may not show; a failure the file does not list is still one
+        assert now.items() <= regression.open.items(), (regression.case.describe(), now, regression.open)
+        return
     assert now == regression.open, (
         f"{regression.case.describe()}: fails {now or 'nowhere'} now, its file lists {regression.open or 'nothing'}"
         " open (a fix: run `python -m forge.testing.fuzz --replay --refresh`; a new failure: fix it)"
