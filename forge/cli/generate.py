@@ -220,14 +220,19 @@ def _summary(args: argparse.Namespace, hf: Any, gen: Any, compile_s: float, timi
 
 
 def _mode_line(report: dict[str, Any]) -> str:
-    """The precision, weights and activations both graphs run with, and the precision the device computes in when
-    the CPU lacks the requested one (f16 runs as bf16 or f32 on a CPU without native f16)."""
+    """The precision, weights and activations both graphs run with, and what the device computes in when the CPU
+    lacks the requested one (f16 runs as bf16 or f32 on a CPU without native f16; int8 activations stay f32 where
+    OpenVINO's kernels do not quantize them, `cpu_quantizes_activations`)."""
     precision = report["precision"]
-    runs_as = report["decode"].get("runtime_config", {}).get("runs_as", precision)
+    config = report["decode"].get("runtime_config", {})
+    runs_as = config.get("runs_as", precision)
     line = f"precision {precision}"
     if runs_as != precision:
         line += f" (this device has no native {precision} arithmetic: it runs as {runs_as})"
-    return f"{line}, weights {report['weights'] or 'f32'}, activations {report['activations'] or 'f32'}"
+    activations = report["activations"] or "f32"
+    if config.get("activations_run_as", activations) != activations:
+        activations += f" (this device's kernels do not quantize them: they run as {config['activations_run_as']})"
+    return f"{line}, weights {report['weights'] or 'f32'}, activations {activations}"
 
 
 def _prefill_attention(gen: Any, report: dict[str, Any]) -> str:

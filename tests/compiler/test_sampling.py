@@ -397,3 +397,22 @@ def test_cli_says_the_mode_and_what_the_device_runs_it_as(capsys):
         assert "precision f16, weights int8, activations f32" in out
     else:
         assert f"precision f16 (this device has no native f16 arithmetic: it runs as {runs_as}), weights int8" in out
+
+
+def test_cli_says_when_int8_activations_run_as_f32(capsys):
+    """`--activations int8` where OpenVINO's kernels keep the activations in f32 (asked of the runtime:
+    `cpu_quantizes_activations`) is said in the summary and in the runtime's config, and not said where they are
+    quantized."""
+    from backends.nnfactory.runtime.openvino_runtime import OpenVINORuntime, cpu_quantizes_activations
+    from forge.cli.main import main
+
+    args = ["generate", "llama", "--small", "--prompt-len", "6", "--new-tokens", "2", "--quiet"]
+    assert main([*args, "--weights", "int8", "--activations", "int8"]) == 0
+    out = capsys.readouterr().out
+    config = OpenVINORuntime("CPU", weights="int8", activations="int8").config()
+    if cpu_quantizes_activations():
+        assert "activations int8" in out and "activations int8 (" not in out
+        assert "activations_run_as" not in config
+    else:
+        assert "activations int8 (this device's kernels do not quantize them: they run as f32)" in out
+        assert config["activations_run_as"] == "f32" and "run as f32" in config["activations_substitution"]

@@ -601,6 +601,12 @@ class OpenVINORuntime(Runtime):
             "requested": {k: _plain(v) for k, v in self.properties.items()},
             "effective": dict(self.effective),
         }
+        if self.activations is not None and self.device.startswith("CPU") and not cpu_quantizes_activations():
+            config["activations_run_as"] = "f32"  # what OpenVINO does here, not what was asked
+            config["activations_substitution"] = (
+                f"activations {self.activations} requested; OpenVINO's CPU kernels here do not quantize a matmul's "
+                "input rows (no int8 dot products on this instruction set): they run as f32"
+            )
         note = None if npu else PrecisionResolution(self.precision, runs_as).note
         return {**config, "substitution": note} if note else config
 
