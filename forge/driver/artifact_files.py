@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,11 +60,8 @@ def read_saved(directory: Path, weights_from: Any = None, shared: WeightStore | 
         raise LoadError(f"{directory}: {what}; not a saved Forge model (no {SAVED_META})")
     meta = _read_meta(directory)
     checked = _start_checksums(directory, meta.get("files"))
-    try:
+    with changed_file_first(checked):
         return _read_checked(directory, meta, weights_from, shared, checked)
-    except LoadError:
-        checked()  # a file changed since the save is the error to report
-        raise
 
 
 def _read_checked(directory: Path, meta: dict[str, Any], weights_from: Any, shared: WeightStore | None,
@@ -235,6 +233,17 @@ def check_files(directory: Path, files: dict[str, str], hint: str = "") -> Calla
             raise failed[0]
 
     return wait
+
+
+@contextmanager
+def changed_file_first(checked: Callable[[], None]) -> Iterator[None]:
+    """A LoadError inside waits for `checked` (`check_files`) first: a file changed since the save, which an
+    IR that no longer parses may merely follow from, is the error a load reports."""
+    try:
+        yield
+    except LoadError:
+        checked()
+        raise
 
 
 def _read_ir(path: Path) -> ModuleOp:

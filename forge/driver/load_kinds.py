@@ -19,6 +19,7 @@ from forge.driver.artifact_files import (
     _check_weights,
     _read_ir,
     _read_weights,
+    changed_file_first,
     check_files,
     read_checked_weights,
     sha256,
@@ -122,11 +123,8 @@ def load_generator(
     if files is not None and not (isinstance(files, dict) and all(isinstance(v, str) for v in files.values())):
         raise LoadError(f"{path}: 'files' should map file names to SHA-256 digests, not {files!r}")
     checked = check_files(directory, files or {})
-    try:
+    with changed_file_first(checked):
         gen = _load_generator(directory, meta, path, options)
-    except LoadError:
-        checked()  # a file changed since the save is the error to report
-        raise
     checked()
     return gen
 

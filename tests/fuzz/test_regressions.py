@@ -23,15 +23,18 @@ def outcomes():
     return dict(zip([r.path.name for r in REGRESSIONS], regressions.replay(REGRESSIONS), strict=True))
 
 
-NATIVE = {torch.bfloat16: "BF16", torch.float16: "FP16"}
-"""The reduced float dtypes and the capability (OpenVINO's OPTIMIZATION_CAPABILITIES) that computes them natively."""
+REDUCED = {torch.bfloat16: "bf16", torch.float16: "f16"}
+"""The reduced float dtypes, as precision names (`forge.precision.NATIVE_CAPABILITY` says which capability
+computes each natively)."""
 
 
 def emulated_dtypes(case) -> set[torch.dtype]:
     """The case's reduced float dtypes this CPU has no native arithmetic for (OpenVINO computes them in f32)."""
     from backends.nnfactory.runtime.openvino_runtime import cpu_capabilities
+    from forge.precision import NATIVE_CAPABILITY
 
-    return {t.dtype for t in case.tensors() if t.dtype in NATIVE and NATIVE[t.dtype] not in cpu_capabilities()}
+    native = {d for d, name in REDUCED.items() if NATIVE_CAPABILITY[name] in cpu_capabilities()}
+    return {t.dtype for t in case.tensors() if t.dtype in REDUCED and t.dtype not in native}
 
 
 @pytest.mark.parametrize("regression", REGRESSIONS, ids=[r.path.name for r in REGRESSIONS])

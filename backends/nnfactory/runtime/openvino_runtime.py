@@ -123,6 +123,12 @@ def cpu_isa() -> str:
     return fields.get("isa", "")
 
 
+def cpu_runs_avx512_kernels() -> bool:
+    """Whether OpenVINO's CPU kernels here are AVX-512 (or AMX) ones, as `cpu_isa` names them."""
+    isa = cpu_isa().upper()
+    return "512" in isa or "AMX" in isa
+
+
 @functools.cache
 def cpu_quantizes_activations() -> bool:
     """Whether OpenVINO's CPU plugin here really quantizes a compressed-weight matmul's input rows when
