@@ -10,6 +10,13 @@ left to choose, `weight_sharing` gives GPT-2's graphs two, because the `If` woul
 step, 2.8% of the weights a step reads); *openvino-dynamic*, the other way
 to one copy of the weights, one graph with a dynamic sequence dimension (OpenVINO's own path:
 `bench.dynamic_shapes.convert_openvino` over [8, 128], one `compile_model`, one call per bucket length).
+
+What that other way costs in time (`--timing`, its own fresh interpreter): OpenVINO's converted GPT-2 compiled
+three times, static at 1 row (a decode-sized call), static at 128 rows (a prefill chunk) and once with the token
+dimension dynamic over [1, 128]; `TIMING_ROUNDS` calls of each at 1 and 128 rows, interleaved (the order reversed
+every round, `TIMING_WARMUP` rounds untimed), medians. The same graph and weights on both sides: the difference is
+the CPU plugin's per-call work on a dynamic shape, which a generator with one graph for prefill and decode pays
+on every decode step.
 `--quick`: GPT-2 small, lengths up to 16.
 """
 
@@ -29,6 +36,9 @@ SYSTEMS = ("static", "dynamic", "generator", "openvino-dynamic")
 LENGTH, QUICK_LENGTH = 128, 16
 BUCKETS, QUICK_BUCKETS = (8, 16, 32, 64, 128), (8, 16)
 TARGET = 1.1
+TIMING_ROWS = (1, None)
+"""The timed call sizes: a decode step's one row and the longest length (None: `LENGTH`, or `QUICK_LENGTH`)."""
+TIMING_WARMUP, TIMING_ROUNDS, QUICK_TIMING_ROUNDS = 3, 20, 3
 """The issue's bound: a 5-bucket dynamic GPT-2 within 1.1x the resident memory of one static compile."""
 
 
@@ -38,7 +48,35 @@ def run(quick: bool = False) -> dict[str, Any]:
     with common.recorded("weight_copies", quick, config) as result:
         flags = ["--quick"] if quick else []
         result["systems"] = {s: common.fresh_runs("weight_copies", ["--worker", s, *flags], 1)[0] for s in SYSTEMS}
+        result["dynamic_dimension"] = common.fresh_runs("weight_copies", ["--timing", *flags], 1)[0]
     return result
+
+
+def _timing_worker(quick: bool) -> dict[str, Any]:
+    """Median ms per call of one converted graph, static at each of `TIMING_ROWS` and dynamic over them."""
+    from bench.dynamic_shapes import compile_openvino, convert_openvino
+    from forge.models import build_model
+
+    length = QUICK_LENGTH if quick else LENGTH
+    model = build_model("gpt2", small=quick).hf.eval()
+    ids = torch.randint(0, model.config.vocab_size, (1, length), generator=torch.Generator().manual_seed(0))
+    rows = [r or length for r in TIMING_ROWS]
+    converted = convert_openvino(_Logits(model), ids, rows[0], length)
+    dynamic = compile_openvino(converted, (rows[0], length))[0]
+    calls = {}
+    for r in rows:
+        calls[f"static {r}"] = (compile_openvino(converted, r)[0], ids[:, :r])
+        calls[f"dynamic {r}"] = (dynamic, ids[:, :r])
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    for i in range(TIMING_WARMUP + (QUICK_TIMING_ROUNDS if quick else TIMING_ROUNDS)):
+        for name in list(calls) if i % 2 == 0 else list(calls)[::-1]:
+            call, x = calls[name]
+            start = time.perf_counter()
+            call(x)
+            if i >= TIMING_WARMUP:
+                samples[name].append((time.perf_counter() - start) * 1e3)
+    median = {name: sorted(v)[len(v) // 2] for name, v in samples.items()}
+    return {str(r): {"static_ms": median[f"static {r}"], "dynamic_ms": median[f"dynamic {r}"]} for r in rows}
 
 
 def _worker(system: str, quick: bool) -> dict[str, Any]:
@@ -112,7 +150,19 @@ def render(result: dict[str, Any], figures: Path) -> str:
             "compiled and called once per graph; a generator's graphs and a dynamic model's buckets are one "
             "OpenVINO program (their weights repacked once).\n\n"
             + common.table(["system", "RSS growth MiB", "vs static", "vs f32 weight bytes", "graphs", "s"], rows)
-            + "\n" + _figure(result, figures) + "\n")
+            + "\n" + _figure(result, figures) + "\n" + _render_timing(result))
+
+
+def _render_timing(result: dict[str, Any]) -> str:
+    """The time side of one graph with a dynamic token dimension (`_timing_worker`)."""
+    timing = result.get("dynamic_dimension")
+    if not timing:
+        return ""
+    rows = [[r, f"{t['static_ms']:.2f}", f"{t['dynamic_ms']:.2f}", f"{t['dynamic_ms'] / t['static_ms']:.2f}x"]
+            for r, t in timing.items()]
+    return ("One graph with a dynamic token dimension, OpenVINO's way to one copy of the weights, costs time: the "
+            "same converted graph compiled static at each call size and once dynamic, interleaved calls.\n\n"
+            + common.table(["rows per call", "static ms", "dynamic ms", "dynamic / static"], rows) + "\n")
 
 
 def _figure(result: dict[str, Any], figures: Path) -> str:
@@ -141,7 +191,9 @@ def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--worker", choices=SYSTEMS, required=True)
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--worker", choices=SYSTEMS)
+    which.add_argument("--timing", action="store_true")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    print(json.dumps(_worker(args.worker, args.quick)))
+    print(json.dumps(_timing_worker(args.quick) if args.timing else _worker(args.worker, args.quick)))

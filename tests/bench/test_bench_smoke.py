@@ -215,6 +215,18 @@ def test_generate_measures_each_artifact_against_the_compile_it_replaces(results
     assert sum("forge.load" in m for m in metrics) == 2 * 2 * len(models)
 
 
+def test_weight_copies_times_one_dynamic_graph_against_static_ones(results, tmp_path):
+    """The time side of one graph with a dynamic token dimension: both compiles timed at a decode step's one row
+    and at the longest length, and the page shows their ratio."""
+    from bench import weight_copies
+
+    result = results["weight_copies"]
+    timing = result["dynamic_dimension"]
+    assert list(timing) == ["1", str(result["config"]["length"])]
+    assert all(t["static_ms"] > 0 and t["dynamic_ms"] > 0 for t in timing.values())
+    assert "| rows per call | static ms | dynamic ms | dynamic / static |" in weight_copies.render(result, tmp_path)
+
+
 def test_the_stateful_peer_keeps_its_kv_cache_in_f32():
     """The CPU plugin's default KV cache is u8 whatever the inference precision; the f32 stateful peer pins f32
     (read back from its compiled model), so its tokens are f32's."""
