@@ -5,9 +5,9 @@ Each system runs in a fresh interpreter (`python -m bench.weight_copies --worker
 it: build the model (seeded random weights), read VmRSS, compile, call every graph once, read VmRSS again;
 the growth is the figure. *static*: `forge.compile` at the longest length (128); *dynamic*: `dynamic_shapes`
 over [8, 128] with buckets 8, 16, 32, 64, 128, `compile_all()` and one call per bucket; *generator*:
-`compile_generator(prompt_len=128, max_new_tokens=64, share_weights=True)` and 4 generated tokens (one program:
-left to choose, `weight_sharing` gives GPT-2's graphs two, because the `If` would copy its 14 MB cache every decode
-step, 2.8% of the weights a step reads); *openvino-dynamic*, the other way
+`compile_generator(prompt_len=128, max_new_tokens=64)` and 4 generated tokens (one program, as `weight_sharing`
+chooses: GPT-2's cache is 2.8% of the weights a step reads, so its decode step runs outside the program's `If`,
+which would copy the 14 MB cache every step); *openvino-dynamic*, the other way
 to one copy of the weights, one graph with a dynamic sequence dimension (OpenVINO's own path:
 `bench.dynamic_shapes.convert_openvino` over [8, 128], one `compile_model`, one call per bucket length).
 
@@ -112,8 +112,8 @@ def _worker(system: str, quick: bool) -> dict[str, Any]:
     else:
         from forge.driver.generation import compile_generator
 
-        new = 64 if not quick else 8  # one program asked for: left to choose, GPT-2's cache takes two (see below)
-        gen = compile_generator(model, prompt_len=length, max_new_tokens=new, share_weights=True)
+        new = 64 if not quick else 8
+        gen = compile_generator(model, prompt_len=length, max_new_tokens=new)
         gen.generate(ids, 4)
         program = gen.report().get("device_program", {})
     grown = round((common.rss_mib() - start_rss) * 2**20)

@@ -43,8 +43,9 @@ def add_generate_parser(sub: Any) -> None:
     p.add_argument("--activations", help="int8: with --weights, the prefill's matmuls quantize their inputs at "
                                          "run time (as forge compile; decode at one row keeps them float)")
     p.add_argument("--share-weights", choices=("auto", "yes", "no"), default="auto",
-                   help="both graphs one device program holding the weights once (yes), or one each, which spares "
-                        "the per-step copy of the KV cache (no); auto: by the cache's share of the weights")
+                   help="both graphs one device program holding the weights once (yes, auto), or one each, the "
+                        "weights twice (no); one program runs its decode step outside its If (no copy of the KV "
+                        "cache per step, a decode step per prefill call) where the cache is over 1%% of the weights")
     p.add_argument("--do-sample", action="store_true", help="sample (seeded by --seed) instead of greedy decoding")
     p.add_argument("--temperature", type=float, help="sampling temperature (> 0; default 1.0)")
     p.add_argument("--top-k", type=int, help="sample among the k likeliest tokens (0: all; default 50)")
@@ -193,9 +194,11 @@ def _summary(args: argparse.Namespace, hf: Any, gen: Any, compile_s: float, timi
     program = report.get("device_program") or {}
     device = f", device program {program['compile_ms'] / 1e3:.1f} s" if program.get("one_program") else ""
     sharing = program.get("sharing")
-    if sharing is not None:  # why one program (weights once) or two (no per-step copy of the cache)
-        device += (f"; {'one device program' if sharing['one_program'] else 'a device program per graph'}, "
-                   f"KV cache {sharing['cache_to_weights']:.1%} of the weights")
+    if sharing is not None:  # one program (weights once) or two; where the decode step runs, and why
+        form = "one device program" if sharing["one_program"] else "a device program per graph"
+        if sharing.get("top_level") == "decode":
+            form += " with the decode step on top (each prefill call runs it too: the cache is not copied)"
+        device += f"; {form}, KV cache {sharing['cache_to_weights']:.1%} of the weights"
     lines = [
         f"{args.model} ({type(hf).__name__}, {hf.config.num_hidden_layers} layers, {_weights_note(args)}): "
         f"batch {args.batch}, prompt {args.prompt_len}, {args.new_tokens} new tokens, KV cache "

@@ -35,12 +35,13 @@ def runtime_for(options: Any) -> Any:
         raise CompileError(str(err)) from None
 
 
-def graph_group(options: Any, one_program: bool = True) -> Any:
+def graph_group(options: Any, one_program: bool = True, top: int | None = None) -> Any:
     """The GraphGroup a model's graphs join: one device program where the runtime makes one (the weights the
-    graphs share held once), or with `one_program=False` each graph compiled alone."""
+    graphs share held once; graph `top`, in the order they join, run on every call outside the program's
+    selection), or with `one_program=False` each graph compiled alone."""
     runtime = runtime_for(options)
     if one_program:
-        return runtime.graph_group()
+        return runtime.graph_group(top)
     from backends.nnfactory.runtime import GraphGroup  # lazy: start-up cost (openvino)
 
     return GraphGroup(runtime)

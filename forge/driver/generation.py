@@ -72,6 +72,7 @@ from forge.driver.compilation import Compilation, Stage
 from forge.driver.emit import graph_group
 from forge.driver.options import CompileOptions
 from forge.driver.sampling import Decoding, GenerateError
+from forge.driver.saved_kinds import GENERATOR_GRAPHS
 from forge.driver.stages import EMIT, IMPORT_MODULE, LOWER, OPTIMIZE, PLAN
 from forge.frontend.fx_importer import ImportedProgram
 from forge.mapped_pages import return_freed_heap
@@ -413,7 +414,7 @@ class Generator:
         """The GraphGroup both graphs belong to (one device program holding the weights once, or each graph its
         own: `sharing`), if any."""
         self.sharing = sharing or {"one_program": True}
-        """`weight_sharing`'s decision: `one_program`, what was requested, the cache-to-weights ratio."""
+        """`weight_sharing`'s decision: `one_program`, `top_level`, what was requested, the cache-to-weights ratio."""
         self.options = options or CompileOptions()
         self.batch, self.chunk, self.cache_len = batch, chunk, cache_len
         self.prefill, self.decode = prefill, decode
@@ -672,7 +673,7 @@ def compile_generator(
         prefill_args = tuple(a.to("meta") for a in prefill_args)
         decode_args = tuple(a.to("meta") for a in decode_args)
     sharing = weight_sharing(wrapper, options.weights, share_weights)
-    group = graph_group(options, sharing["one_program"])
+    group = generator_group(options, sharing)
     prefill = _compile_step("prefill", wrapper, prefill_args, states, options, source, group)
     decode = _compile_step("decode", wrapper, decode_args, states, options, source, group)
     group.compile()
@@ -681,26 +682,38 @@ def compile_generator(
 
 
 SHARED_CACHE_LIMIT = 0.01
-"""The KV cache's bytes over the weight bytes a decode step streams, above which a generator's two graphs get
-device programs of their own (`weight_sharing`). One program holds the weights once, but OpenVINO's `If` copies
-a body's inputs on every call, the whole cache included: GPT-2 12L (cache 2.9% of its f32 weights) decoded
-1.3-2.8 ms slower per 19-21 ms step in one program (in-process A/B, 4 runs), the zoo's Llama (0.6%) within
-the noise. Two programs cost a second packed copy of the weights instead (GPT-2: about 475 MiB)."""
+"""The KV cache's bytes over the weight bytes a decode step streams, above which a generator's one device program
+runs its decode step at the top level rather than in an `If` (`weight_sharing`). OpenVINO's `If` copies a body's
+inputs on every call, the whole cache included: GPT-2 12L int8 (cache 11% of the weights it streams) decoded in
+8.64 ms in an `If` against 7.32 alone. At the top level the decode step runs on every call, so each prefill call
+pays one decode step (GPT-2 int8: 172.7 against 161.6 ms) and the decode step about nothing (7.59 ms): over
+`cache_len` decode steps the copy costs more once the cache is about 1/(2 x the steps) of the streamed bytes,
+here 1% for 64 steps. (backends/nnfactory/runtime/openvino_group.py has the measurements.)"""
 _STREAMED_FRACTION = {None: 1.0, "int8": 0.25, "int4": 0.125}
 """The weight bytes a step streams per f32 parameter byte, by weight mode (the matmul weights dominate)."""
 
 
 def weight_sharing(wrapper: StaticCacheLM, weights: str | None, requested: bool | None) -> dict[str, Any]:
-    """Whether a generator's graphs are one device program, and why: `requested` when given, else one program
-    while the cache is at most `SHARED_CACHE_LIMIT` of the weight bytes a decode step streams (where the
-    per-step copy of the cache costs about a few percent of the step, and a second copy of the weights is what
-    costs most: a 1B Llama's cache of 192 positions is 0.3%)."""
+    """How a generator's graphs hold the weights, and why. `one_program`: one device program, the weights held
+    once (unless `requested` is False: each graph its own program and its own copy, no call paying for the
+    other graph). `top_level`: "decode" when the decode step runs outside the program's `If` (no per-step copy
+    of the cache, a decode step per prefill call), chosen while the cache is more than `SHARED_CACHE_LIMIT` of
+    the weight bytes a decode step streams; None when both graphs are `If` bodies."""
     cache = sum(b.numel() * b.element_size() for b in wrapper.buffers(recurse=False))
     streamed = sum(p.numel() * p.element_size() for p in wrapper.hf.parameters()) * _STREAMED_FRACTION[weights]
     ratio = cache / max(streamed, 1)
-    one = requested if requested is not None else ratio <= SHARED_CACHE_LIMIT
-    return {"one_program": bool(one), "requested": requested, "cache_to_weights": round(ratio, 4),
-            "limit": SHARED_CACHE_LIMIT}
+    one = requested if requested is not None else True
+    top = "decode" if one and ratio > SHARED_CACHE_LIMIT else None
+    return {"one_program": bool(one), "top_level": top, "requested": requested,
+            "cache_to_weights": round(ratio, 4), "limit": SHARED_CACHE_LIMIT}
+
+
+def generator_group(options: CompileOptions, sharing: dict[str, Any]) -> Any:
+    """The GraphGroup of a generator's graphs (compiled or loaded) as `sharing` (`weight_sharing`) says; they
+    join it in `GENERATOR_GRAPHS` order."""
+    top = sharing.get("top_level")
+    return graph_group(options, bool(sharing.get("one_program", True)),
+                       GENERATOR_GRAPHS.index(top) if top is not None else None)
 
 
 _GENERATORS: weakref.WeakKeyDictionary[nn.Module, dict[tuple, Generator]] = weakref.WeakKeyDictionary()

@@ -143,7 +143,7 @@ def _load_generator(directory: Path, meta: dict[str, Any], path: Path, options: 
     weights = _read_weights(directory / SAVED_WEIGHTS)
     states = StateStore()
     sharing = _field(meta, path, "sharing", dict) if "sharing" in meta else {"one_program": True}
-    group = _graph_group(options, path, bool(sharing.get("one_program", True)))
+    group = _graph_group(options, path, sharing)
     steps = {}
     reports = meta.get("reports") if isinstance(meta.get("reports"), dict) else {}
     for name in GENERATOR_GRAPHS:
@@ -180,11 +180,18 @@ def _compile_group(group: Any, directory: Path) -> None:
         raise LoadError(f"{directory}: the device compile of the saved graphs failed: {one_line(str(err))}") from err
 
 
-def _graph_group(options: Any, path: Path, one_program: bool = True) -> Any:
-    """The GraphGroup a loaded model's graphs join (one device program, one copy of the weights, unless the
-    saved generator chose two: its meta's `sharing`)."""
+def _graph_group(options: Any, path: Path, sharing: dict[str, Any] | None = None) -> Any:
+    """The GraphGroup a loaded model's graphs join: one device program, one copy of the weights; a generator's
+    as the saved generator chose (its meta's `sharing`: two programs, or the decode step on top)."""
     try:
-        return graph_group(options, one_program)
+        if sharing is None:
+            return graph_group(options)
+        from forge.driver.generation import generator_group  # lazy, as in _load_generator
+
+        if sharing.get("top_level") not in (None, *GENERATOR_GRAPHS):
+            raise LoadError(f"{path}: sharing.top_level must be null or one of {list(GENERATOR_GRAPHS)}, "
+                            f"got {sharing.get('top_level')!r}")
+        return generator_group(options, sharing)
     except CompileError as err:
         raise LoadError(f"{path}: {err}") from None
 

@@ -45,8 +45,10 @@ def _inputs(seq: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal((1, seq, WIDTH)).astype(np.float32)
 
 
-def test_graphs_of_a_group_give_what_they_give_alone(runtime, weight):
-    group = runtime.graph_group()
+@pytest.mark.parametrize("top", [None, 1])
+def test_graphs_of_a_group_give_what_they_give_alone(runtime, weight, top):
+    """Both as `If` bodies and with the second graph at the top level (run by every call)."""
+    group = runtime.graph_group(top)
     assert isinstance(group, OpenVINOGraphGroup) and group.shares_weights
     prefill, decode = _graph(runtime, weight, 8, group), _graph(runtime, weight, 1, group, extras=True)
     alone_prefill, alone_decode = _graph(runtime, weight, 8, None), _graph(runtime, weight, 1, None, extras=True)
@@ -60,13 +62,16 @@ def test_graphs_of_a_group_give_what_they_give_alone(runtime, weight):
             np.testing.assert_array_equal(g, w)
         np.testing.assert_array_equal(prefill.run([x8])[0], alone_prefill.run([x8])[0])
     assert not group.pending and prefill.compiled_model is decode.compiled_model
-    assert group.report() == {"graphs": 2, "one_program": True, "compile_ms": round(group.compile_ms, 1)}
+    top_field = {} if top is None else {"top": top}
+    assert group.report() == {"graphs": 2, "one_program": True, "compile_ms": round(group.compile_ms, 1), **top_field}
 
 
-def test_a_graph_never_writes_into_another_graphs_buffers(runtime, weight):
+@pytest.mark.parametrize("top", [None, 0, 1])
+def test_a_graph_never_writes_into_another_graphs_buffers(runtime, weight, top):
     """Each graph's outputs go to the arrays given to its own run; the other graphs' bound buffers keep their
-    values (their outputs go to scratch arrays while another graph runs)."""
-    group = runtime.graph_group()
+    values (their outputs go to scratch arrays while another graph runs), the graph at the top level's too,
+    which every call runs."""
+    group = runtime.graph_group(top)
     prefill, decode = _graph(runtime, weight, 8, group), _graph(runtime, weight, 1, group, extras=True)
     x8, x1 = _inputs(8, 1), _inputs(1, 2)
     held = [np.empty((1, 8, OUT), np.float32)]
@@ -79,8 +84,12 @@ def test_a_graph_never_writes_into_another_graphs_buffers(runtime, weight):
     np.testing.assert_allclose(outs[0], x1 @ weight, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(outs[1], (x1 @ weight).sum(2), rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(outs[2], (x1 @ weight).sum(), rtol=1e-5, atol=1e-4)
-    prefill.run([x8], held)  # back: the prefill writes its own buffer again
-    np.testing.assert_allclose(held[0], x8 @ weight, rtol=1e-5, atol=1e-5)
+    decoded = [o.copy() for o in outs]
+    x1 += 1  # what the decode graph's input holds (bound as shared memory) when a top-level decode runs again
+    prefill.run([x8 + 1], held)  # back: the prefill writes its own buffer again, the decode's keep theirs
+    np.testing.assert_allclose(held[0], (x8 + 1) @ weight, rtol=1e-5, atol=1e-5)
+    for got, want in zip(outs, decoded, strict=True):
+        np.testing.assert_array_equal(got, want)
 
 
 def test_graphs_of_a_group_called_from_two_threads(runtime, weight):

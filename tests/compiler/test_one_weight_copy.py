@@ -50,12 +50,14 @@ def test_a_generator_is_one_device_program(weights, tmp_path):
 
 
 @pytest.mark.parametrize("weights", [None, "int8"])
-def test_share_weights_chooses_by_the_cache_it_would_copy(weights, tmp_path, monkeypatch):
-    """One program copies the KV cache into OpenVINO's `If` body every call; two hold the weights twice. Left
-    to choose, the generator takes one program while the cache is at most SHARED_CACHE_LIMIT of the weight bytes
-    a decode step streams (int8 streams a quarter of them), two above; False and True override; every choice
-    gives transformers' greedy tokens, and a saved generator loads with its choice. (The test model is tiny, so
-    the limit is put between its two caches' ratios.)"""
+def test_the_cache_it_would_copy_puts_the_decode_step_on_top(weights, tmp_path, monkeypatch):
+    """OpenVINO's `If` copies the KV cache into the decode body every call; a decode step at the top level of the
+    program copies nothing but runs on every prefill call too. Left to choose, a generator is one program whose
+    graphs are both `If` bodies while the cache is at most SHARED_CACHE_LIMIT of the weight bytes a decode step
+    streams (int8 streams a quarter of them), with the decode step on top above; True is the same, False two
+    programs. Every form gives transformers' greedy tokens (the prompt takes two prefill chunks, each running the
+    decode step on top too), and a saved generator loads in its form. (The test model is tiny, so the limit is
+    put between its two caches' ratios.)"""
     from forge.driver import generation
 
     hf = _model("llama")
@@ -66,21 +68,25 @@ def test_share_weights_chooses_by_the_cache_it_would_copy(weights, tmp_path, mon
                    * (hf.config.hidden_size // hf.config.num_attention_heads) * 4 for n in (short, long)}
     monkeypatch.setattr(generation, "SHARED_CACHE_LIMIT", (cache_bytes[short] + cache_bytes[long]) / 2 / weight_bytes)
     want = hf.generate(ids, max_new_tokens=5, do_sample=False)
-    cases = ((short, None, True), (long, None, False), (long, True, True), (short, False, False))
-    for cache_len, requested, one in cases:
+    cases = ((short, None, True, None), (long, None, True, "decode"), (long, True, True, "decode"),
+             (short, False, False, None), (long, False, False, None))
+    for cache_len, requested, one, top in cases:
         gen = compile_generator(hf, cache_len=cache_len, chunk=8, weights=weights, share_weights=requested)
-        sharing = gen.report()["device_program"]["sharing"]
-        assert sharing["one_program"] is one and sharing["requested"] is requested
+        program = gen.report()["device_program"]
+        sharing = program["sharing"]
+        assert (sharing["one_program"], sharing["top_level"], sharing["requested"]) == (one, top, requested)
         assert sharing["cache_to_weights"] == pytest.approx(cache_bytes[cache_len] / weight_bytes, abs=1e-4)
         assert len(_programs(gen.prefill.executor, gen.decode.executor)) == (1 if one else 2)
+        assert program.get("top") == (1 if top else None)  # the decode step joins second
         tokens = gen.generate(ids, 5)
         if weights is None:
             assert torch.equal(tokens, want)
         if (cache_len, requested) == (long, None):
             gen.save(tmp_path / "gen")
             loaded = forge.load(tmp_path / "gen")
-            assert len(_programs(loaded.prefill.executor, loaded.decode.executor)) == 2
+            assert len(_programs(loaded.prefill.executor, loaded.decode.executor)) == 1
             assert loaded.report()["device_program"]["sharing"] == sharing
+            assert loaded.report()["device_program"]["top"] == 1
             assert torch.equal(loaded.generate(ids, 5), tokens)
 
 

@@ -238,8 +238,9 @@ class Runtime(abc.ABC):
     def builder(self) -> GraphBuilder:
         return self.builder_class(self)
 
-    def graph_group(self) -> GraphGroup:
-        """A new group of graphs compiled as one program (:class:`GraphGroup`)."""
+    def graph_group(self, top: int | None = None) -> GraphGroup:
+        """A new group of graphs compiled as one program (:class:`GraphGroup`). `top`: the graph the program runs
+        on every call, where the runtime's program selects among its graphs (this base compiles each alone)."""
         return GraphGroup(self)
 
     @classmethod

@@ -566,9 +566,10 @@ class OpenVINORuntime(Runtime):
         self.properties.update(properties or {})
         self.effective: dict[str, Any] = {}
 
-    def graph_group(self) -> GraphGroup:
-        """Graphs compiled as one OpenVINO model that holds their shared weights once (`openvino_group`)."""
-        return OpenVINOGraphGroup(self)
+    def graph_group(self, top: int | None = None) -> GraphGroup:
+        """Graphs compiled as one OpenVINO model that holds their shared weights once (`openvino_group`); graph
+        `top` outside the `If` ops, run on every call."""
+        return OpenVINOGraphGroup(self, top)
 
     def compile_model(self, model: ov.Model) -> ov.CompiledModel:
         """`model` compiled for the device with the runtime's properties (named stably for OpenVINO's cache);
