@@ -45,7 +45,7 @@ def add_generate_parser(sub: Any) -> None:
     p.add_argument("--share-weights", choices=("auto", "yes", "no"), default="auto",
                    help="both graphs one device program holding the weights once (yes, auto), or one each, the "
                         "weights twice (no); one program runs its decode step outside its If (no copy of the KV "
-                        "cache per step, a decode step per prefill call) where the cache is over 1%% of the weights")
+                        "cache per step, a decode step per prefill call) where that is the cheaper")
     p.add_argument("--do-sample", action="store_true", help="sample (seeded by --seed) instead of greedy decoding")
     p.add_argument("--temperature", type=float, help="sampling temperature (> 0; default 1.0)")
     p.add_argument("--top-k", type=int, help="sample among the k likeliest tokens (0: all; default 50)")

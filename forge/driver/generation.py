@@ -672,7 +672,7 @@ def compile_generator(
     if source is not None:  # traced on the meta device with the model (the importer's IR is the host's)
         prefill_args = tuple(a.to("meta") for a in prefill_args)
         decode_args = tuple(a.to("meta") for a in decode_args)
-    sharing = weight_sharing(wrapper, options.weights, share_weights)
+    sharing = weight_sharing(wrapper, options.weights, share_weights, chunk)
     group = generator_group(options, sharing)
     prefill = _compile_step("prefill", wrapper, prefill_args, states, options, source, group)
     decode = _compile_step("decode", wrapper, decode_args, states, options, source, group)
@@ -681,31 +681,33 @@ def compile_generator(
     return Generator(hf, batch, chunk, cache_len, prefill, decode, states, options, group, sharing)
 
 
-SHARED_CACHE_LIMIT = 0.01
-"""The KV cache's bytes over the weight bytes a decode step streams, above which a generator's one device program
-runs its decode step at the top level rather than in an `If` (`weight_sharing`). OpenVINO's `If` copies a body's
-inputs on every call, the whole cache included: GPT-2 12L int8 (cache 11% of the weights it streams) decoded in
-8.64 ms in an `If` against 7.32 alone. At the top level the decode step runs on every call, so each prefill call
-pays one decode step (GPT-2 int8: 172.7 against 161.6 ms) and the decode step about nothing (7.59 ms): over
-`cache_len` decode steps the copy costs more once the cache is about 1/(2 x the steps) of the streamed bytes,
-here 1% for 64 steps. (backends/nnfactory/runtime/openvino_group.py has the measurements.)"""
+IF_COPY_COST = 1.6
+"""What OpenVINO's `If` copying the KV cache into the decode body adds to a decode step, as a fraction of the step
+per unit of the cache's bytes over the weight bytes a step streams: GPT-2 12L int8 (cache 11.4% of them) decoded
+in 8.64 ms in an `If` against 7.32 ms alone, one process, 15 interleaved rounds (+18%: 1.6 x 0.114).
+backends/nnfactory/runtime/openvino_group.py has the measurements."""
 _STREAMED_FRACTION = {None: 1.0, "int8": 0.25, "int4": 0.125}
 """The weight bytes a step streams per f32 parameter byte, by weight mode (the matmul weights dominate)."""
 
 
-def weight_sharing(wrapper: StaticCacheLM, weights: str | None, requested: bool | None) -> dict[str, Any]:
+def weight_sharing(wrapper: StaticCacheLM, weights: str | None, requested: bool | None, chunk: int) -> dict[str, Any]:
     """How a generator's graphs hold the weights, and why. `one_program`: one device program, the weights held
-    once (unless `requested` is False: each graph its own program and its own copy, no call paying for the
-    other graph). `top_level`: "decode" when the decode step runs outside the program's `If` (no per-step copy
-    of the cache, a decode step per prefill call), chosen while the cache is more than `SHARED_CACHE_LIMIT` of
-    the weight bytes a decode step streams; None when both graphs are `If` bodies."""
+    once (unless `requested` is False: each graph its own program and its own copy of the weights, no call
+    paying for the other graph). `top_level`: "decode" when the decode step runs outside the program's `If`, so
+    that nothing copies the cache, at the price of a decode step in every prefill call; None when both graphs
+    are `If` bodies. The cheaper form for a request that fills the cache, half prompt and half new tokens:
+    `prefill_calls` decode steps on top, against the `If`'s copies over as many decode steps (`if_copies`, in
+    decode steps: `IF_COPY_COST` x the cache's share of the streamed weights x the steps)."""
     cache = sum(b.numel() * b.element_size() for b in wrapper.buffers(recurse=False))
     streamed = sum(p.numel() * p.element_size() for p in wrapper.hf.parameters()) * _STREAMED_FRACTION[weights]
     ratio = cache / max(streamed, 1)
+    steps = wrapper.cache_len // 2
+    prefill_calls = -(-(wrapper.cache_len - steps) // chunk)
+    if_copies = IF_COPY_COST * ratio * steps
     one = requested if requested is not None else True
-    top = "decode" if one and ratio > SHARED_CACHE_LIMIT else None
-    return {"one_program": bool(one), "top_level": top, "requested": requested,
-            "cache_to_weights": round(ratio, 4), "limit": SHARED_CACHE_LIMIT}
+    top = "decode" if one and prefill_calls < if_copies else None
+    return {"one_program": bool(one), "top_level": top, "requested": requested, "cache_to_weights": round(ratio, 4),
+            "prefill_calls": prefill_calls, "if_copies": round(if_copies, 2)}
 
 
 def generator_group(options: CompileOptions, sharing: dict[str, Any]) -> Any:

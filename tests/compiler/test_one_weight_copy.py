@@ -52,21 +52,22 @@ def test_a_generator_is_one_device_program(weights, tmp_path):
 @pytest.mark.parametrize("weights", [None, "int8"])
 def test_the_cache_it_would_copy_puts_the_decode_step_on_top(weights, tmp_path, monkeypatch):
     """OpenVINO's `If` copies the KV cache into the decode body every call; a decode step at the top level of the
-    program copies nothing but runs on every prefill call too. Left to choose, a generator is one program whose
-    graphs are both `If` bodies while the cache is at most SHARED_CACHE_LIMIT of the weight bytes a decode step
-    streams (int8 streams a quarter of them), with the decode step on top above; True is the same, False two
-    programs. Every form gives transformers' greedy tokens (the prompt takes two prefill chunks, each running the
-    decode step on top too), and a saved generator loads in its form. (The test model is tiny, so the limit is
-    put between its two caches' ratios.)"""
+    program copies nothing but runs in every prefill call too. Left to choose, a generator is one program in the
+    cheaper form for a request filling its cache (`weight_sharing`): both graphs `If` bodies where the copies
+    cost less than the prefill calls' decode steps, the decode step on top where they cost more; True is the
+    same, False two programs. Every form gives transformers' greedy tokens (the prompt takes two prefill chunks,
+    each running the decode step on top too), and a saved generator loads in its form. (The test model is tiny,
+    so the copy's cost is set to put the short cache's copies below its prefill calls and the long one's above.)"""
     from forge.driver import generation
 
     hf = _model("llama")
     ids = torch.randint(0, hf.config.vocab_size - 1, (1, 11), generator=torch.Generator().manual_seed(1))
     weight_bytes = sum(p.numel() * p.element_size() for p in hf.parameters()) * (0.25 if weights else 1.0)
-    short, long = 24, 48
+    short, long = 24, 48  # chunk 8: a request filling the cache prefills in 2 and 3 calls, decodes 12 and 24 steps
     cache_bytes = {n: 2 * hf.config.num_hidden_layers * hf.config.num_key_value_heads * n
                    * (hf.config.hidden_size // hf.config.num_attention_heads) * 4 for n in (short, long)}
-    monkeypatch.setattr(generation, "SHARED_CACHE_LIMIT", (cache_bytes[short] + cache_bytes[long]) / 2 / weight_bytes)
+    monkeypatch.setattr(generation, "IF_COPY_COST", 0.1 / (cache_bytes[short] / weight_bytes))
+    # copies over a request filling the cache, in decode steps: short 0.1 x 12 = 1.2 < 2 calls, long 0.2 x 24 = 4.8 > 3
     want = hf.generate(ids, max_new_tokens=5, do_sample=False)
     cases = ((short, None, True, None), (long, None, True, "decode"), (long, True, True, "decode"),
              (short, False, False, None), (long, False, False, None))
@@ -76,6 +77,8 @@ def test_the_cache_it_would_copy_puts_the_decode_step_on_top(weights, tmp_path, 
         sharing = program["sharing"]
         assert (sharing["one_program"], sharing["top_level"], sharing["requested"]) == (one, top, requested)
         assert sharing["cache_to_weights"] == pytest.approx(cache_bytes[cache_len] / weight_bytes, abs=1e-4)
+        assert sharing["prefill_calls"] == {short: 2, long: 3}[cache_len]
+        assert sharing["if_copies"] == pytest.approx({short: 1.2, long: 4.8}[cache_len], abs=0.02)
         assert len(_programs(gen.prefill.executor, gen.decode.executor)) == (1 if one else 2)
         assert program.get("top") == (1 if top else None)  # the decode step joins second
         tokens = gen.generate(ids, 5)
