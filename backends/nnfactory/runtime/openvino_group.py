@@ -30,9 +30,9 @@ about 1.3 ms of a 21 ms step (in-process A/B against the two graphs compiled alo
 Hence the `top` graph (a group's ``top=``): its nodes are the joint model's own, outside any ``If``, so its
 inputs are never copied, but it runs on every call, a call of another graph included (its outputs then go to
 scratch arrays, and its inputs are zeros until its own first call binds them). A generator puts its decode step
-there when its cache is large next to the weights (`forge.driver.generation.weight_sharing`): each prefill
-call then also pays a decode step. Measured in one process, 15 interleaved rounds, ms per call (decode alone /
-decode in an ``If`` / decode on top; prefill alone / in an ``If`` / with the decode on top):
+there where the `If`'s copies of its cache would cost more than what each prefill call then also pays, a
+decode step (`forge.driver.generation.weight_sharing`). Measured in one process, 15 interleaved rounds, ms per
+call (decode alone / decode in an ``If`` / decode on top; prefill alone / in an ``If`` / with the decode on top):
 
 | generator | decode | prefill |
 |---|---|---|
@@ -189,8 +189,7 @@ class _Joint:
         self.scratch = [np.zeros(shape, dtype) for shape, dtype in layout.placeholders]
         self.selected: int | None = None
         if layout.top is not None:  # it runs on every call: zeros until its own first call binds its inputs
-            zeros = [np.zeros(_static_spec(compiled.inputs[i])[0], _static_spec(compiled.inputs[i])[1])
-                     for i in layout.inputs[layout.top]]
+            zeros = [np.zeros(*_static_spec(compiled.inputs[i])) for i in layout.inputs[layout.top]]
             bind_inputs(self.request, self.inputs, layout.inputs[layout.top], zeros)
 
     def bind_output(self, slot: int, array: np.ndarray) -> None:
