@@ -36,10 +36,10 @@ SYSTEMS = ("static", "dynamic", "generator", "openvino-dynamic")
 LENGTH, QUICK_LENGTH = 128, 16
 BUCKETS, QUICK_BUCKETS = (8, 16, 32, 64, 128), (8, 16)
 TARGET = 1.1
+"""The issue's bound: a 5-bucket dynamic GPT-2 within 1.1x the resident memory of one static compile."""
 TIMING_ROWS = (1, None)
 """The timed call sizes: a decode step's one row and the longest length (None: `LENGTH`, or `QUICK_LENGTH`)."""
 TIMING_WARMUP, TIMING_ROUNDS, QUICK_TIMING_ROUNDS = 3, 20, 3
-"""The issue's bound: a 5-bucket dynamic GPT-2 within 1.1x the resident memory of one static compile."""
 
 
 def run(quick: bool = False) -> dict[str, Any]:
@@ -75,7 +75,7 @@ def _timing_worker(quick: bool) -> dict[str, Any]:
             call(x)
             if i >= TIMING_WARMUP:
                 samples[name].append((time.perf_counter() - start) * 1e3)
-    median = {name: sorted(v)[len(v) // 2] for name, v in samples.items()}
+    median = {name: common.median(v) for name, v in samples.items()}
     return {str(r): {"static_ms": median[f"static {r}"], "dynamic_ms": median[f"dynamic {r}"]} for r in rows}
 
 

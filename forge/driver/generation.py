@@ -704,9 +704,9 @@ def weight_sharing(wrapper: StaticCacheLM, weights: str | None, requested: bool 
     steps = wrapper.cache_len // 2
     prefill_calls = -(-(wrapper.cache_len - steps) // chunk)
     if_copies = IF_COPY_COST * ratio * steps
-    one = requested if requested is not None else True
+    one = requested is not False
     top = "decode" if one and prefill_calls < if_copies else None
-    return {"one_program": bool(one), "top_level": top, "requested": requested, "cache_to_weights": round(ratio, 4),
+    return {"one_program": one, "top_level": top, "requested": requested, "cache_to_weights": round(ratio, 4),
             "prefill_calls": prefill_calls, "if_copies": round(if_copies, 2)}
 
 
