@@ -58,7 +58,7 @@ An executor is not thread-safe (it owns one set of buffers); make one per thread
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +71,8 @@ from forge.kinds import CpuKernel, kind_spec
 
 from .program import (
     TORCH_TO_NUMPY,
+    ArenaSpec,
+    BufferSpec,
     CpuStep,
     DirectOutput,
     Program,
@@ -411,9 +413,9 @@ def _usable_out(dst: Any, ref: ValueRef, taken: list[tuple[int, int]]) -> torch.
 
 
 def _direct_only_buffers(program: Program, direct: tuple[DirectOutput, ...], states: frozenset[int]) -> frozenset[int]:
-    """Buffers of their own (no arena, not a state) every value of which is a direct output: a call binds
-    its own tensor for each of those values and redirects every reader to it, so nothing reads or writes the
-    buffer (lowering may give direct-output candidates such a buffer instead of arena bytes)."""
+    """Buffers (not states) every value of which is a direct output: a call binds its own tensor for each of
+    those values and redirects every reader to it, so nothing reads or writes the buffer. One in an arena
+    is a range of the arena that is never filled (`_arena`): GPT-2's logits are 98% of its arena."""
     if not direct:
         return frozenset()
     refs: dict[int, set[ValueRef]] = {}
@@ -425,11 +427,32 @@ def _direct_only_buffers(program: Program, direct: tuple[DirectOutput, ...], sta
         if ref.source == "buffer":
             refs.setdefault(int(ref.key), set()).add(ref)
     targets = {d.ref for d in direct}
-    return frozenset(
-        bid
-        for bid, values in refs.items()
-        if program.buffers[bid].arena is None and bid not in states and values <= targets
+    return frozenset(bid for bid, values in refs.items() if bid not in states and values <= targets)
+
+
+def _arena(spec: ArenaSpec, buffers: Iterable[BufferSpec], untouched: frozenset[int]) -> torch.Tensor:
+    """The memory of arena `spec`, zero-filled where a buffer the calls use lies: the bytes only untouched
+    buffers cover are allocated but never written, so never resident."""
+    arena = torch.empty(spec.nbytes, dtype=torch.uint8)
+    for start, end in _touched_ranges(spec, buffers, untouched):
+        arena[start:end].zero_()
+    return arena
+
+
+def _touched_ranges(spec: ArenaSpec, buffers: Iterable[BufferSpec], untouched: frozenset[int]) -> list[tuple[int, int]]:
+    """The byte ranges of arena `spec` that the buffers outside `untouched` cover, merged, in order."""
+    ranges = sorted(
+        (b.offset, b.offset + b.nbytes)
+        for b in buffers
+        if b.arena is not None and b.arena.id == spec.id and b.id not in untouched
     )
+    merged: list[tuple[int, int]] = []
+    for start, end in ranges:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 # ============================================================================== executor
@@ -457,7 +480,9 @@ class CompiledNPUExecutor:
         held = {bid: name for name, bid in program.states.items()}
         self.direct: tuple[DirectOutput, ...] = plan_direct_outputs(program) if direct_outputs else ()
         self.untouched: frozenset[int] = _direct_only_buffers(program, self.direct, frozenset(held))
-        self.arenas: dict[int, torch.Tensor] = {aid: _zeros(a.nbytes) for aid, a in program.arenas.items()}
+        self.arenas: dict[int, torch.Tensor] = {
+            aid: _arena(a, program.buffers.values(), self.untouched) for aid, a in program.arenas.items()
+        }
         self.buffers: dict[int, torch.Tensor] = {}
         for bid, spec in program.buffers.items():
             if bid in held:
@@ -757,14 +782,20 @@ class CompiledNPUExecutor:
 
     @property
     def planned_bytes(self) -> int:
-        """Bytes allocated for the plan: the arenas and the buffers of their own (states' included), but
-        for the `untouched` ones (direct outputs only: allocated, never touched, so never resident)."""
+        """Bytes of the plan the calls use: the arenas and the buffers of their own (states' included), but
+        for the bytes only `untouched` buffers hold (direct outputs only: allocated, never touched, so never
+        resident)."""
         own = sum(
             b.numel()
             for bid, b in self.buffers.items()
             if self.program.buffers[bid].arena is None and bid not in self.untouched
         )
-        return own + sum(a.numel() for a in self.arenas.values())
+        buffers = self.program.buffers.values()
+        return own + sum(
+            end - start
+            for a in self.program.arenas.values()
+            for start, end in _touched_ranges(a, buffers, self.untouched)
+        )
 
     def buffer_pointers(self) -> dict[int, int]:
         """Data pointer of every buffer (stable for the executor's lifetime)."""
