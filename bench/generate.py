@@ -293,11 +293,13 @@ def measure_model(hf: nn.Module, prompt: int, new: int, warmup: int, rounds: int
 
 
 def measure_pair(hf: nn.Module, prompt: int, new: int, rounds: int, weights: str | None = None,
-                 genai: bool = True) -> dict[str, Any]:
+                 genai: bool = True, artifact: bool = False) -> dict[str, Any]:
     """Forge against GenAI at one weight mode (int8: weights and activations, GenAI's int8 mode), the two built
     in one process and called alternately, which goes first swapping each round (the first round a warm-up).
     What `--llama-1b` runs: `measure_model`'s six systems of a 1.1B model held at once exceeded 24 GiB (the
-    OOM killer ended it at 20.6 GB anonymous RSS); one mode of two systems stays under 14 GiB."""
+    OOM killer ended it at 20.6 GB anonymous RSS); one mode of two systems stays under 14 GiB. `artifact`:
+    Forge's generator saved and loaded in a fresh process too (`_artifact`), where the weights, not the
+    process's imports, make most of the loaded memory."""
     ids = _prompt_ids(hf, prompt)
     forge = _Forge(hf, prompt, new, weights=weights, activations=weights)
     systems: dict[str, Any] = {"forge": forge}
@@ -314,7 +316,8 @@ def measure_pair(hf: nn.Module, prompt: int, new: int, rounds: int, weights: str
     return {"weights": weights or "f32", "summary": {n: _summary(runs, new) for n, runs in samples.items()},
             "samples": samples, "not_measured": {} if why is None else {"genai": why},
             "sharing": forge.gen.sharing, "weight_bytes": forge.weight_bytes, "bandwidth_gb_s": _bandwidth() / 1e9,
-            "compile_ms": {n: s.compile_ms for n, s in systems.items()}}
+            "compile_ms": {n: s.compile_ms for n, s in systems.items()},
+            **({"artifact": _artifact(forge, hf, prompt, new)} if artifact else {})}
 
 
 _LOAD = """
@@ -550,6 +553,9 @@ if __name__ == "__main__":  # python -m bench.generate --llama-1b [--weights int
     parser.add_argument("--weights", choices=("f32", "int8"), default="f32")
     parser.add_argument("--new", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--artifact", action="store_true", help="also save the generator and load it in a fresh "
+                        "process: size, load time against the compile it replaces, loaded resident memory")
     args = parser.parse_args()
-    result = measure_pair(llama_1b(), PROMPT, args.new, args.rounds, None if args.weights == "f32" else "int8")
+    result = measure_pair(llama_1b(), PROMPT, args.new, args.rounds, None if args.weights == "f32" else "int8",
+                          artifact=args.artifact)
     print(json.dumps({k: v for k, v in result.items() if k != "samples"}))

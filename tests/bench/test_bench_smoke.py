@@ -185,14 +185,18 @@ def test_unknown_section_is_a_usage_error(capsys):
     assert "unknown section(s) nonsense" in capsys.readouterr().err
 
 
-def test_measure_pair_times_forge_in_one_weight_mode():
+def test_measure_pair_times_forge_in_one_weight_mode(monkeypatch):
     """`python -m bench.generate --llama-1b`'s measurement, on the small GPT-2 without GenAI: one mode, warm-up
-    round dropped, int8 asking for GenAI's mode (int8 activations too)."""
+    round dropped, int8 asking for GenAI's mode (int8 activations too); `--artifact` measures that generator's
+    artifact (`_artifact`, run in full by the `generate` section's test below)."""
     from bench import generate
     from forge.models import build_model
 
     hf = build_model("gpt2", small=True).hf
-    result = generate.measure_pair(hf, 8, 3, 2, weights="int8", genai=False)
+    measured = []
+    monkeypatch.setattr(generate, "_artifact", lambda system, *args: measured.append((system.weights, args)) or {})
+    result = generate.measure_pair(hf, 8, 3, 2, weights="int8", genai=False, artifact=True)
+    assert measured == [("int8", (hf, 8, 3))] and result["artifact"] == {}
     assert result["weights"] == "int8" and result["not_measured"] == {"genai": "left out"}
     assert len(result["samples"]["forge"]) == 2 and all(len(s["decode_ms"]) == 2 for s in result["samples"]["forge"])
     summary = result["summary"]["forge"]
