@@ -33,8 +33,8 @@ DOC_HEADER = """# Benchmarks
 Forge against OpenVINO's own PyTorch path, ONNX Runtime and `torch.compile` (and eager PyTorch), in
 one run on one machine: same models (seeded random weights), same token batch, CPU, fp32.
 
-Regenerate everything with `make bench` (budgeted at ~20 minutes on 2 idle cores; each section's
-wall time is in the table below), or `python bench/run_all.py [--only SECTION ...] [--quick]`;
+Regenerate everything with `make bench` ({total_min:.0f} minutes for this page's sections on its machine;
+each section's wall time is in the table below), or `python bench/run_all.py [--only SECTION ...] [--quick]`;
 re-render this page from the saved results with `python bench/run_all.py --render-only`.
 Sections: {sections}. Raw samples of every measurement are in `out/bench/results.json`.
 Benchmarks are not part of `make test`.
@@ -61,7 +61,9 @@ def render(results: dict[str, Any], docs: Path) -> str:
     """The whole page; figures go to `<docs dir>/benchmarks/`."""
     figures = docs.parent / "benchmarks"
     order = [s for s in SECTIONS if s in results] + [s for s in results if s not in SECTIONS]
-    parts = [DOC_HEADER.format(sections=", ".join(f"`{s}`" for s in SECTIONS)), _machine(results, order),
+    total_min = sum(results[name]["wall_s"] for name in order) / 60
+    parts = [DOC_HEADER.format(sections=", ".join(f"`{s}`" for s in SECTIONS), total_min=total_min),
+             _machine(results, order),
              _headline(results, order)]
     for name in order:
         parts.append(section_module(name).render(results[name], figures))
