@@ -240,3 +240,23 @@ def test_the_stateful_peer_keeps_its_kv_cache_in_f32():
     peer = generate._OpenVINOStateful(build_model("gpt2", small=True).hf, 8, 12)
     kv, compute = (peer.compiled.get_property(p) for p in ("KV_CACHE_PRECISION", "INFERENCE_PRECISION_HINT"))
     assert kv.get_type_name() == compute.get_type_name() == "f32"
+
+
+def test_generate_rows_against_genai_say_the_figures_they_compare():
+    """A missed prefill row against GenAI gives both prefill times (not the per-token ones) and the generator's
+    program form; a missed decode row the per-token times."""
+    from bench import generate
+
+    def system(tokens_per_s: float, prefill_ms: float) -> dict[str, float]:
+        return {"decode_tokens_per_s": tokens_per_s, "prefill_ms": prefill_ms, "per_token_ms": 1000 / tokens_per_s}
+
+    summary = {"forge": system(49.0, 180.0), "forge-int8": system(104.0, 192.0), "eager": system(24.0, 244.0),
+               "openvino": system(36.5, 184.0), "genai": system(53.8, 176.0), "genai-int8": system(125.6, 173.0)}
+    top = generate.program_form({"one_program": True, "top_level": "decode"})
+    model = {"summary": summary, "forge": {"decode": {"segments": 1}, "forms": {"forge": top}}}
+    rows = {r["metric"]: r for r in generate.targets({"models": {"gpt2": model}})}
+    prefill = rows["gpt2 forge prefill ms vs OpenVINO GenAI's LLMPipeline (genai, issue 32)"]
+    assert not prefill["met"] and prefill["why"] == f"prefill 180 ms against 176; Forge's generator: {top}"
+    decode = rows["gpt2 forge-int8 decode tokens/s vs OpenVINO GenAI's LLMPipeline (genai-int8, issue 32)"]
+    assert decode["why"] == "per-token 9.62 ms against 7.96"
+    assert "decode step on top" in top and "two device programs" in generate.program_form({"one_program": False})
