@@ -433,11 +433,11 @@ def _direct_only_buffers(program: Program, direct: tuple[DirectOutput, ...], sta
     return frozenset(bid for bid, values in refs.items() if bid not in states and values <= targets)
 
 
-def _arena(spec: ArenaSpec, buffers: Iterable[BufferSpec], untouched: frozenset[int]) -> torch.Tensor:
-    """The memory of arena `spec`, zero-filled where a buffer the calls use lies: the bytes only untouched
-    buffers cover are allocated but never written, so never resident."""
-    arena = torch.empty(spec.nbytes, dtype=torch.uint8)
-    for start, end in _touched_ranges(spec, buffers, untouched):
+def _arena(nbytes: int, used: list[tuple[int, int]]) -> torch.Tensor:
+    """An arena's memory, zero-filled over the `used` byte ranges only: the bytes only untouched buffers
+    cover are allocated but never written, so never resident."""
+    arena = torch.empty(nbytes, dtype=torch.uint8)
+    for start, end in used:
         arena[start:end].zero_()
     return arena
 
@@ -483,8 +483,11 @@ class CompiledNPUExecutor:
         held = {bid: name for name, bid in program.states.items()}
         self.direct: tuple[DirectOutput, ...] = plan_direct_outputs(program) if direct_outputs else ()
         self.untouched: frozenset[int] = _direct_only_buffers(program, self.direct, frozenset(held))
+        self.used_ranges: dict[int, list[tuple[int, int]]] = {
+            aid: _touched_ranges(a, program.buffers.values(), self.untouched) for aid, a in program.arenas.items()
+        }  # per arena, the byte ranges the calls use
         self.arenas: dict[int, torch.Tensor] = {
-            aid: _arena(a, program.buffers.values(), self.untouched) for aid, a in program.arenas.items()
+            aid: _arena(a.nbytes, self.used_ranges[aid]) for aid, a in program.arenas.items()
         }
         self.buffers: dict[int, torch.Tensor] = {}
         for bid, spec in program.buffers.items():
@@ -793,12 +796,7 @@ class CompiledNPUExecutor:
             for bid, b in self.buffers.items()
             if self.program.buffers[bid].arena is None and bid not in self.untouched
         )
-        buffers = self.program.buffers.values()
-        return own + sum(
-            end - start
-            for a in self.program.arenas.values()
-            for start, end in _touched_ranges(a, buffers, self.untouched)
-        )
+        return own + sum(end - start for ranges in self.used_ranges.values() for start, end in ranges)
 
     def buffer_pointers(self) -> dict[int, int]:
         """Data pointer of every buffer (stable for the executor's lifetime)."""
