@@ -286,8 +286,7 @@ def measure_model(hf: nn.Module, prompt: int, new: int, warmup: int, rounds: int
         "forge": {"prefill": report["prefill"], "decode": report["decode"], "cache_len": report["cache_len"],
                   "programs": {n: 1 if system.gen.sharing["one_program"] else 2
                                for n, system in (("forge", forge), ("forge-int8", forge_int8))},
-                  "forms": {n: program_form(system.gen.sharing) for n, system in (("forge", forge),
-                                                                                   ("forge-int8", forge_int8))}},
+                  "sharing": {n: system.gen.sharing for n, system in (("forge", forge), ("forge-int8", forge_int8))}},
         "openvino_states": ov.states,
         "artifacts": {name: _artifact(system, hf, prompt, new) for name, system in (("forge", forge),
                                                                                     ("forge-int8", forge_int8))},
@@ -502,8 +501,9 @@ def _against(ours: dict[str, Any], theirs: dict[str, Any], key: str) -> str:
     return f"per-token {ours['per_token_ms']:.2f} ms against {theirs['per_token_ms']:.2f}"
 
 
-def _form(form: str | None) -> str:
-    return f"; Forge's generator: {form}" if form else ""
+def _form(sharing: dict[str, Any] | None) -> str:
+    """The generator's program form for a row's why (results before it was recorded have none)."""
+    return f"; Forge's generator: {program_form(sharing)}" if sharing else ""
 
 
 def program_form(sharing: dict[str, Any]) -> str:
@@ -535,7 +535,7 @@ def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
                     rows.append(common.target_row(
                         f"{label} {ours} {what} vs OpenVINO GenAI's LLMPipeline ({theirs}, issue 32)", s[ours][key],
                         s[theirs][key], higher_is_better=higher, unit=what.split()[-1],
-                        why=_against(s[ours], s[theirs], key) + _form(m["forge"].get("forms", {}).get(ours))))
+                        why=_against(s[ours], s[theirs], key) + _form(m["forge"].get("sharing", {}).get(ours))))
         rows += _artifact_targets(label, m)
     return rows
 
