@@ -24,7 +24,7 @@ group of two bodies each ending in a [1, L, 50257] f32 matmul grew by 3.0x the o
 call, the same model compiled alone by 1.0x (the bound array): for GPT-2 12L's five buckets, about 95 MiB of
 logits more than a static compile holds. Five buckets added 811 MiB of resident memory against 578 MiB for one
 static compile at 128 (1.40x; fresh processes, after one call of each graph): 121 MiB more at the graphs' first
-calls (those logits), 45 MiB more in ``compile_model`` (five bodies' own buffers: the weights are packed once)
+calls (mostly those logits), 45 MiB more in ``compile_model`` (five bodies' own buffers: the weights are packed once)
 and 68 MiB more before it (the dynamic facade's export and padding probes; the buckets' IR is not it).
 
 What it costs: the CPU plugin's ``If`` copies the body's inputs into the body's own memory on every call. A
