@@ -421,3 +421,33 @@ def test_same_entry_is_bitwise_and_adopt_shares_memory():
     f = WeightStore()
     f.adopt(d, ["w"])
     assert f.compressed("w") is d.compressed("w") and f.same_entry("w", d)
+
+
+def _mkl_buffer_bytes() -> int:
+    """Bytes MKL's memory manager holds (`mkl_mem_stat`, exported by torch's libtorch_cpu as `mkl_serv_mem_stat`)."""
+    import ctypes
+
+    from forge.mapped_pages import mkl_library
+
+    library = mkl_library()
+    assert library is not None, "torch's libtorch_cpu was not found"
+    stat = library.mkl_serv_mem_stat
+    stat.restype = ctypes.c_int64
+    return int(stat(ctypes.byref(ctypes.c_int(0))))
+
+
+def test_return_freed_heap_frees_the_buffers_torchs_mkl_keeps_after_a_gemm() -> None:
+    """The lock's torch exports MKL's internal `mkl_serv_free_buffers` (no `mkl_free_buffers`): if a torch
+    drops it, this fails here instead of compiles silently keeping MKL's buffers (27 MiB after an eager GPT-2)."""
+    from forge.mapped_pages import MKL_FREE_BUFFERS, mkl_library, return_freed_heap
+
+    library = mkl_library()
+    assert library is not None and any(hasattr(library, name) for name in MKL_FREE_BUFFERS)
+    seeded = torch.Generator().manual_seed(0)
+    a, b = torch.randn(256, 1024, generator=seeded), torch.randn(1024, 1024, generator=seeded)
+    expected = (a.double() @ b.double()).float()
+    assert torch.allclose(a @ b, expected, atol=1e-3)
+    assert _mkl_buffer_bytes() > 0, "an f32 GEMM of this size keeps MKL work buffers"
+    return_freed_heap()
+    assert _mkl_buffer_bytes() == 0
+    assert torch.allclose(a @ b, expected, atol=1e-3)  # MKL allocates them again when it needs them
