@@ -133,6 +133,49 @@ def test_the_base_group_compiles_each_graph_alone(runtime, weight):
     assert group.report()["one_program"] is False and group.graphs == 2
 
 
+HEAD_WIDTH, VOCAB = 64, 8192
+
+
+def _head(runtime, head, seq: int, group, *, offset: float = 0.0):
+    """(x[1, seq, HEAD_WIDTH] + offset) @ head^T: an LM head's shape, whose output is 128x its activation's
+    elements: at 64 rows (2 MiB) a group computes it outside the `If` (`openvino_group.hoisted_matmul`)."""
+    g = runtime.builder()
+    x = g.parameter((1, seq, HEAD_WIDTH), np.float32)
+    hidden = g.eltwise_add(x, g.constant(np.full((1, 1, HEAD_WIDTH), offset, np.float32)))
+    g.result(g.matmul(hidden, g.constant(head), False, True))
+    return g.compile(group)
+
+
+def test_a_large_matmul_output_is_computed_outside_the_if_and_gives_what_it_gives_alone(runtime):
+    from backends.nnfactory.runtime.openvino_group import joint_model
+
+    head = np.random.default_rng(1).standard_normal((VOCAB, HEAD_WIDTH)).astype(np.float32)
+    group = runtime.graph_group()
+    long, short = _head(runtime, head, 64, group), _head(runtime, head, 8, group, offset=1.0)
+    model, layout = joint_model(group._bodies)
+    assert [op.get_type_name() for op in model.get_ordered_ops()].count("MatMul") == 1  # the long graph's
+    bodies = [op.get_function(0) for op in model.get_ordered_ops() if op.get_type_name() == "If"]
+    inside = [[o.get_type_name() for o in body.get_ordered_ops()].count("MatMul") for body in bodies]
+    assert sorted(inside) == [0, 1]  # the short graph's 256 KiB output stays in its body (under HOIST_FROM_BYTES)
+    f32 = np.dtype(np.float32)
+    assert layout.placeholders == (((1, 0, VOCAB), f32), ((1, 1, 1), f32))  # when not selected: no rows
+    alone_long, alone_short = _head(runtime, head, 64, None), _head(runtime, head, 8, None, offset=1.0)
+    held = [np.empty((1, 64, VOCAB), np.float32)]
+    x64 = _inputs_of(64, 3)
+    long.run([x64], held)
+    kept = held[0].copy()
+    np.testing.assert_allclose(kept, alone_long.run([x64])[0], rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(kept, x64 @ head.T, rtol=1e-4, atol=1e-3)
+    for seed in range(2):  # the other graph's calls leave the held output alone
+        x8 = _inputs_of(8, seed)
+        np.testing.assert_allclose(short.run([x8])[0], alone_short.run([x8])[0], rtol=1e-5, atol=1e-4)
+        np.testing.assert_array_equal(held[0], kept)
+
+
+def _inputs_of(seq: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((1, seq, HEAD_WIDTH)).astype(np.float32)
+
+
 _RSS = """
 import json, sys
 import numpy as np
@@ -174,3 +217,49 @@ def test_a_group_holds_shared_weights_once():
     weight = alone["weight"]
     assert alone["grown"] > 1.7 * weight, alone  # the premise: two repacked copies
     assert group["grown"] < 1.3 * weight, group
+
+
+_OUTPUT_RSS = """
+import json, sys
+import numpy as np
+from backends.nnfactory.runtime import get_runtime, openvino_group
+
+if sys.argv[1] == "inside":  # every matmul stays in its If body
+    openvino_group.HOIST_FROM_BYTES = 1 << 62
+
+def rss():
+    return int([l for l in open("/proc/self/status") if l.startswith("VmRSS")][0].split()[1]) * 1024
+
+rt = get_runtime("openvino", "CPU")
+head = np.random.default_rng(0).standard_normal((16384, 64)).astype(np.float32)
+group = rt.graph_group()
+graphs = []
+for seq in (256, 128):
+    g = rt.builder()
+    g.result(g.matmul(g.parameter((1, seq, 64), np.float32), g.constant(head), False, True))
+    graphs.append(g.compile(group))
+group.compile()
+outs = [np.ones((1, seq, 16384), np.float32) for seq in (256, 128)]  # the callers' arrays, resident already
+xs = [np.ones((1, seq, 64), np.float32) for seq in (256, 128)]
+start = rss()
+for _ in range(2):
+    for graph, x, out in zip(graphs, xs, outs):
+        graph.run([x], [out])
+print(json.dumps({"grown": rss() - start, "outputs": sum(o.nbytes for o in outs)}))
+"""
+
+
+def _output_memory(mode: str) -> dict[str, int]:
+    done = subprocess.run([sys.executable, "-c", _OUTPUT_RSS, mode], cwd=ROOT, capture_output=True, text=True,
+                          check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the resident set size from /proc")
+def test_a_hoisted_matmul_holds_its_output_once():
+    """Why `hoisted_matmul`: in an `If` body a large output is held twice by the plugin (the body's memory and
+    the `If`'s own output memory) besides the caller's array; outside the `If`, once. Two LM-head-shaped graphs
+    (16 + 8 MiB of outputs written into the callers' arrays), first calls, fresh processes."""
+    inside, hoisted = _output_memory("inside"), _output_memory("hoisted")
+    assert inside["grown"] > 1.7 * inside["outputs"], inside  # the premise: two copies in the plugin
+    assert hoisted["grown"] < 1.4 * hoisted["outputs"], hoisted

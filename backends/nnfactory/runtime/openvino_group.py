@@ -18,14 +18,20 @@ level: 12% slower at GPT-2's shortest bucket, and 30 MiB more for five buckets.)
 What stays twice: a weight that two graphs' shapes send to different CPU kernels is packed once per kernel (the
 builder keeps GELU and SiLU off the matmuls so that every matmul stays on MLAS at any row count: fused, GPT-2's
 12 MLP matmuls ran as 1x1 convolutions in the prefill chunk and brgemm in the decode step, about 110 MiB
-twice), and each graph keeps its own activations. An output is held three times: in its body's memory, in the
-`If`'s own output memory (a dynamic shape: the other body returns one element) and in the array bound to it. A
-group of two bodies each ending in a [1, L, 50257] f32 matmul grew by 3.0x the output's bytes at each body's first
-call, the same model compiled alone by 1.0x (the bound array): for GPT-2 12L's five buckets, about 95 MiB of
-logits more than a static compile holds. Five buckets added 811 MiB of resident memory against 578 MiB for one
-static compile at 128 (1.40x; fresh processes, after one call of each graph): 121 MiB more at the graphs' first
-calls (mostly those logits), 45 MiB more in ``compile_model`` (five bodies' own buffers: the weights are packed once)
-and 68 MiB more before it (the dynamic facade's export and padding probes; the buckets' IR is not it).
+twice), and each graph keeps its own activations. An output of an ``If`` is held twice by the plugin: in its
+body's memory and in the `If`'s own output memory (a dynamic shape: the other body returns one element), besides
+the array bound to it. So a large output made by a matmul with a constant weight (an LM head's logits: see
+`hoisted_matmul`) is computed outside the ``If``: the body returns the matmul's activation (no rows when another
+graph is selected) and the joint model itself applies the matmul, whose output memory is the only copy (a test
+pins 2.0x the outputs' bytes inside, 1.0x outside). GPT-2 12L's five buckets: the graphs' first calls added 126
+MiB inside, 80 outside; the buckets run as fast (8..128 tokens within 1-3%, faster as often as slower, one process,
+in runs of one length and alternating) and give the same logits bitwise, f32, int8 and int4 weights.
+Five buckets then add 699 MiB of anonymous resident memory against 571 MiB for one static compile at 128 (1.23x;
+fresh processes, after one call of each graph): 80 MiB at the graphs' first calls against 28, 35 MiB for the
+buckets' Python side (IR, executors; the first bucket's 15 include lazy imports), and the dynamic facade's export
+and padding probes 43 MiB before them (a static compile's own export holds about 30 of them too); the device
+compile of five bodies adds about 45 MiB more than one static graph's (their own buffers: the weights are packed
+once).
 
 What it costs: the CPU plugin's ``If`` copies the body's inputs into the body's own memory on every call. A
 decode step's inputs include its whole KV cache: GPT-2 12L at 192 positions copies 14 MB a step, measured
@@ -119,6 +125,7 @@ def joint_model(
     sel = ov.op.Parameter(ov.Type.i32, ov.PartialShape([]))
     params: list[ov.Node] = [sel]
     results: list[ov.Node] = []
+    specs: list[tuple[tuple[int, ...], np.dtype]] = []
     inputs, outputs = [], []
     for g, body in enumerate(bodies):
         if g == top:
@@ -126,10 +133,14 @@ def joint_model(
             params += body.parameters
             outputs.append(tuple(range(len(results), len(results) + len(body.outputs))))
             results += [ov.op.Result(o) for o in body.outputs]
+            specs += [_static_spec(o) for o in body.outputs]  # it runs on every call: its own shapes
             continue
         branch = opset8.if_op(opset1.equal(sel, ov.op.Constant(np.array(g, dtype=np.int32))).output(0))
-        branch.set_then_body(ov.Model([ov.op.Result(o) for o in body.outputs], list(body.parameters), f"{name}_{g}"))
-        branch.set_else_body(ov.Model([ov.op.Result(_placeholder(o)) for o in body.outputs], [], f"{name}_{g}_off"))
+        hoisted = [hoisted_matmul(o) for o in body.outputs]
+        returned = [o if h is None else h.activation for o, h in zip(body.outputs, hoisted, strict=True)]
+        branch.set_then_body(ov.Model([ov.op.Result(o) for o in returned], list(body.parameters), f"{name}_{g}"))
+        branch.set_else_body(ov.Model([ov.op.Result(_placeholder(o, h is not None))
+                                       for o, h in zip(returned, hoisted, strict=True)], [], f"{name}_{g}_off"))
         mine = []
         for p in body.parameters:  # both bodies set before any input: OpenVINO crashes otherwise
             outer = ov.op.Parameter(p.get_element_type(), p.get_partial_shape())
@@ -139,24 +150,83 @@ def joint_model(
         inputs.append(tuple(mine))
         then_results, else_results = branch.get_then_body().get_results(), branch.get_else_body().get_results()
         outputs.append(tuple(range(len(results), len(results) + len(then_results))))
-        results += [ov.op.Result(branch.set_output(t, e)) for t, e in zip(then_results, else_results, strict=True)]
-    placeholders = tuple(_placeholder_spec(r.output(0)) for r in results)
-    if top is not None:  # the top body's outputs keep their shapes whichever graph is selected
-        own = set(outputs[top])
-        placeholders = tuple(_static_spec(results[i].output(0)) if i in own else spec
-                             for i, spec in enumerate(placeholders))
+        for t, e, h in zip(then_results, else_results, hoisted, strict=True):
+            out = branch.set_output(t, e)
+            results.append(ov.op.Result(out if h is None else h.applied_to(out)))
+            specs.append(_placeholder_spec(results[-1].output(0), h is not None))
+    placeholders = tuple(specs)
     return ov.Model(results, params, name), JointLayout(True, tuple(inputs), tuple(outputs), placeholders, top)
 
 
-def _placeholder(out: ov.Output) -> ov.Output:
+def _placeholder(out: ov.Output, rows_only: bool = False) -> ov.Output:
     """What an `If` not selected returns for `out`: a zero of its dtype and rank (the CPU plugin refuses an
-    `If` output of dynamic rank), one element."""
+    `If` output of dynamic rank), one element; `rows_only`, a hoisted matmul's activation: no rows (`[1, .., 0,
+    K]`), so that the matmul outside the `If` computes nothing."""
+    if rows_only:
+        pshape = out.get_partial_shape()
+        shape = (*(1,) * (pshape.rank.get_length() - 2), 0, pshape[-1].get_length())
+        return ov.op.Constant(out.get_element_type(), ov.Shape(list(shape)), []).output(0)
     shape, _ = _placeholder_spec(out)
     return ov.op.Constant(out.get_element_type(), ov.Shape(list(shape)), [0]).output(0)
 
 
-def _placeholder_spec(out: ov.Output) -> tuple[tuple[int, ...], np.dtype]:
-    return (1,) * out.get_partial_shape().rank.get_length(), np.dtype(out.get_element_type().to_dtype())
+def _placeholder_spec(out: ov.Output, rows_only: bool = False) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and dtype of joint output `out` when its graph is not selected: one element of its rank, or
+    `rows_only` (a hoisted matmul's output) no rows."""
+    pshape, dtype = out.get_partial_shape(), np.dtype(out.get_element_type().to_dtype())
+    rank = pshape.rank.get_length()
+    if rows_only:
+        return (*(1,) * (rank - 2), 0, pshape[-1].get_length()), dtype
+    return (1,) * rank, dtype
+
+
+HOIST_FROM_BYTES = 1 << 20
+HOIST_FROM_RATIO = 8
+"""A body's output made by a matmul with a constant weight, of at least `HOIST_FROM_BYTES` and `HOIST_FROM_RATIO`
+times the elements of the matmul's activation (an LM head's logits: 65x for GPT-2), is computed outside the `If`."""
+
+
+@dataclass(frozen=True)
+class HoistedMatmul:
+    """A body output `activation @ weight` computed outside the body's `If`: the `If` returns the activation
+    (no rows when not selected) and `applied_to` makes the matmul in the joint model itself. Why: the CPU
+    plugin's `If` keeps its body's output in the body's memory and again in the `If`'s own output memory, twice
+    the logits of every bucket of an LM (GPT-2 12L's five buckets: 2 x 47.5 MiB); a matmul outside it holds its
+    output once. The weight's nodes move with it, so the matmul packs the same memory as before (held once)."""
+
+    activation: ov.Output
+    weight: ov.Output
+    transpose_b: bool
+
+    def applied_to(self, activation: ov.Output) -> ov.Output:
+        return opset1.matmul(activation, self.weight, False, self.transpose_b).output(0)
+
+
+def hoisted_matmul(out: ov.Output) -> HoistedMatmul | None:
+    """`out` as a `HoistedMatmul` when it is one to hoist (see `HOIST_FROM_BYTES`), else None."""
+    node = out.get_node()
+    if node.get_type_name() != "MatMul" or out.get_partial_shape().is_dynamic:
+        return None
+    activation, weight = node.input_values()
+    attributes = node.get_attributes()
+    shape, weight_shape = activation.get_partial_shape(), weight.get_partial_shape()
+    if attributes["transpose_a"] or shape.is_dynamic or shape.rank.get_length() < 2:
+        return None
+    if weight_shape.rank.get_length() != 2 or not _constant(weight.get_node()):
+        return None
+    elements = int(np.prod([d.get_length() for d in out.get_partial_shape()]))
+    size = elements * np.dtype(out.get_element_type().to_dtype()).itemsize
+    if size < HOIST_FROM_BYTES or elements < HOIST_FROM_RATIO * int(np.prod([d.get_length() for d in shape])):
+        return None
+    return HoistedMatmul(activation, weight, bool(attributes["transpose_b"]))
+
+
+def _constant(node: ov.Node) -> bool:
+    """Whether `node` computes from constants only (a weight, or its int8/int4 decompression)."""
+    if node.get_type_name() == "Constant":
+        return True
+    inputs = node.input_values()
+    return bool(inputs) and node.get_type_name() != "Parameter" and all(_constant(i.get_node()) for i in inputs)
 
 
 def _static_spec(out: ov.Output) -> tuple[tuple[int, ...], np.dtype]:
