@@ -21,17 +21,18 @@ builder keeps GELU and SiLU off the matmuls so that every matmul stays on MLAS a
 twice), and each graph keeps its own activations. An output of an ``If`` is held twice by the plugin: in its
 body's memory and in the `If`'s own output memory (a dynamic shape: the other body returns one element), besides
 the array bound to it. So a large output made by a matmul with a constant weight (an LM head's logits: see
-`hoisted_matmul`) is computed outside the ``If``: the body returns the matmul's activation (no rows when another
-graph is selected) and the joint model itself applies the matmul, whose output memory is the only copy (a test
-pins 2.0x the outputs' bytes inside, 1.0x outside). GPT-2 12L's five buckets: the graphs' first calls added 126
-MiB inside, 80 outside; the buckets run as fast (8..128 tokens within 1-3%, faster as often as slower, one process,
-in runs of one length and alternating) and give the same logits bitwise, f32, int8 and int4 weights.
-Five buckets then add 699 MiB of anonymous resident memory against 571 MiB for one static compile at 128 (1.23x;
-fresh processes, after one call of each graph): 80 MiB at the graphs' first calls against 28, 35 MiB for the
-buckets' Python side (IR, executors; the first bucket's 15 include lazy imports), and the dynamic facade's export
-and padding probes 43 MiB before them (a static compile's own export holds about 30 of them too); the device
-compile of five bodies adds about 45 MiB more than one static graph's (their own buffers: the weights are packed
-once).
+`hoisted_matmul`) is computed after the ``If``s: the body returns the matmul's activation (no rows when another
+graph is selected) and the joint model itself applies the matmul, one for all the bodies over that weight
+(`_SharedMatmul`), whose output memory, as long as the longest, is the only copy (a test pins 2.0x the outputs'
+bytes inside the bodies, 0.68x shared). GPT-2 12L's five buckets: the graphs' first calls added 126 MiB inside,
+58 shared; the buckets run as fast (8..128 tokens within 1-3%, faster as often as slower, one process, in runs of
+one length and alternating) and give the same logits bitwise, f32, int8 and int4 weights.
+Five buckets then add 677 MiB of anonymous resident memory against 571 MiB for one static compile at 128 (1.19x;
+fresh processes, after one call of each graph, heap trimmed): 58 MiB at the graphs' first calls against 28, 35
+MiB for the buckets' Python side (IR, executors; the first bucket's 15 include lazy imports), and the dynamic
+facade's export and padding probes 43 MiB before them (a static compile's own export holds about 30 of them too);
+the device compile of five bodies adds about 45 MiB more than one static graph's (their own buffers: the weights
+are packed once).
 
 What it costs: the CPU plugin's ``If`` copies the body's inputs into the body's own memory on every call. A
 decode step's inputs include its whole KV cache: GPT-2 12L at 192 positions copies 14 MB a step, measured
@@ -74,8 +75,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -117,15 +119,18 @@ def joint_model(
 ) -> tuple[ov.Model, JointLayout]:
     """One model running any one of `bodies`, picked by its first input (the body's index), and its layout.
     One body is returned as it is (no selector). `top`: the index of a body placed in the model itself rather
-    than in an `If`, so that it runs on every call and its inputs are never copied."""
+    than in an `If`, so that it runs on every call and its inputs are never copied. A large matmul output is
+    computed after the `If`s (`hoisted_matmul`), one matmul and one output for the bodies that apply the same
+    weight (`_SharedMatmul`)."""
     if len(bodies) == 1:
         (body,) = bodies
         model = ov.Model([ov.op.Result(o) for o in body.outputs], list(body.parameters), name)
         return model, JointLayout(False, (tuple(range(len(body.parameters))),), (tuple(range(len(body.outputs))),), ())
     sel = ov.op.Parameter(ov.Type.i32, ov.PartialShape([]))
     params: list[ov.Node] = [sel]
-    results: list[ov.Node] = []
+    results: list[ov.Node | None] = []
     specs: list[tuple[tuple[int, ...], np.dtype]] = []
+    shared: dict[tuple[Any, ...], _SharedMatmul] = {}
     inputs, outputs = [], []
     for g, body in enumerate(bodies):
         if g == top:
@@ -149,13 +154,47 @@ def joint_model(
             params.append(outer)
         inputs.append(tuple(mine))
         then_results, else_results = branch.get_then_body().get_results(), branch.get_else_body().get_results()
-        outputs.append(tuple(range(len(results), len(results) + len(then_results))))
+        slots, occurrences = [], Counter[tuple[Any, ...]]()
         for t, e, h in zip(then_results, else_results, hoisted, strict=True):
             out = branch.set_output(t, e)
-            results.append(ov.op.Result(out if h is None else h.applied_to(out)))
-            specs.append(_placeholder_spec(results[-1].output(0), h is not None))
-    placeholders = tuple(specs)
-    return ov.Model(results, params, name), JointLayout(True, tuple(inputs), tuple(outputs), placeholders, top)
+            if h is None:
+                slots.append(len(results))
+                results.append(ov.op.Result(out))
+                specs.append(_placeholder_spec(results[-1].output(0)))
+                continue
+            key = (*h.key(), occurrences[h.key()])  # a body's second output on that weight gets its own
+            occurrences[h.key()] += 1
+            if key not in shared:
+                shared[key] = _SharedMatmul(h, len(results))
+                results.append(None)  # made once every body has given its activation
+                specs.append(((), np.dtype(np.float32)))
+            shared[key].activations.append(out)
+            slots.append(shared[key].slot)
+        outputs.append(tuple(slots))
+    for matmul in shared.values():
+        results[matmul.slot] = ov.op.Result(matmul.output())
+        specs[matmul.slot] = _placeholder_spec(results[matmul.slot].output(0), rows_only=True)
+    joint = ov.Model([r for r in results if r is not None], params, name)
+    return joint, JointLayout(True, tuple(inputs), tuple(outputs), tuple(specs), top)
+
+
+@dataclass
+class _SharedMatmul:
+    """The hoisted matmuls of several bodies over one weight, as one: their `If`s' activations (all but the
+    selected body's without rows) concatenated by rows, one matmul, one joint output (`slot`). Why one: a
+    matmul outside the `If`s keeps its output in memory of its own (a dynamic shape: not the caller's array), so
+    five buckets' logits took five such buffers (47.5 MiB for GPT-2 12L), one matmul takes the longest's."""
+
+    hoisted: HoistedMatmul
+    slot: int
+    activations: list[ov.Output] = field(default_factory=list)
+
+    def output(self) -> ov.Output:
+        rows = self.activations[0]
+        if len(self.activations) > 1:
+            rank = rows.get_partial_shape().rank.get_length()
+            rows = opset1.concat(self.activations, rank - 2).output(0)
+        return self.hoisted.applied_to(rows)
 
 
 def _placeholder(out: ov.Output, rows_only: bool = False) -> ov.Output:
@@ -180,6 +219,10 @@ def _placeholder_spec(out: ov.Output, rows_only: bool = False) -> tuple[tuple[in
     return (1,) * rank, dtype
 
 
+SHARED_CONSTANT_BYTES = 1 << 16
+"""Constants at least this large share the caller's memory instead of being copied (`OpenVINOGraphBuilder`):
+GPT-2's weights are ~500 MB, and a copy doubled emission time."""
+
 HOIST_FROM_BYTES = 1 << 20
 HOIST_FROM_RATIO = 8
 """A body's output made by a matmul with a constant weight, of at least `HOIST_FROM_BYTES` and `HOIST_FROM_RATIO`
@@ -201,6 +244,10 @@ class HoistedMatmul:
     def applied_to(self, activation: ov.Output) -> ov.Output:
         return opset1.matmul(activation, self.weight, False, self.transpose_b).output(0)
 
+    def key(self) -> tuple[Any, ...]:
+        """Equal for two matmuls over the same weight (the same memory, decompressed the same way)."""
+        return self.transpose_b, _constant_key(self.weight)
+
 
 def hoisted_matmul(out: ov.Output) -> HoistedMatmul | None:
     """`out` as a `HoistedMatmul` when it is one to hoist (see `HOIST_FROM_BYTES`), else None."""
@@ -219,6 +266,19 @@ def hoisted_matmul(out: ov.Output) -> HoistedMatmul | None:
     if size < HOIST_FROM_BYTES or elements < HOIST_FROM_RATIO * int(np.prod([d.get_length() for d in shape])):
         return None
     return HoistedMatmul(activation, weight, bool(attributes["transpose_b"]))
+
+
+def _constant_key(out: ov.Output) -> tuple[Any, ...]:
+    """What `out`, computed from constants only, is: each node's type, attributes and inputs; a constant's
+    address when the builder shares its memory (from `SHARED_CONSTANT_BYTES`: one address, one content), else
+    its bytes (two bodies' copies of one small scale are equal)."""
+    node = out.get_node()
+    if node.get_type_name() == "Constant":
+        data = node.get_data()
+        held = data.ctypes.data if data.nbytes >= SHARED_CONSTANT_BYTES else data.tobytes()
+        return "Constant", node.get_element_type().get_type_name(), str(node.get_output_partial_shape(0)), held
+    attributes = tuple(sorted((k, str(v)) for k, v in node.get_attributes().items()))
+    return node.get_type_name(), out.get_index(), attributes, tuple(_constant_key(i) for i in node.input_values())
 
 
 def _constant(node: ov.Node) -> bool:

@@ -57,7 +57,7 @@ from forge.precision import (
 
 from .graph_builder import GraphBuilder
 from .graph_values import Node, TensorSpec
-from .openvino_group import OpenVINOGraphGroup, bind_inputs, run_request
+from .openvino_group import SHARED_CONSTANT_BYTES, OpenVINOGraphGroup, bind_inputs, run_request
 
 __all__ = [
     "CAPABILITIES_ENV",
@@ -237,13 +237,10 @@ class OpenVINOGraphBuilder(GraphBuilder):
         self._parameters.append(p)
         return p.output(0)
 
-    # Constants at least this large share the caller's memory instead of being copied: GPT-2's
-    # weights are ~500 MB, and a copy here doubled emission time. The arrays are kept alive
-    # by the builder and then by the compiled graph.
-    SHARE_CONSTANTS_FROM_BYTES = 1 << 16
-
     def _op_constant(self, array):
-        if array.nbytes >= self.SHARE_CONSTANTS_FROM_BYTES and array.flags.c_contiguous:
+        """Shared memory from `SHARED_CONSTANT_BYTES` (the arrays kept alive by the builder, then by the compiled
+        graph or the group)."""
+        if array.nbytes >= SHARED_CONSTANT_BYTES and array.flags.c_contiguous:
             self._shared_arrays.append(array)
             return ov.op.Constant(array, shared_memory=True).output(0)
         return ov.op.Constant(array).output(0)
