@@ -181,6 +181,29 @@ def test_large_matmul_outputs_are_computed_outside_the_ifs_one_matmul_per_weight
             np.testing.assert_array_equal(h, kept[j])
 
 
+def test_hoisted_matmuls_keep_a_batch_and_take_rank_two_activations(runtime):
+    """A batch of 2 (the rows placeholder keeps the leading dimension, so the bodies' activations concatenate)
+    and a rank-2 activation (no leading dimension: a matmul of its own, as its activations do not concatenate
+    with the batch's)."""
+    from backends.nnfactory.runtime.openvino_group import joint_model
+
+    head = np.random.default_rng(2).standard_normal((VOCAB, HEAD_WIDTH)).astype(np.float32)
+    group = runtime.graph_group()
+    shapes = [(2, 64, HEAD_WIDTH), (2, 32, HEAD_WIDTH), (128, HEAD_WIDTH)]
+    graphs = []
+    for shape in shapes:
+        g = runtime.builder()
+        g.result(g.matmul(g.parameter(shape, np.float32), g.constant(head), False, True))
+        graphs.append(g.compile(group))
+    model, layout = joint_model(group._bodies)
+    assert [op.get_type_name() for op in model.get_ordered_ops()].count("MatMul") == 2
+    assert layout.outputs[0] == layout.outputs[1] != layout.outputs[2]
+    assert {layout.placeholders[layout.outputs[k][0]][0] for k in (0, 2)} == {(2, 0, VOCAB), (0, VOCAB)}
+    for k, shape in enumerate(shapes * 2):
+        x = np.random.default_rng(k).standard_normal(shape).astype(np.float32)
+        np.testing.assert_allclose(graphs[k % 3].run([x])[0], x @ head.T, rtol=1e-4, atol=1e-3)
+
+
 def _inputs_of(seq: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal((1, seq, HEAD_WIDTH)).astype(np.float32)
 

@@ -202,9 +202,7 @@ def _placeholder(out: ov.Output, rows_only: bool = False) -> ov.Output:
     `If` output of dynamic rank), one element; `rows_only`, a hoisted matmul's activation: no rows (`[1, .., 0,
     K]`), so that the matmul outside the `If` computes nothing."""
     if rows_only:
-        pshape = out.get_partial_shape()
-        shape = (*(1,) * (pshape.rank.get_length() - 2), 0, pshape[-1].get_length())
-        return ov.op.Constant(out.get_element_type(), ov.Shape(list(shape)), []).output(0)
+        return ov.op.Constant(out.get_element_type(), ov.Shape(list(_no_rows(out))), []).output(0)
     shape, _ = _placeholder_spec(out)
     return ov.op.Constant(out.get_element_type(), ov.Shape(list(shape)), [0]).output(0)
 
@@ -212,11 +210,16 @@ def _placeholder(out: ov.Output, rows_only: bool = False) -> ov.Output:
 def _placeholder_spec(out: ov.Output, rows_only: bool = False) -> tuple[tuple[int, ...], np.dtype]:
     """The shape and dtype of joint output `out` when its graph is not selected: one element of its rank, or
     `rows_only` (a hoisted matmul's output) no rows."""
-    pshape, dtype = out.get_partial_shape(), np.dtype(out.get_element_type().to_dtype())
-    rank = pshape.rank.get_length()
-    if rows_only:
-        return (*(1,) * (rank - 2), 0, pshape[-1].get_length()), dtype
-    return (1,) * rank, dtype
+    dtype = np.dtype(out.get_element_type().to_dtype())
+    return (_no_rows(out) if rows_only else (1,) * out.get_partial_shape().rank.get_length()), dtype
+
+
+def _no_rows(out: ov.Output) -> tuple[int, ...]:
+    """The shape of `out` (static but for its rows, the second to last dimension) with no rows: what a hoisted
+    matmul's activation and output are when their graph is not selected (a batch's leading dimensions kept, so
+    that the bodies' activations concatenate)."""
+    dims = list(out.get_partial_shape())
+    return (*(d.get_length() for d in dims[:-2]), 0, dims[-1].get_length())
 
 
 SHARED_CONSTANT_BYTES = 1 << 16
@@ -245,8 +248,9 @@ class HoistedMatmul:
         return opset1.matmul(activation, self.weight, False, self.transpose_b).output(0)
 
     def key(self) -> tuple[Any, ...]:
-        """Equal for two matmuls over the same weight (the same memory, decompressed the same way)."""
-        return self.transpose_b, _constant_key(self.weight)
+        """Equal for two matmuls over the same weight (the same memory, decompressed the same way) whose
+        activations concatenate by rows (the same other dimensions)."""
+        return _no_rows(self.activation), self.transpose_b, _constant_key(self.weight)
 
 
 def hoisted_matmul(out: ov.Output) -> HoistedMatmul | None:
