@@ -167,6 +167,8 @@ def test_large_matmul_outputs_are_computed_outside_the_ifs_one_matmul_per_weight
     f32 = np.dtype(np.float32)
     assert layout.placeholders[layout.outputs[0][0]] == ((1, 0, VOCAB), f32)  # when not selected: no rows
     assert layout.placeholders[layout.outputs[3][0]] == ((1, 1, 1), f32)
+    as_they_are, _ = joint_model(group._bodies, hoist=False)  # a device other than the CPU
+    assert [op.get_type_name() for op in as_they_are.get_ordered_ops()].count("MatMul") == 0
     alone = [_head(runtime, w, seq, None, offset=o) for w, seq, o in specs]
     held = []
     for k, ((w, seq, o), graph) in enumerate(zip(specs, graphs, strict=True)):

@@ -115,13 +115,13 @@ class JointLayout:
 
 
 def joint_model(
-    bodies: Sequence[Body], name: str = "forge_group", top: int | None = None
+    bodies: Sequence[Body], name: str = "forge_group", top: int | None = None, hoist: bool = True
 ) -> tuple[ov.Model, JointLayout]:
     """One model running any one of `bodies`, picked by its first input (the body's index), and its layout.
     One body is returned as it is (no selector). `top`: the index of a body placed in the model itself rather
     than in an `If`, so that it runs on every call and its inputs are never copied. A large matmul output is
-    computed after the `If`s (`hoisted_matmul`), one matmul and one output for the bodies that apply the same
-    weight (`_SharedMatmul`)."""
+    computed after the `If`s (`hoisted_matmul`, unless not `hoist`), one matmul and one output for the bodies
+    that apply the same weight (`_SharedMatmul`)."""
     if len(bodies) == 1:
         (body,) = bodies
         model = ov.Model([ov.op.Result(o) for o in body.outputs], list(body.parameters), name)
@@ -141,7 +141,7 @@ def joint_model(
             specs += [_static_spec(o) for o in body.outputs]  # it runs on every call: its own shapes
             continue
         branch = opset8.if_op(opset1.equal(sel, ov.op.Constant(np.array(g, dtype=np.int32))).output(0))
-        hoisted = [hoisted_matmul(o) for o in body.outputs]
+        hoisted = [hoisted_matmul(o) if hoist else None for o in body.outputs]
         returned = [o if h is None else h.activation for o, h in zip(body.outputs, hoisted, strict=True)]
         branch.set_then_body(ov.Model([ov.op.Result(o) for o in returned], list(body.parameters), f"{name}_{g}"))
         branch.set_else_body(ov.Model([ov.op.Result(_placeholder(o, h is not None))
@@ -426,7 +426,8 @@ class OpenVINOGraphGroup(GraphGroup):
     def _compile(self) -> None:
         start = time.perf_counter()
         top = self.top if self.top is not None and self.top < len(self._bodies) else None  # until it joins
-        model, layout = joint_model(self._bodies, top=top)
+        # the hoisting answers the CPU plugin's `If` (measured there); other devices get the bodies as they are
+        model, layout = joint_model(self._bodies, top=top, hoist=self.runtime.device.upper().startswith("CPU"))
         self._joint = None  # the previous compile's memory goes before the next one's comes
         compiled = self.runtime.compile_model(model)  # an OpenVINORuntime's
         self._joint = _Joint(compiled, layout)
