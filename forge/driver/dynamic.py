@@ -84,7 +84,8 @@ def bind_inputs(
     try:
         bound = signature.bind(*args, **kwargs)
     except TypeError as err:
-        raise DynamicShapeError(f"the inputs do not match {type(model).__name__}.forward: {err}") from None
+        owner = "the saved model's " if model is None else f"{type(model).__name__}."  # a loaded model: no module
+        raise DynamicShapeError(f"the inputs do not match {owner}forward{signature}: {err}") from None
     named: dict[str, Any] = {}
     for name, value in bound.arguments.items():
         kind = signature.parameters[name].kind

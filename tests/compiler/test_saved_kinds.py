@@ -16,7 +16,7 @@ from torch.export import Dim
 
 import forge
 from forge.driver.compile_errors import LoadError
-from forge.driver.dynamic import DynamicCompiledModel
+from forge.driver.dynamic import DynamicCompiledModel, DynamicShapeError
 from forge.driver.generation import Generator, compile_generator
 from forge.driver.load import ov_cache_dir
 from forge.models import build_model, example_inputs
@@ -53,6 +53,9 @@ def test_dynamic_round_trip(dynamic_dir):
         assert torch.equal(loaded(ids), compiled(ids))
     with pytest.raises(Exception, match="outside the compiled range"):
         loaded(example_inputs("llama", seq_len=20, small=True, seed=1)[0])
+    saved = r"do not match the saved model's forward\(input_ids.*\): .*'use_cache'"
+    with pytest.raises(DynamicShapeError, match=saved):
+        loaded(ids, use_cache=False)  # the model's signature, saved with it (no module to name once loaded)
 
 
 def test_dynamic_buckets_share_one_weights_file(dynamic_dir, tmp_path):
