@@ -206,6 +206,25 @@ def test_hoisted_matmuls_keep_a_batch_and_take_rank_two_activations(runtime):
         np.testing.assert_allclose(graphs[k % 3].run([x])[0], x @ head.T, rtol=1e-4, atol=1e-3)
 
 
+def test_a_matmul_over_an_activation_stays_in_its_body(runtime):
+    """Only a constant weight is hoisted: a large output `x @ f(y)`, `y` an input behind a chain of 2,000 ops,
+    stays in its body (and telling so does not walk the chain: `_constant` looks a few nodes deep)."""
+    from backends.nnfactory.runtime.openvino_group import joint_model
+
+    group = runtime.graph_group()
+    for seq in (64, 32):
+        g = runtime.builder()
+        x, y = g.parameter((1, seq, HEAD_WIDTH), np.float32), g.parameter((HEAD_WIDTH, VOCAB), np.float32)
+        for _ in range(2000):
+            y = g.relu(y)
+        g.result(g.matmul(x, y))
+        graph = g.compile(group)
+    model, _ = joint_model(group._bodies)
+    assert [op.get_type_name() for op in model.get_ordered_ops()].count("MatMul") == 0
+    x, y = _inputs_of(32, 1), np.random.default_rng(2).standard_normal((HEAD_WIDTH, VOCAB)).astype(np.float32)
+    np.testing.assert_allclose(graph.run([x, y])[0], x @ np.maximum(y, 0), rtol=1e-4, atol=1e-3)
+
+
 def _inputs_of(seq: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal((1, seq, HEAD_WIDTH)).astype(np.float32)
 

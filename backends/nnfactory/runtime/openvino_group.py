@@ -285,12 +285,20 @@ def _constant_key(out: ov.Output) -> tuple[Any, ...]:
     return node.get_type_name(), out.get_index(), attributes, tuple(_constant_key(i) for i in node.input_values())
 
 
-def _constant(node: ov.Node) -> bool:
-    """Whether `node` computes from constants only (a weight, or its int8/int4 decompression)."""
-    if node.get_type_name() == "Constant":
-        return True
-    inputs = node.input_values()
-    return bool(inputs) and node.get_type_name() != "Parameter" and all(_constant(i.get_node()) for i in inputs)
+def _constant(node: ov.Node, limit: int = 32) -> bool:
+    """Whether `node` computes from constants only (a weight, or its int8/int4 decompression: a few nodes), looked
+    at iteratively and at most `limit` nodes deep into its inputs (a body's activation chain is not walked)."""
+    pending, seen = [node], set()
+    while pending:
+        current = pending.pop()
+        if current.get_instance_id() in seen:
+            continue
+        seen.add(current.get_instance_id())
+        inputs = current.input_values()
+        if len(seen) > limit or (current.get_type_name() != "Constant" and not inputs):
+            return False  # a Parameter (or any node with no inputs but a Constant), or too large to be a weight
+        pending += [i.get_node() for i in inputs]
+    return True
 
 
 def _static_spec(out: ov.Output) -> tuple[tuple[int, ...], np.dtype]:
