@@ -72,6 +72,12 @@ def return_freed_heap() -> int:
     allocations (`malloc_trim(0)`), and so does torch's MKL its GEMM work buffers (`free_mkl_buffers`). Returns
     1 when glibc returned memory, 0 otherwise (nothing to return, or a C library without `malloc_trim`)."""
     free_mkl_buffers()
+    return trim_heap()
+
+
+def trim_heap() -> int:
+    """glibc's `malloc_trim(0)`: the heap's free pages back to the OS (1 when memory was returned, 0 otherwise or
+    without glibc). Alone, where no eager GEMM ran since the last `return_freed_heap` (a bucket's first call)."""
     try:
         trim = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):
@@ -102,7 +108,7 @@ def free_mkl_buffers() -> bool:
     """Free the work buffers torch's MKL keeps after a GEMM (eager matmuls: the dynamic facade's padding probes,
     an accuracy check, a CPU step). GPT-2 12L's eager forward at 128 tokens leaves 27 MiB resident after `gc`
     and `malloc_trim`; this call gives back 25 of them. MKL allocates them again on its next GEMM, so this runs
-    after a compile or a load only. True when the call was found and made."""
+    after a compile or a load only, when no GEMM is running. True when the call was found and made."""
     library = mkl_library()
     for name in MKL_FREE_BUFFERS:
         call = getattr(library, name, None) if library is not None else None
