@@ -225,6 +225,22 @@ def test_a_matmul_over_an_activation_stays_in_its_body(runtime):
     np.testing.assert_allclose(graph.run([x, y])[0], x @ np.maximum(y, 0), rtol=1e-4, atol=1e-3)
 
 
+def test_a_hoisted_group_takes_a_graph_after_its_compile(runtime):
+    """A bucket compiled on first use joins the program, compiled again with it: the hoisted matmul is made
+    again over the same weight (now for three graphs), and the graphs compiled before still give their values."""
+    head = np.random.default_rng(3).standard_normal((VOCAB, HEAD_WIDTH)).astype(np.float32)
+    group = runtime.graph_group()
+    first = [_head(runtime, head, seq, group, offset=seq / 10) for seq in (64, 32)]
+    xs = {seq: _inputs_of(seq, seq) for seq in (64, 32, 48)}
+    before = [graph.run([xs[seq]])[0] for graph, seq in zip(first, (64, 32), strict=True)]
+    later = _head(runtime, head, 48, group, offset=4.8)
+    assert group.pending
+    np.testing.assert_allclose(later.run([xs[48]])[0], (xs[48] + 4.8) @ head.T, rtol=1e-4, atol=1e-3)
+    for graph, seq, want in zip(first, (64, 32), before, strict=True):
+        np.testing.assert_allclose(graph.run([xs[seq]])[0], want, rtol=1e-6, atol=1e-5)
+    assert first[0].compiled_model is later.compiled_model
+
+
 def _inputs_of(seq: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal((1, seq, HEAD_WIDTH)).astype(np.float32)
 
