@@ -284,8 +284,6 @@ def measure_model(hf: nn.Module, prompt: int, new: int, warmup: int, rounds: int
         "weight_bytes": {"forge": forge.weight_bytes, "forge-int8": forge_int8.weight_bytes},
         "bandwidth_gb_s": _bandwidth() / 1e9,
         "forge": {"prefill": report["prefill"], "decode": report["decode"], "cache_len": report["cache_len"],
-                  "programs": {n: 1 if system.gen.sharing["one_program"] else 2
-                               for n, system in (("forge", forge), ("forge-int8", forge_int8))},
                   "sharing": {n: system.gen.sharing for n, system in (("forge", forge), ("forge-int8", forge_int8))}},
         "openvino_states": ov.states,
         "artifacts": {name: _artifact(system, hf, prompt, new) for name, system in (("forge", forge),
@@ -551,13 +549,13 @@ def _artifact_targets(label: str, m: dict[str, Any]) -> list[dict[str, Any]]:
     for name, a in m.get("artifacts", {}).items():
         if "compile_s" not in a:
             continue
-        imports, programs = a["import_rss_bytes"] / 2**20, m["forge"].get("programs", {}).get(name)
+        imports, sharing = a["import_rss_bytes"] / 2**20, m["forge"].get("sharing", {}).get(name)
         rows.append(common.target_row(
             f"{label} {name}: resident memory after a fresh forge.load / weight bytes (issue 32)",
             a["loaded_rss_bytes"] / a["weight_bytes"], LOADED_RSS_LIMIT, higher_is_better=False, unit="x",
             why=f"{imports:.0f} MiB of the process is its imports and OpenVINO's CPU plugin; the load added "
                 f"{(a['loaded_rss_bytes'] - a['import_rss_bytes']) / a['weight_bytes']:.2f}x the weights"
-                + (f" ({programs} device programs, each packing the weights)" if programs == 2 else "")))
+                + (" (2 device programs, each packing the weights)" if sharing and not sharing["one_program"] else "")))
         rows.append(common.target_row(
             f"{label} {name}: first forge.load in a fresh process, s, vs compiling it there (issue 32)",
             a["load_s"], a["compile_s"], higher_is_better=False, unit="s",
