@@ -41,8 +41,8 @@ def _graph(runtime, weight, seq: int, group, *, extras: bool = False):
     return g.compile(group)
 
 
-def _inputs(seq: int, seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal((1, seq, WIDTH)).astype(np.float32)
+def _inputs(seq: int, seed: int, width: int = WIDTH) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((1, seq, width)).astype(np.float32)
 
 
 @pytest.mark.parametrize("top", [None, 1])
@@ -172,13 +172,13 @@ def test_large_matmul_outputs_are_computed_outside_the_ifs_one_matmul_per_weight
     alone = [_head(runtime, w, seq, None, offset=o) for w, seq, o in specs]
     held = []
     for k, ((w, seq, o), graph) in enumerate(zip(specs, graphs, strict=True)):
-        x = _inputs_of(seq, k)
+        x = _inputs(seq, k, HEAD_WIDTH)
         held.append(graph.run([x], [np.empty((1, seq, VOCAB), np.float32)])[0])
         np.testing.assert_allclose(held[-1], alone[k].run([x])[0], rtol=1e-5, atol=1e-4)
         np.testing.assert_allclose(held[-1], (x + o) @ w.T, rtol=1e-4, atol=1e-3)
     kept = [h.copy() for h in held]
     for graph, (_, seq, _) in zip(graphs[::-1], specs[::-1], strict=True):  # again, the other way round
-        graph.run([_inputs_of(seq, 9)])  # into arrays of its own: every array of the first calls keeps its values
+        graph.run([_inputs(seq, 9, HEAD_WIDTH)])  # into arrays of its own: the first calls' arrays keep their values
         for j, h in enumerate(held):
             np.testing.assert_array_equal(h, kept[j])
 
@@ -221,7 +221,7 @@ def test_a_matmul_over_an_activation_stays_in_its_body(runtime):
         graph = g.compile(group)
     model, _ = joint_model(group._bodies)
     assert [op.get_type_name() for op in model.get_ordered_ops()].count("MatMul") == 0
-    x, y = _inputs_of(32, 1), np.random.default_rng(2).standard_normal((HEAD_WIDTH, VOCAB)).astype(np.float32)
+    x, y = _inputs(32, 1, HEAD_WIDTH), np.random.default_rng(2).standard_normal((HEAD_WIDTH, VOCAB)).astype(np.float32)
     np.testing.assert_allclose(graph.run([x, y])[0], x @ np.maximum(y, 0), rtol=1e-4, atol=1e-3)
 
 
@@ -231,7 +231,7 @@ def test_a_hoisted_group_takes_a_graph_after_its_compile(runtime):
     head = np.random.default_rng(3).standard_normal((VOCAB, HEAD_WIDTH)).astype(np.float32)
     group = runtime.graph_group()
     first = [_head(runtime, head, seq, group, offset=seq / 10) for seq in (64, 32)]
-    xs = {seq: _inputs_of(seq, seq) for seq in (64, 32, 48)}
+    xs = {seq: _inputs(seq, seq, HEAD_WIDTH) for seq in (64, 32, 48)}
     before = [graph.run([xs[seq]])[0] for graph, seq in zip(first, (64, 32), strict=True)]
     later = _head(runtime, head, 48, group, offset=4.8)
     assert group.pending
@@ -239,10 +239,6 @@ def test_a_hoisted_group_takes_a_graph_after_its_compile(runtime):
     for graph, seq, want in zip(first, (64, 32), before, strict=True):
         np.testing.assert_allclose(graph.run([xs[seq]])[0], want, rtol=1e-6, atol=1e-5)
     assert first[0].compiled_model is later.compiled_model
-
-
-def _inputs_of(seq: int, seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal((1, seq, HEAD_WIDTH)).astype(np.float32)
 
 
 _RSS = """
@@ -272,8 +268,9 @@ print(json.dumps({"grown": rss() - start, "weight": w.nbytes}))
 """
 
 
-def _grown(mode: str) -> dict[str, int]:
-    done = subprocess.run([sys.executable, "-c", _RSS, mode], cwd=ROOT, capture_output=True, text=True, check=True)
+def _fresh(script: str, mode: str) -> dict[str, int]:
+    """The JSON a script prints last, run in a fresh interpreter (`mode` its argument)."""
+    done = subprocess.run([sys.executable, "-c", script, mode], cwd=ROOT, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -282,7 +279,7 @@ def test_a_group_holds_shared_weights_once():
     """What the group is for, and what it relies on in OpenVINO's CPU plugin: each compiled model repacks a
     matmul weight into its own copy, and the If bodies of one compiled model share one copy. Two graphs over
     one 64 MiB weight grow the process by two copies compiled alone, by one as a group (fresh processes)."""
-    alone, group = _grown("alone"), _grown("group")
+    alone, group = _fresh(_RSS, "alone"), _fresh(_RSS, "group")
     weight = alone["weight"]
     assert alone["grown"] > 1.7 * weight, alone  # the premise: two repacked copies
     assert group["grown"] < 1.3 * weight, group
@@ -318,18 +315,12 @@ print(json.dumps({"grown": rss() - start, "outputs": sum(o.nbytes for o in outs)
 """
 
 
-def _output_memory(mode: str) -> dict[str, int]:
-    done = subprocess.run([sys.executable, "-c", _OUTPUT_RSS, mode], cwd=ROOT, capture_output=True, text=True,
-                          check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the resident set size from /proc")
 def test_hoisted_matmuls_hold_one_output_as_long_as_the_longest():
     """Why `hoisted_matmul`: in an `If` body a large output is held twice by the plugin (the body's memory and
     the `If`'s own output memory) besides the caller's array; outside the `If`s, by one matmul for both graphs,
     once, as long as the longest. Two LM-head-shaped graphs over one weight (16 + 8 MiB of outputs written into
     the callers' arrays), first calls, fresh processes: 2.0x and 0.68x the outputs here."""
-    inside, hoisted = _output_memory("inside"), _output_memory("hoisted")
+    inside, hoisted = _fresh(_OUTPUT_RSS, "inside"), _fresh(_OUTPUT_RSS, "hoisted")
     assert inside["grown"] > 1.7 * inside["outputs"], inside  # the premise: two copies in the plugin
     assert hoisted["grown"] < 0.85 * hoisted["outputs"], hoisted  # the 16 MiB output of the longest

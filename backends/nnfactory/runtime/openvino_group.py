@@ -162,8 +162,9 @@ def joint_model(
                 results.append(ov.op.Result(out))
                 specs.append(_placeholder_spec(results[-1].output(0)))
                 continue
-            key = (*h.key(), occurrences[h.key()])  # a body's second output on that weight gets its own
-            occurrences[h.key()] += 1
+            weight = h.key()
+            key = (*weight, occurrences[weight])  # a body's second output on that weight gets its own
+            occurrences[weight] += 1
             if key not in shared:
                 shared[key] = _SharedMatmul(h, len(results))
                 results.append(None)  # made once every body has given its activation
