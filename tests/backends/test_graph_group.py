@@ -206,6 +206,40 @@ def test_hoisted_matmuls_keep_a_batch_and_take_rank_two_activations(runtime):
         np.testing.assert_allclose(graphs[k % 3].run([x])[0], x @ head.T, rtol=1e-4, atol=1e-3)
 
 
+def test_a_hoisted_matmul_gives_the_values_of_the_graph_alone_and_torchs_on_special_values(runtime):
+    """NaN, +-inf and -0.0 rows through the matmul after the `If`s: the same bits as the graph compiled alone
+    (sign of zero included), and torch's matmul's NaN and inf positions and values."""
+    import torch
+
+    head = np.random.default_rng(4).standard_normal((VOCAB, HEAD_WIDTH)).astype(np.float32)
+
+    def plain(seq: int, group):  # x @ head^T, x the body's input itself (no add turning -0.0 into 0.0)
+        g = runtime.builder()
+        g.result(g.matmul(g.parameter((1, seq, HEAD_WIDTH), np.float32), g.constant(head), False, True))
+        return g.compile(group)
+
+    group = runtime.graph_group()
+    hoisted, _ = plain(64, group), plain(32, group)
+    alone = plain(64, None)
+    from backends.nnfactory.runtime.openvino_group import joint_model
+
+    assert [op.get_type_name() for op in joint_model(group._bodies)[0].get_ordered_ops()].count("MatMul") == 1
+    x = _inputs(64, 5, HEAD_WIDTH)
+    x[0, 0, 3], x[0, 1, :], x[0, 2, 7], x[0, 3, 0], x[0, 4, :] = np.nan, -0.0, np.inf, -np.inf, 0.0
+    x[0, 5, 1], x[0, 5, 2] = np.inf, -np.inf  # inf - inf (NaN) where both weights have one sign
+    got, want = hoisted.run([x])[0], alone.run([x])[0]
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+    expected = (torch.from_numpy(x) @ torch.from_numpy(head).T).numpy()
+    assert np.array_equal(np.isnan(got), np.isnan(expected)) and np.isnan(got[0, 0]).all() and np.isnan(got[0, 5]).any()
+    infinite = np.isinf(got)
+    assert np.array_equal(infinite, np.isinf(expected)) and infinite[0, [2, 3]].all()
+    assert np.array_equal(got[infinite], expected[infinite])
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(got[finite], expected[finite], rtol=1e-4, atol=1e-3)
+    assert (got[0, 1] == 0).all() and (got[0, 4] == 0).all()
+
+
 def test_a_matmul_over_an_activation_stays_in_its_body(runtime):
     """Only a constant weight is hoisted: a large output `x @ f(y)`, `y` an input behind a chain of 2,000 ops,
     stays in its body (and telling so does not walk the chain: `_constant` looks a few nodes deep)."""
