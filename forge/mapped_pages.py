@@ -77,7 +77,8 @@ def return_freed_heap() -> int:
 
 def trim_heap() -> int:
     """glibc's `malloc_trim(0)`: the heap's free pages back to the OS (1 when memory was returned, 0 otherwise or
-    without glibc). Alone, where no eager GEMM ran since the last `return_freed_heap` (a bucket's first call)."""
+    without glibc). Alone, where no eager GEMM ran since the last `return_freed_heap` (a group's graph's first
+    call)."""
     try:
         trim = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):

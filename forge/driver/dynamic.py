@@ -48,7 +48,7 @@ from forge.driver.emit import graph_group
 from forge.driver.options import CompileOptions
 from forge.driver.static_compile import compile_static
 from forge.frontend.node_locations import recorded_model_frames
-from forge.mapped_pages import return_freed_heap, trim_heap
+from forge.mapped_pages import return_freed_heap
 
 MAX_BUCKET_LEN = 1 << 16
 """A Dim's max above this is taken for "unbounded" (torch.export's default is infinity)."""
@@ -342,7 +342,6 @@ class Bucket:
     length: int
     compiled: Any
     compile_ms: float
-    called: bool = False
 
 
 @dataclass
@@ -457,17 +456,8 @@ class DynamicCompiledModel:
         return self.plan.slice(out, length)
 
     def _run(self, length: int, inputs: Mapping[str, Any]) -> Any:
-        """The bucket's call; after its first, the freed heap goes back to the OS (`trim_heap`): the device
-        allocates a graph's memory at its first call and frees what that replaces (the buckets' one logits matmul
-        grows its output to the longest bucket called yet, `openvino_group._SharedMatmul`), which glibc would keep
-        resident (GPT-2 12L's five buckets, shortest first: 48 MiB)."""
         args, kwargs = self._split(inputs)
-        out = self.compile_bucket(length)(*args, **kwargs)
-        bucket = self._compiled[length]
-        if not bucket.called:
-            bucket.called = True
-            trim_heap()
-        return out
+        return self.compile_bucket(length)(*args, **kwargs)
 
     def _split(self, inputs: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         args = tuple(inputs[n] for n in self.positional)

@@ -130,15 +130,15 @@ def test_dynamic_buckets_are_one_device_program():
 def test_the_first_call_of_each_bucket_returns_the_freed_heap(monkeypatch):
     """The device allocates a bucket's memory at its first call and frees what that replaces (the buckets' one
     logits matmul grows its output), which glibc would keep: each bucket's first call, and only that, trims the
-    heap (`DynamicCompiledModel._run`); the values stay eager's."""
-    from forge.driver import dynamic
+    heap (the group's `_Joint.run`); the values stay eager's."""
+    from backends.nnfactory.runtime import openvino_group
 
     model = build_model("gpt2", small=True).hf.eval()
     ids = example_inputs("gpt2", seq_len=16, small=True, seed=0)[0]
     dyn = forge.compile(model, (ids,), kwargs={"use_cache": False}, dynamic_shapes=({1: SEQ}, None), buckets=[8, 16])
     dyn.compile_all()
     returned: list[int] = []
-    monkeypatch.setattr(dynamic, "trim_heap", lambda: returned.append(len(returned)) or 0)
+    monkeypatch.setattr(openvino_group, "trim_heap", lambda: returned.append(len(returned)) or 0)
     firsts = []
     for length in (8, 12, 30, 8, 16, 31):  # buckets 8, 16, 32, 8, 16, 32
         before = len(returned)
