@@ -334,9 +334,9 @@ def _check_weights(directory: Path, module: ModuleOp, weights: WeightStore) -> N
         ty = op.results[0].type
         if name not in weights:
             raise LoadError(f"{directory / SAVED_IR} reads weight {name!r}, which {directory / SAVED_WEIGHTS} lacks")
-        tensor = weights[name]
-        if tuple(tensor.shape) != shape_of(ty) or tensor.dtype != dtype_of(ty):
+        shape, dtype = weights.shape_and_dtype(name)
+        if shape != shape_of(ty) or dtype != dtype_of(ty):
             raise LoadError(
-                f"{directory / SAVED_WEIGHTS}: weight {name!r} is {tensor.dtype} {list(tensor.shape)}, "
+                f"{directory / SAVED_WEIGHTS}: weight {name!r} is {dtype} {list(shape)}, "
                 f"but {directory / SAVED_IR} reads it as {ty}"
             )

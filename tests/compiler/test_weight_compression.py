@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 import torch
 
 import forge
+from forge.driver.compile_errors import LoadError
 from forge.models import build_model, example_inputs
 from forge.precision import F32_BOUNDS
 from forge.quantize import CompressedWeight, int4_group, quantize
@@ -89,6 +91,9 @@ def test_the_store_holds_compressed_entries_and_saves_them(tmp_path, mode, k_axi
     assert torch.equal(cw.data, store.compressed("w").data) and torch.equal(loaded["tied"], store["w"])
     assert loaded.nbytes == expected and loaded.aliases == {"tied": "w"}
     assert loaded.subset(["tied"]).compressed("w") is not None
+    shape = (48, 256) if k_axis == 1 else (256, 48)
+    assert loaded.shape_and_dtype("tied") == (shape, torch.float32) == (tuple(loaded["w"].shape), torch.float32)
+    assert loaded.shape_and_dtype("b") == ((7,), torch.float32)
 
 
 def test_a_compressed_entry_with_bad_scales_is_a_weights_error(tmp_path):
@@ -178,21 +183,40 @@ def test_compressed_weights_match_eager_on_the_same_dequantized_weights(family, 
 # --- save / load ----------------------------------------------------------------------------------------
 
 
-def test_a_compressed_artifact_round_trips(compiled, llama, tmp_path):
+def test_a_compressed_artifact_round_trips(compiled, llama, tmp_path, monkeypatch):
     c = compiled["int4"]
     c.save(tmp_path / "a")
+    dequantized = []  # the load checks and compiles the compressed form: no f32 copy of any weight
+    monkeypatch.setattr(CompressedWeight, "dequantize", lambda self: dequantized.append(self.shape))
     files = {p.name: p for p in (tmp_path / "a").rglob("*.safetensors")}
     assert files, "no weights file saved"
     header_len = int.from_bytes(next(iter(files.values())).read_bytes()[:8], "little")
     header = json.loads(next(iter(files.values())).read_bytes()[8 : 8 + header_len])
     assert header["__metadata__"]["forge.format"] == "forge-weights/2"
     loaded = forge.load(tmp_path / "a")
-    assert loaded.report["weights"] == "int4"
+    assert loaded.report["weights"] == "int4" and dequantized == []
+    monkeypatch.undo()
     for seed in range(2):
         x = example_inputs("llama", seq_len=SEQ, small=True, seed=seed)
         got, want = loaded(*x), c(*x)
         got, want = (t.logits if hasattr(t, "logits") else t[0] for t in (got, want))
         assert torch.equal(got, want)
+
+
+def test_a_compressed_weight_of_the_wrong_shape_is_a_load_error(compiled, tmp_path):
+    compiled["int8"].save(tmp_path / "a")
+    path = next((tmp_path / "a").rglob("*.safetensors"))
+    store = WeightStore.load(path)
+    name = next(n for n in store.names() if store.compressed(n) is not None)
+    n, k = store.shape_and_dtype(name)[0]
+    store._tensors[name] = quantize(torch.ones(n, k + 2), "int8")  # the file's entry, 2 columns too wide
+    store.save(path)
+    meta = json.loads((tmp_path / "a" / "meta.json").read_text())
+    meta.pop("files")  # an edited artifact (its hashes would refuse it first)
+    (tmp_path / "a" / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(LoadError, match=rf"weight '{re.escape(name)}' is torch.float32 \[{n}, {k + 2}\], "
+                                         rf"but .* reads it as tensor<{n}x{k}xf32>"):
+        forge.load(tmp_path / "a")
 
 
 # --- the kernels OpenVINO runs --------------------------------------------------------------------------
