@@ -56,6 +56,16 @@ with the decode on top. In a real generator (one request switching between the g
 of GPT-2 12L f32 took 200-210 ms with the decode on top against 176-184 ms compiled alone, more than the 19 ms
 decode step it adds; with int8 weights 196-217 against 204-216 ms, within the noise.
 
+Tried and left out: running the top graph's weight-heavy ops only on its own calls, each stage between two cache
+reads (a layer's projections and MLP) in an ``If`` of its own on a gate input, so that a prefill call pays only
+the decode step's attention. One process, 8 interleaved rounds, prefill ms gated / not: GPT-2 12L f32 153.8 /
+167.0, int8 168.2 / 176.6, zoo Llama f32 220.6 / 248.2, int8 250.0 / 263.2; but every decode step paid its 13
+(GPT-2) ``If``s, +1.6% (0.27 ms f32, 0.14 int8, averaged over both compile orders), about what the prefill saved
+over a request of 64 new tokens. And the CPU plugin once misrouted such an ``If``'s outputs (a stage holding a
+small Llama's mask arithmetic: a later op read its [1,1,1,16] output for the [1,1,1,32] one; a shape error
+there, silent where the shapes agree), so the gates would need a check no test can give. Gating each matmul
+alone (49 ``If``s) cost decode 2.5-3%; only the LM head saved 2-3 ms of prefill.
+
 The other ways to one copy, measured (same machine, f32): the cache as OpenVINO variables (ReadValue/Assign)
 instead of inputs. The CPU plugin accepts a variable in one ``If`` body only (a second body reading the same
 variable fails to run: "ReadValue ... doesn't have sibling output"), and an update by ScatterUpdate into Assign
