@@ -70,6 +70,13 @@ class CompressedWeight:
         return (self.n, self.k) if self.k_axis == 1 else (self.k, self.n)
 
     @property
+    def dtype(self) -> torch.dtype:
+        """The IR's dtype: f32, what `dequantize` gives."""
+        import torch
+
+        return torch.float32
+
+    @property
     def nbytes(self) -> int:
         return self.data.numel() * self.data.element_size() + self.scale.numel() * self.scale.element_size()
 

@@ -244,11 +244,7 @@ class WeightStore:
     def shape_and_dtype(self, name: str) -> tuple[tuple[int, ...], torch.dtype]:
         """The entry's shape and dtype as the IR reads it (a compressed entry: its f32 shape), without
         dequantizing it (a load checks every weight: dequantizing them all cost time and a transient f32 copy)."""
-        import torch
-
         held = self._tensors[self.resolve(name)]
-        if isinstance(held, CompressedWeight):
-            return held.shape, torch.float32
         return tuple(held.shape), held.dtype
 
     def has_data(self, name: str) -> bool:
