@@ -539,27 +539,29 @@ class Generator:
         start = time.perf_counter()
         logits, full, padded = self._prefill(input_ids, mask)
         prefill_ms = (time.perf_counter() - start) * 1e3
-        real = mask.sum(-1)
+        real = mask.sum(-1).numpy()
         unfinished = torch.ones(b, dtype=torch.bool)
         step_ids = torch.empty(b, 1, dtype=torch.long)
         step_pos = torch.empty(b, 1, dtype=torch.long)
         step_cache = torch.empty(1, dtype=torch.long)
+        # the step's bookkeeping through numpy views of the same memory: a few us per write where torch's
+        # indexing took tens, on the caches the decode step's weights evicted
+        seq, ids, pos, cache = (t.numpy() for t in (sequences, step_ids, step_pos, step_cache))
         out = [torch.empty_like(logits)]
         decode_ms: list[float] = []
         n, start = 0, None
         while True:
             token = rules.next_token(sequences[:, : p + n], logits, scores)
-            sequences[:, p + n] = rules.keep(token, unfinished)
+            seq[:, p + n] = rules.keep(token, unfinished).numpy()
             if start is not None:  # a decode step: the graph, then the token's choice
                 decode_ms.append((time.perf_counter() - start) * 1e3)
             n += 1
-            rules.finish(sequences[:, p : p + n], unfinished)
-            if n == max_new_tokens or (rules.stops and not bool(unfinished.any())):
+            if not rules.finish(sequences[:, p : p + n], unfinished) or n == max_new_tokens:
                 break
             start = time.perf_counter()
-            step_ids[:, 0] = sequences[:, p + n - 1]
-            step_pos[:, 0] = real + n - 1
-            step_cache[0] = padded + n - 1
+            ids[:, 0] = seq[:, p + n - 1]
+            pos[:, 0] = real + (n - 1)
+            cache[0] = padded + n - 1
             self.decode.executor.run(step_ids, full, step_pos, step_cache, out=out)
             logits = out[0]
         rules.end()

@@ -416,3 +416,33 @@ def test_cli_says_when_int8_activations_run_as_f32(capsys):
     else:
         assert "activations int8 (this device's kernels do not quantize them: they run as f32)" in out
         assert config["activations_run_as"] == "f32" and "run as f32" in config["activations_substitution"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, 5), min_size=1, max_size=6), min_size=1, max_size=4),
+    st.lists(st.integers(0, 5), min_size=1, max_size=2),
+    st.booleans(),
+)
+def test_finish_and_keep_mark_and_pad_rows_as_the_tensor_rules(steps, eos, with_stop):
+    """`finish` (its Python count of finished rows) and `keep` against the rules written with torch: a row ends
+    at an EOS token or a stop sequence ([2, 3]), keeps the pad token (9) from then on, and `finish` says
+    whether a row is still unfinished, step after step of random tokens."""
+    from forge.driver.sampling import Decoding
+
+    stop = [[2, 3]] if with_stop else []
+    rules = Decoding(False, 1.0, 0, 1.0, 1.0, None, None, eos, 9, stop, [], None, None)
+    batch = len(steps[0])
+    steps = [(row * batch)[:batch] for row in steps]  # one token per row each step
+    unfinished, expected = torch.ones(batch, dtype=torch.bool), torch.ones(batch, dtype=torch.bool)
+    kept = torch.empty(batch, 0, dtype=torch.long)
+    for tokens in steps:
+        token = rules.keep(torch.tensor(tokens), unfinished)
+        assert torch.equal(token, torch.where(expected, torch.tensor(tokens), torch.full((batch,), 9)))
+        kept = torch.cat([kept, token[:, None]], dim=1)
+        alive = rules.finish(kept, unfinished)
+        ended = torch.isin(kept[:, -1], torch.tensor(eos))
+        if stop:
+            ended |= torch.tensor([kept.shape[1] >= 2 and kept[r, -2:].tolist() == [2, 3] for r in range(batch)])
+        expected &= ~ended
+        assert torch.equal(unfinished, expected) and alive == bool(expected.any())
