@@ -533,3 +533,44 @@ def test_boolean_tensors(rt):
     g.result(g.select(m, g.constant(np.float32(1)), -1.0))
     out = g.compile().run([np.array([True, False, True])])
     np.testing.assert_array_equal(out[0], [1, -1, 1])
+
+
+def test_run_prepared_runs_what_check_arrays_accepts_and_check_arrays_refuses_the_rest(rt):
+    """The executor's path: arrays checked once (`check_arrays`), then run on every call without the checks
+    (`run_prepared`), the same values as `run`; what `run` refuses, `check_arrays` refuses too, and a
+    non-contiguous input (which `run` copies) as well, since `run_prepared` would not copy it."""
+    prog, w = _mlp(rt)
+    x = gen(3, 8, seed=5).numpy()
+    outs = [np.full(s.shape, np.nan, s.dtype) for s in prog.output_specs]
+    prog.check_arrays([x], outs)
+    prog.run_prepared([x], outs)
+    check(outs, [np.maximum(x @ w.numpy().T, 0), (x @ w.numpy().T).sum(-1)])
+    good_outs = [np.empty(s.shape, s.dtype) for s in prog.output_specs]
+    with pytest.raises(RuntimeInputError, match=r"input #0: expected f32\[3, 8\], got f64\[3, 8\]"):
+        prog.check_arrays([np.zeros((3, 8))], good_outs)
+    with pytest.raises(RuntimeInputError, match="C-contiguous"):
+        prog.check_arrays([np.zeros((8, 3), np.float32).T], good_outs)
+    with pytest.raises(RuntimeInputError, match=r"output #1: expected f32\[3\]"):
+        prog.check_arrays([x], [good_outs[0], np.empty(4, np.float32)])
+
+
+def test_a_segment_checks_its_planned_arrays_once_and_a_calls_own_array_every_call(rt):
+    """`RunSegment` checks its planned arrays when it is made (a mismatch is an error then, not a wrong value at
+    a call) and, on every call, the call's own arrays put in their place (a direct output's): the right one
+    is written, one of another shape or dtype is refused naming both."""
+    from backends.nnfactory.executor import RunSegment
+
+    g = rt.builder()
+    g.result(g.relu(g.parameter((2, 4))))
+    graph = g.compile()
+    x = gen(2, 4, seed=3).numpy()
+    planned = np.empty((2, 4), np.float32)
+    with pytest.raises(RuntimeInputError, match=r"output #0: expected f32\[2, 4\]"):
+        RunSegment(0, graph, [x], [np.empty((4, 2), np.float32)])
+    segment = RunSegment(0, graph, [x], [planned], text="segment 0", direct_outputs=((0, 0),))
+    mine = np.full((2, 4), np.nan, np.float32)
+    segment([mine])
+    check([mine], [np.maximum(x, 0)])
+    for wrong in (np.empty((4, 2), np.float32), np.empty((2, 4), np.float64)):
+        with pytest.raises(TypeError, match=r"segment 0: a call's array is .* reads and writes float32\[2, 4\]"):
+            segment([wrong])

@@ -184,3 +184,26 @@ def test_user_input_mutation_is_still_refused():
 
     with pytest.raises(InputMutationError, match="mutates user input 'x' in place"):
         import_module(Mutates(), (torch.zeros(3),), state=True)
+
+
+def test_row_writes_select_their_rows_once_per_run_of_one_index_and_keep_their_order(monkeypatch):
+    """`WriteRows` selects the rows of consecutive writes by one index once (a decode step's writes share its
+    cache position), and keeps the writes in order: a later write to the same rows wins, even when another
+    index's write came between them (grouping by index alone would let it win)."""
+    import backends.nnfactory.executor as executor
+
+    calls = []
+    real = executor.row_selection
+    monkeypatch.setattr(executor, "row_selection", lambda *a: calls.append(a) or real(*a))
+    states = [np.zeros((1, 2, 6, 3), np.float32) for _ in range(4)]
+    rows = [np.full((2, 1, 3), k + 1, np.float32) for k in range(4)]
+    update = WriteRows(tuple((0, 2, s, r) for s, r in zip(states, rows, strict=True)))
+    update([torch.tensor([4])])
+    assert len(calls) == 1
+    assert all((s[:, :, 4] == k + 1).all() and not s[:, :, :4].any() and not s[:, :, 5].any()
+               for k, s in enumerate(states))
+    state = np.zeros((1, 2, 6, 3), np.float32)
+    calls.clear()
+    update = WriteRows(((0, 2, state, rows[0]), (1, 2, state, rows[1]), (0, 2, state, rows[2])))
+    update([torch.tensor([1]), torch.tensor([1])])
+    assert len(calls) == 3 and (state[:, :, 1] == 3).all(), "the last write must win"

@@ -120,6 +120,22 @@ class CompiledGraph(abc.ABC):
 
     __call__ = run
 
+    def check_arrays(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
+        """Raise `RuntimeInputError` unless `run_prepared(inputs, outputs)` may run: numpy arrays of the specs'
+        shapes and dtypes, C-contiguous, the outputs writeable."""
+        if not all(isinstance(x, np.ndarray) and x.flags.c_contiguous for x in inputs):
+            raise RuntimeInputError("prepared inputs must be C-contiguous ndarrays")
+        self._prepare_inputs(inputs)
+        self._check_outputs(outputs)
+
+    def run_prepared(self, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> None:
+        """`run(inputs, outputs)` without the checks, for arrays `check_arrays` accepted (or made like them): an
+        executor's planned buffers, checked once when it is built, then passed on every call. (The checks of
+        a GPT-2 decode step's 29 inputs and 25 outputs took ~70 us a step, after the step's weights evicted
+        the caches.)"""
+        self._bind_outputs(outputs)
+        self._execute(inputs)
+
     def _prepare_inputs(self, inputs: Sequence[Any]) -> list[np.ndarray]:
         if len(inputs) != len(self.input_specs):
             raise RuntimeInputError(f"expected {len(self.input_specs)} inputs, got {len(inputs)}")

@@ -405,6 +405,10 @@ class OpenVINOBranchGraph(CompiledGraph):
 
     __call__ = run
 
+    def run_prepared(self, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> None:
+        with self.group.lock:
+            super().run_prepared(inputs, outputs)
+
     def _bind_outputs(self, outs: list[np.ndarray]) -> None:
         joint = self.group.joint()
         joint.select(self.index)
