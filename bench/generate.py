@@ -25,9 +25,10 @@ Per model (the zoo decoders at benchmark size, batch 1, a seeded prompt of `PROM
 EOS is disabled for all three (every run generates exactly `NEW` tokens). Timing: `WARMUP`
 generations, then `ROUNDS` interleaved rounds (each round runs every system once, in a rotating
 order). *prefill ms* is the time to the first new token; *decode tokens/s* is the decode steps
-divided by their total time; *per-token* the median decode step. For eager, a logits processor
-timestamps each step inside `generate`. The tokens of forge and openvino are compared with
-eager's, and the prefill logits with eager's (max |diff|).
+divided by their total time; *per-token* the median decode step. All from the `generate` call: for eager
+a logits processor stamps each step inside it, for Forge a streamer each token (the call's set-up and the
+cache's reset count in its prefill), GenAI's own metrics start at its call too. The tokens of forge and
+openvino are compared with eager's, and the prefill logits with eager's (max |diff|).
 
 *Artifacts*: each Forge generator is saved (`Generator.save`) and loaded by a fresh interpreter; its size,
 the load's wall time, and that process's resident memory before the load (imports, OpenVINO's CPU plugin) and
