@@ -14,9 +14,9 @@ At construction (never at run time):
 * each step becomes an instruction with its arguments bound:
 
   - `RunSegment(k, input_buffers, output_buffers)`: run compiled graph k reading and writing
-    buffer views in place (`CompiledGraph.run(..., outputs=...)`); an output sharing a buffer
-    with one of the segment's inputs goes through a staging array allocated here, copied into
-    its buffer after the run;
+    buffer views in place (checked against the graph's specs here, once, then run with
+    `CompiledGraph.run_prepared`); an output sharing a buffer with one of the segment's inputs
+    goes through a staging array allocated here, copied into its buffer after the run;
   - `RunCpu(fn, input_buffers, output_buffer)`: a torch kernel writing its result into the
     output view (`cpu_kernel`);
   - `Transfer(src, dst)`: `dst <- src` (`host_copy`: numpy's one-thread copy, see there).

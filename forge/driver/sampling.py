@@ -244,7 +244,7 @@ class Decoding:
             self.streamer.put(input_ids)
 
     def keep(self, token: torch.Tensor, unfinished: torch.Tensor) -> torch.Tensor:
-        """The token as kept (the finished rows' padded), streamed."""
+        """The token as kept (the rows `finish` has marked finished take the pad token), streamed."""
         if self.finished and self.pad is not None:
             token = torch.where(unfinished, token, torch.full_like(token, self.pad))
         if self.streamer is not None:
