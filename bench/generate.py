@@ -222,8 +222,10 @@ class _Forge:
         start = time.perf_counter()
         out = self.gen.generate(ids, new, eos_token_id=[],  # every system generates `new` tokens, EOS or not
                                 streamer=lambda row, token: stamps.append(time.perf_counter()))
+        own = self.gen.last_timings  # the generator's own split of each step: the device call and the host's rest
         return out, {"prefill_ms": (stamps[0] - start) * 1e3,
-                     "decode_ms": [(b - a) * 1e3 for a, b in zip(stamps, stamps[1:], strict=False)]}
+                     "decode_ms": [(b - a) * 1e3 for a, b in zip(stamps, stamps[1:], strict=False)],
+                     "host_ms": [s - d for s, d in zip(own["decode_ms"], own["decode_device_ms"], strict=True)]}
 
 
 # --- measuring ---------------------------------------------------------------------------------------
@@ -421,15 +423,24 @@ def bandwidth_fraction(m: dict[str, Any], system: str) -> float:
 def _summary(runs: list[dict[str, Any]], new: int) -> dict[str, float]:
     rates = [len(r["decode_ms"]) / (sum(r["decode_ms"]) / 1e3) for r in runs if r["decode_ms"]]
     steps = [ms for r in runs for ms in r["decode_ms"]]
+    host = [ms for r in runs for ms in r.get("host_ms", ())]
     return {
         "prefill_ms": statistics.median(r["prefill_ms"] for r in runs),
         "decode_tokens_per_s": statistics.median(rates) if rates else 0.0,
         "per_token_ms": statistics.median(steps) if steps else 0.0,
         "total_ms": statistics.median(r["prefill_ms"] + sum(r["decode_ms"]) for r in runs),
+        **({"host_us_per_step": statistics.median(host) * 1e3} if host else {}),
     }
 
 
 # --- rendering ---------------------------------------------------------------------------------------
+
+
+def _host_note(summary: dict[str, Any]) -> str:
+    """What Forge's host does per decode step (the generator's own split: the step less its device call)."""
+    host = [f"{name} {s['host_us_per_step']:.0f} us" for name, s in summary.items() if "host_us_per_step" in s]
+    return ("Forge's host work per decode step (its inputs, the cache's row writes, the token's choice; the rest "
+            f"is the device call): {', '.join(host)}.") if host else ""
 
 
 def render(result: dict[str, Any], figures: Path) -> str:
@@ -465,7 +476,8 @@ def render(result: dict[str, Any], figures: Path) -> str:
                      f"{f['decode']['transfers']} transfers moving {f['decode']['transfer_bytes']:,} bytes, of which "
                      f"{f['decode'].get('state_bytes_moved', 0):,} are the cache's (the new rows: "
                      f"{f['decode'].get('new_row_bytes', 0):,}); memory bandwidth "
-                     f"{m.get('bandwidth_gb_s', 0):.1f} GB/s; OpenVINO: {m['openvino_states']} states."
+                     f"{m.get('bandwidth_gb_s', 0):.1f} GB/s; OpenVINO: {m['openvino_states']} states. "
+                     + _host_note(m["summary"])
                      + "".join(f" Saved {name}: {a['bytes'] / 2**20:.0f} MiB, a fresh process loads it in "
                                f"{a['load_s']:.1f} s (compiling it in one: {a.get('compile_s', math.nan):.1f} s)"
                                f" and holds {a['loaded_rss_bytes'] / 2**20:.0f} MiB after "

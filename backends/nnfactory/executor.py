@@ -271,6 +271,14 @@ class StateStore:
 
 
 @dataclass
+class DeviceClock:
+    """Nanoseconds an executor's segments spent in their device calls, summed over its calls (`RunSegment` adds
+    each call's): what a call's time less this is the host's (a generator's per-step split, `last_timings`)."""
+
+    ns: int = 0
+
+
+@dataclass
 class RunSegment:
     """Run compiled segment `k`: read `input_buffers`, write `output_buffers` (numpy views of
     the plan's buffers, or staging arrays copied into `copies` destinations afterwards).
@@ -287,6 +295,7 @@ class RunSegment:
     text: str = ""
     direct_outputs: tuple[tuple[int, int], ...] = ()
     direct_inputs: tuple[tuple[int, int], ...] = ()
+    clock: DeviceClock = field(default_factory=DeviceClock)
 
     def __post_init__(self) -> None:
         self.graph.check_arrays(self.input_buffers, self.output_buffers)  # once: the planned views stay as they are
@@ -301,7 +310,9 @@ class RunSegment:
             outs = list(outs)
             for j, slot in self.direct_outputs:
                 outs[j] = self._checked(env[slot], self.output_buffers[j])
+        start = time.perf_counter_ns()
         self.graph.run_prepared(ins, outs)
+        self.clock.ns += time.perf_counter_ns() - start
         for src, dst in self.copies:
             np.copyto(dst, src)
 
@@ -532,6 +543,8 @@ class CompiledNPUExecutor:
         self._slots: dict[ValueRef, int] = {}
         self._numpy: dict[tuple[ValueRef, str], np.ndarray] = {}
         self.scratch: list[torch.Tensor] = []  # kernel temporaries, allocated here once
+        self.clock = DeviceClock()
+        """The time its segments spent in device calls, summed over its calls."""
         self._input_slots = [self._slot(r) for r in program.inputs]
         self._input_sizes = [torch.Size(r.shape) for r in program.inputs]  # compared as they are: no tuple per call
         self._direct_refs = frozenset(d.ref for d in self.direct)
@@ -659,7 +672,7 @@ class CompiledNPUExecutor:
             for j, r in enumerate(seg.outputs)
         )
         text = f"segment {step.segment}({names}) -> {results}"
-        return RunSegment(step.segment, seg.graph, ins, outs, copies, text, tuple(direct_out), direct_in)
+        return RunSegment(step.segment, seg.graph, ins, outs, copies, text, tuple(direct_out), direct_in, self.clock)
 
     def _state_update(self, step: CpuStep) -> RunCpu | None:
         """The in-place instruction of a step updating a state (see the module docstring)."""

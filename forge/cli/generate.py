@@ -213,9 +213,11 @@ def _summary(args: argparse.Namespace, hf: Any, gen: Any, compile_s: float, timi
     ]
     if decode:
         per_s = len(decode) * args.batch / (sum(decode) / 1e3)
+        host = [step - device for step, device in zip(decode, timings["decode_device_ms"], strict=True)]
         lines.append(
             f"decode: {per_s:.1f} tokens/s ({len(decode)} steps x batch {args.batch}); per-token latency "
-            f"median {statistics.median(decode):.2f} ms (min {min(decode):.2f}, max {max(decode):.2f})"
+            f"median {statistics.median(decode):.2f} ms (min {min(decode):.2f}, max {max(decode):.2f}), of which "
+            f"the host {statistics.median(host) * 1e3:.0f} us (inputs, the cache's row writes, the token's choice)"
         )
     else:
         lines.append("decode: no decode step (--new-tokens 1)")

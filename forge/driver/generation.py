@@ -393,7 +393,9 @@ class Generator:
     or sampled: `forge.driver.sampling`); the decoding options are per call, so they never compile anything;
     `prefill_logits(input_ids, attention_mask=None)` runs the prefill alone (for parity checks) and
     returns the last prompt position's logits; `reset()` zeroes the cache in place. After `generate`,
-    `last_timings` holds the prefill and per-token decode times (ms).
+    `last_timings` holds the prefill and per-token decode times (ms), and of each the part spent in the device
+    calls (`prefill_device_ms`, `decode_device_ms`): the rest is the host's (inputs, the cache's row writes, the
+    token's choice).
     """
 
     def __init__(
@@ -536,9 +538,12 @@ class Generator:
         sequences = torch.empty(b, p + max_new_tokens, dtype=torch.long)
         sequences[:, :p] = input_ids
         rules.start(input_ids)
+        clocks = self.prefill.executor.clock, self.decode.executor.clock
+        device = clocks[0].ns + clocks[1].ns
         start = time.perf_counter()
         logits, full, padded = self._prefill(input_ids, mask)
         prefill_ms = (time.perf_counter() - start) * 1e3
+        prefill_device_ms = (clocks[0].ns + clocks[1].ns - device) / 1e6
         real = mask.sum(-1).numpy()
         unfinished = torch.ones(b, dtype=torch.bool)
         step_ids = torch.empty(b, 1, dtype=torch.long)
@@ -549,23 +554,26 @@ class Generator:
         seq, ids, pos, cache = (t.numpy() for t in (sequences, step_ids, step_pos, step_cache))
         out = [torch.empty_like(logits)]
         decode_ms: list[float] = []
+        decode_device_ms: list[float] = []
         n, start = 0, None
         while True:
             token = rules.next_token(sequences[:, : p + n], logits, scores)
             seq[:, p + n] = rules.keep(token, unfinished).numpy()
             if start is not None:  # a decode step: the graph, then the token's choice
                 decode_ms.append((time.perf_counter() - start) * 1e3)
+                decode_device_ms.append((clocks[1].ns - device) / 1e6)
             n += 1
             if not rules.finish(sequences[:, p : p + n], unfinished) or n == max_new_tokens:
                 break
-            start = time.perf_counter()
+            start, device = time.perf_counter(), clocks[1].ns
             ids[:, 0] = seq[:, p + n - 1]
             pos[:, 0] = real + (n - 1)
             cache[0] = padded + n - 1
             self.decode.executor.run(step_ids, full, step_pos, step_cache, out=out)
             logits = out[0]
         rules.end()
-        self.last_timings = {"prefill_ms": prefill_ms, "decode_ms": decode_ms}
+        self.last_timings = {"prefill_ms": prefill_ms, "decode_ms": decode_ms, "prefill_device_ms": prefill_device_ms,
+                             "decode_device_ms": decode_device_ms}
         return sequences[:, : p + n].clone()
 
     def save(self, directory: Any) -> Any:

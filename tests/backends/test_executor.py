@@ -577,3 +577,27 @@ def test_index_put_rows_fast_paths_write_what_index_put_writes(indices, values_s
         torch.ops.aten.index_put_(got, idx, values)
     assert torch.equal(got.view(torch.uint8), expected.view(torch.uint8))
     assert _numpy_row_writer(_IndexPut(idx, accumulate=True), types) is None  # accumulation: index_put_ itself
+
+
+def test_the_clock_sums_the_device_calls_of_every_segment(monkeypatch):
+    """`executor.clock` adds up the time of each segment's device call (a 10 ms delay put into each of the two
+    segments' calls: at least 20 ms a call) and nothing else (at most the call's own time)."""
+    import time
+
+    import backends.nnfactory.runtime.openvino_runtime as openvino_runtime
+
+    module = two_segment_ir().module()
+    ex = emit(module, random_weights(module)).executor()
+    x = random_input("1x8x16xf32", 2)
+    ex(x)
+    real = openvino_runtime.run_request
+
+    def slow(request):
+        time.sleep(0.01)
+        real(request)
+
+    monkeypatch.setattr(openvino_runtime, "run_request", slow)
+    before, start = ex.clock.ns, time.perf_counter_ns()
+    ex(x)
+    took = time.perf_counter_ns() - start
+    assert 20e6 <= ex.clock.ns - before <= took

@@ -219,6 +219,18 @@ def test_generate_measures_each_artifact_against_the_compile_it_replaces(results
     assert sum("forge.load" in m for m in metrics) == 2 * 2 * len(models)
 
 
+def test_generate_gives_forges_host_work_per_decode_step(results, tmp_path):
+    """Forge's systems report the host's part of a decode step (the generator's own split), between 0 and the
+    step itself, and the page says it; the other systems have no such figure."""
+    from bench import generate
+
+    for m in results["generate"]["models"].values():
+        s = m["summary"]
+        assert {name for name in s if "host_us_per_step" in s[name]} == {"forge", "forge-int8"}
+        assert all(0 < s[name]["host_us_per_step"] < 1e3 * s[name]["per_token_ms"] for name in ("forge", "forge-int8"))
+    assert "Forge's host work per decode step" in generate.render(results["generate"], tmp_path)
+
+
 def test_weight_copies_times_one_dynamic_graph_against_static_ones(results, tmp_path):
     """The time side of one graph with a dynamic token dimension: both compiles timed at a decode step's one row
     and at the longest length, and the page shows their ratio."""

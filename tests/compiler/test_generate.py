@@ -207,3 +207,35 @@ def test_row_writes_select_their_rows_once_per_run_of_one_index_and_keep_their_o
     update = WriteRows(((0, 2, state, rows[0]), (1, 2, state, rows[1]), (0, 2, state, rows[2])))
     update([torch.tensor([1]), torch.tensor([1])])
     assert len(calls) == 3 and (state[:, :, 1] == 3).all(), "the last write must win"
+
+
+def test_last_timings_split_each_step_into_its_device_call_and_the_host(generators, monkeypatch):
+    """`last_timings` gives, for the prefill and each decode step, the part spent in the device calls: a known
+    extra delay put into the device call (the group's `run_request`) shows up there, whole, and not in the
+    host's remainder; the CLI prints that remainder."""
+    import time
+
+    import backends.nnfactory.runtime.openvino_group as group
+    import backends.nnfactory.runtime.openvino_runtime as alone
+
+    gen = generators[1]
+    ids, mask = _prompt(gen.hf.config.vocab_size, 1, seed=4)
+    gen.generate(ids, 6, attention_mask=mask)
+    quick = dict(gen.last_timings)
+    real = group.run_request
+
+    def slow(request):
+        time.sleep(0.02)
+        real(request)
+
+    monkeypatch.setattr(group, "run_request", slow)
+    monkeypatch.setattr(alone, "run_request", slow)
+    gen.generate(ids, 6, attention_mask=mask)
+    t = gen.last_timings
+    assert len(t["decode_device_ms"]) == len(t["decode_ms"]) == 5
+    assert 20 <= t["prefill_device_ms"] <= t["prefill_ms"]
+    for step, device in zip(t["decode_ms"], t["decode_device_ms"], strict=True):
+        assert 20 <= device <= step
+    host = [s - d for s, d in zip(t["decode_ms"], t["decode_device_ms"], strict=True)]
+    quick_host = [s - d for s, d in zip(quick["decode_ms"], quick["decode_device_ms"], strict=True)]
+    assert sorted(host)[2] < sorted(quick_host)[2] + 15, "the device's delay was counted as the host's"

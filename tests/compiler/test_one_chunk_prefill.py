@@ -10,6 +10,7 @@ than the chunk, before and after save/load.
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -145,6 +146,8 @@ def test_forge_generate_says_what_the_prefill_attends_to(prompt, new, says, caps
     assert main(["generate", "gpt2", "--small", "--prompt-len", prompt, "--new-tokens", new, "--check"]) == 0
     out = capsys.readouterr().out
     assert f"first new token; {says})" in out and "check: tokens equal transformers" in out
+    host = re.search(r"per-token latency median ([0-9.]+) ms .*, of which the host ([0-9]+) us", out)
+    assert host and 0 < int(host[2]) < 1e3 * float(host[1]), "the host's part of a decode step, in its latency"
 
 
 @given(data=st.data())
