@@ -222,10 +222,9 @@ class _Forge:
         start = time.perf_counter()
         out = self.gen.generate(ids, new, eos_token_id=[],  # every system generates `new` tokens, EOS or not
                                 streamer=lambda row, token: stamps.append(time.perf_counter()))
-        own = self.gen.last_timings  # the generator's own split of each step: the device call and the host's rest
         return out, {"prefill_ms": (stamps[0] - start) * 1e3,
                      "decode_ms": [(b - a) * 1e3 for a, b in zip(stamps, stamps[1:], strict=False)],
-                     "host_ms": [s - d for s, d in zip(own["decode_ms"], own["decode_device_ms"], strict=True)]}
+                     "host_ms": self.gen.decode_host_ms()}  # the generator's own split of each step
 
 
 # --- measuring ---------------------------------------------------------------------------------------

@@ -213,7 +213,7 @@ def _summary(args: argparse.Namespace, hf: Any, gen: Any, compile_s: float, timi
     ]
     if decode:
         per_s = len(decode) * args.batch / (sum(decode) / 1e3)
-        host = [step - device for step, device in zip(decode, timings["decode_device_ms"], strict=True)]
+        host = gen.decode_host_ms()
         lines.append(
             f"decode: {per_s:.1f} tokens/s ({len(decode)} steps x batch {args.batch}); per-token latency "
             f"median {statistics.median(decode):.2f} ms (min {min(decode):.2f}, max {max(decode):.2f}), of which "

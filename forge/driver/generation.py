@@ -539,11 +539,11 @@ class Generator:
         sequences[:, :p] = input_ids
         rules.start(input_ids)
         clocks = self.prefill.executor.clock, self.decode.executor.clock
-        device = clocks[0].ns + clocks[1].ns
+        before = clocks[0].ns + clocks[1].ns
         start = time.perf_counter()
         logits, full, padded = self._prefill(input_ids, mask)
         prefill_ms = (time.perf_counter() - start) * 1e3
-        prefill_device_ms = (clocks[0].ns + clocks[1].ns - device) / 1e6
+        prefill_device_ms = (clocks[0].ns + clocks[1].ns - before) / 1e6
         real = mask.sum(-1).numpy()
         unfinished = torch.ones(b, dtype=torch.bool)
         step_ids = torch.empty(b, 1, dtype=torch.long)
@@ -561,11 +561,11 @@ class Generator:
             seq[:, p + n] = rules.keep(token, unfinished).numpy()
             if start is not None:  # a decode step: the graph, then the token's choice
                 decode_ms.append((time.perf_counter() - start) * 1e3)
-                decode_device_ms.append((clocks[1].ns - device) / 1e6)
+                decode_device_ms.append((clocks[1].ns - before) / 1e6)
             n += 1
             if not rules.finish(sequences[:, p : p + n], unfinished) or n == max_new_tokens:
                 break
-            start, device = time.perf_counter(), clocks[1].ns
+            start, before = time.perf_counter(), clocks[1].ns
             ids[:, 0] = seq[:, p + n - 1]
             pos[:, 0] = real + (n - 1)
             cache[0] = padded + n - 1
@@ -575,6 +575,11 @@ class Generator:
         self.last_timings = {"prefill_ms": prefill_ms, "decode_ms": decode_ms, "prefill_device_ms": prefill_device_ms,
                              "decode_device_ms": decode_device_ms}
         return sequences[:, : p + n].clone()
+
+    def decode_host_ms(self) -> list[float]:
+        """The last `generate`'s decode steps less their device calls (ms): the host's part of each step."""
+        t = self.last_timings
+        return [step - device for step, device in zip(t["decode_ms"], t["decode_device_ms"], strict=True)]
 
     def save(self, directory: Any) -> Any:
         """Write both graphs' buffer IR, their weights (once) and meta.json (batch, chunk, cache length,
