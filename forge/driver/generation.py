@@ -74,6 +74,7 @@ from forge.driver.options import CompileOptions
 from forge.driver.sampling import Decoding, GenerateError
 from forge.driver.saved_kinds import GENERATOR_GRAPHS
 from forge.driver.stages import EMIT, IMPORT_MODULE, LOWER, OPTIMIZE, PLAN
+from forge.frontend.export import ExportError
 from forge.frontend.fx_importer import ImportedProgram
 from forge.mapped_pages import return_freed_heap
 
@@ -326,7 +327,16 @@ def _compile_step(
     the device must still receive)."""
     c = Compilation(options, model=wrapper, args=args)
     c.extras.update(state=True, states=states, weights_source=source, graph_group=group)
-    c.run(STEP)
+    try:
+        c.run(STEP)
+    except ExportError as err:
+        rows = args[0].shape[1]
+        keys = wrapper.cache_len if wrapper.reads_cache(rows) else rows
+        raise GenerateError(
+            f"{type(wrapper.hf).__name__}'s {name} step does not trace with the generator's inputs ({rows} new "
+            f"token(s) over a static KV cache of {wrapper.cache_len} positions, an additive attention mask "
+            f"[batch, 1, {rows}, {keys}] and position_ids): {err}"
+        ) from err
     ms = (time.perf_counter() - c.started) * 1e3
     program = c.executor.program
     stats = program.stats()
@@ -603,9 +613,14 @@ class Generator:
         }
 
 
+POSITION_LIMITS = ("max_position_embeddings", "n_positions", "max_seq_len")
+"""Config attributes that bound a model's positions, by family (`max_seq_len`: MPT, whose ALiBi bias is built for
+that many keys: a longer cache fails its trace)."""
+
+
 def _positions(config: Any) -> int | None:
     """The model's position limit (None when it has none)."""
-    return getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+    return next((v for v in (getattr(config, a, None) for a in POSITION_LIMITS) if v), None)
 
 
 def compile_generator(

@@ -46,7 +46,7 @@ import torch.utils._pytree as pytree
 from torch.export.graph_signature import ConstantArgument, InputKind, OutputKind
 
 from forge.frontend.import_errors import FrontendError
-from forge.frontend.node_locations import recorded_model_frames
+from forge.frontend.node_locations import error_location, recorded_model_frames
 from forge.stage_clock import charged
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "CastPolicy",
     "ExportError",
     "InputLeaf",
+    "describe_export_failure",
     "cast_policy",
     "export_model",
     "export_model_around",
@@ -471,7 +472,7 @@ def _export_in_stage(model, args, kwargs, around):
     except Exception as err:  # torch.export raises assorted types; each becomes one clear ExportError
         if around is not None and type(err).__name__ == "BlockReuseUnavailable":
             raise
-        raise ExportError(_diagnose(model, parameters, args, kwargs, err)) from err
+        raise ExportError(describe_export_failure(model, err, parameters)) from err
     export_ms = (time.perf_counter() - start) * 1e3
     signature = call_signature(program, model, parameters, args, kwargs)
     _check_absorbed_keywords(program, signature, model, parameters)
@@ -600,7 +601,10 @@ def _cache_parameter_message(model, parameters, index: int, param: inspect.Param
     )
 
 
-def _diagnose(model, parameters, args, kwargs, err: Exception) -> str:
+def describe_export_failure(model: Any, err: Exception, parameters: Any = None) -> str:
+    """What an ExportError says for `err` raised by torch.export of `model`: the model's class, where in its
+    code (`error_location`) and the error, with a hint for the failures a user can fix (a cache object returned,
+    a tensor bound to a non-tensor parameter)."""
     text = _one_line(str(err))
     unknown = re.search(r"Found <class '([\w.]+)'> in output", text)
     if unknown:
@@ -611,12 +615,13 @@ def _diagnose(model, parameters, args, kwargs, err: Exception) -> str:
             if cache
             else "; register it as a pytree node (torch.utils._pytree.register_pytree_node) or return tensors"
         )
+    where = error_location(err)
+    at = f" at {where}" if where is not None else ""
+    failed = f"torch.export of {type(model).__name__} failed{at}: {type(err).__name__}: {text}"
     if parameters is not None and isinstance(err, AttributeError) and "FakeTensor" in text:
-        return (
-            f"torch.export of {type(model).__name__} failed: {type(err).__name__}: {text} "
-            "(a tensor reached a parameter that takes another kind of value: pass the inputs by keyword, kwargs=)"
-        )
-    return f"torch.export of {type(model).__name__} failed: {type(err).__name__}: {text}"
+        hint = "a tensor reached a parameter that takes another kind of value: pass the inputs by keyword, kwargs="
+        return f"{failed} ({hint})"
+    return failed
 
 
 def _one_line(text: str, limit: int = 400) -> str:

@@ -133,10 +133,15 @@ def import_module(
     model: torch.nn.Module, example_args: Sequence[Any], *, func_name: str = "forward", state: bool = False
 ) -> ImportedProgram:
     """Export `model` on `example_args` (static shapes) and import it (`state`: see the module
-    docstring)."""
+    docstring); an ExportError (the model's class, where in its code, the error) when torch.export fails."""
+    from forge.frontend.export import ExportError, describe_export_failure  # lazy: export.py is the larger module
+
     start = time.perf_counter()
-    with charged("export_ms"), torch.no_grad(), recorded_model_frames():
-        program = torch.export.export(model, tuple(example_args))
+    try:
+        with charged("export_ms"), torch.no_grad(), recorded_model_frames():
+            program = torch.export.export(model, tuple(example_args))
+    except Exception as err:  # torch.export raises assorted types; each becomes one clear ExportError
+        raise ExportError(describe_export_failure(model, err)) from err
     export_ms = (time.perf_counter() - start) * 1e3
     imported = import_program(program, func_name=func_name, state=state)
     imported.export_ms = export_ms

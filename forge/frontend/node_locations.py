@@ -84,6 +84,27 @@ def model_frame(node: torch.fx.Node) -> tuple[str, int] | None:
     return (frames[-1][0], int(frames[-1][1])) if frames else None
 
 
+_OWN_PATHS = ("/forge/frontend/", "/forge/driver/")
+"""Forge's own frames an export runs through (its wrappers of the model): not where a model's error is."""
+
+
+def error_location(err: BaseException) -> str | None:
+    """`<file>:<line> (<function>)` of the innermost frame of `err`'s traceback that is model code (neither
+    torch's nor Forge's own), the file shown from its package down (`transformers/models/...`); None without one."""
+    found = None
+    tb = err.__traceback__
+    while tb is not None:
+        path = tb.tb_frame.f_code.co_filename
+        if not any(p in path for p in LIBRARY_PATHS + _OWN_PATHS) and not path.startswith("<"):
+            found = tb
+        tb = tb.tb_next
+    if found is None:
+        return None
+    path = found.tb_frame.f_code.co_filename
+    short = path.split("site-packages/", 1)[-1]
+    return f"{short}:{found.tb_lineno} ({found.tb_frame.f_code.co_name})"
+
+
 def location_text(node: torch.fx.Node) -> str:
     """`<path>:<line>` of the node's model frame (what errors name), else `node <name>`."""
     frame = model_frame(node)

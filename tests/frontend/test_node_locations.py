@@ -73,3 +73,29 @@ def test_the_recording_is_undone_after_a_failed_export():
         export_model(Failing(), (torch.randn(3, 4),))
     assert TracerBase.create_node is original
     assert torch.fx.config.do_not_emit_stack_traces is False
+
+
+def _rows_and_columns(x):
+    rows, columns = x.shape  # LINE_UNPACK
+    return rows * columns
+
+
+class Unpacking(torch.nn.Module):
+    def forward(self, x):
+        return x * _rows_and_columns(x)
+
+
+@pytest.mark.parametrize("entry", ["export_model", "import_module"])
+def test_an_export_failure_names_the_model_code_that_raised(entry):
+    from forge.frontend.fx_importer import import_module
+
+    lines, start = inspect.getsourcelines(_rows_and_columns)
+    line = start + next(i for i, text in enumerate(lines) if "LINE_UNPACK" in text)
+    with pytest.raises(ExportError) as caught:
+        if entry == "export_model":
+            export_model(Unpacking(), (torch.randn(2, 3, 4),))
+        else:
+            import_module(Unpacking(), (torch.randn(2, 3, 4),))
+    assert str(caught.value).startswith(
+        f"torch.export of Unpacking failed at {__file__}:{line} (_rows_and_columns): ValueError: too many values"
+    )

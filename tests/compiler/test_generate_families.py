@@ -1,0 +1,72 @@
+"""The generator on decoder families whose forward differs from the zoo's (ALiBi biases): a family that cannot take
+the generator's inputs is refused with a GenerateError that names the line of its own code that failed (never a bare
+traceback), and a position limit under another config name (`max_seq_len`) bounds the cache, so the tokens are
+transformers' own."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+import transformers
+
+import forge.driver.generation as generation
+from forge.driver.generation import GenerateError, compile_generator
+
+
+def _tiny(config: transformers.PretrainedConfig) -> torch.nn.Module:
+    torch.manual_seed(0)
+    return transformers.AutoModelForCausalLM.from_config(config).eval()
+
+
+def _bloom() -> torch.nn.Module:
+    return _tiny(transformers.BloomConfig(vocab_size=256, hidden_size=64, n_layer=2, n_head=4))
+
+
+def _mpt(max_seq_len: int) -> torch.nn.Module:
+    return _tiny(transformers.MptConfig(vocab_size=256, d_model=64, n_layers=2, n_heads=4, max_seq_len=max_seq_len))
+
+
+def _left_padded(vocab: int) -> tuple[torch.Tensor, torch.Tensor]:
+    ids = torch.randint(3, vocab, (2, 12), generator=torch.Generator().manual_seed(1))
+    mask = torch.ones_like(ids)
+    mask[1, :4] = 0
+    ids[1, :4] = 0
+    return ids, mask
+
+
+def test_a_family_that_cannot_take_the_generators_inputs_is_refused_naming_its_own_code():
+    # BLOOM builds its ALiBi bias from a 2-D attention mask; the generator passes an additive 4-D one
+    with pytest.raises(GenerateError) as caught:
+        compile_generator(_bloom(), prompt_len=5, max_new_tokens=2)
+    text = str(caught.value)
+    assert text.startswith("BloomForCausalLM's prefill step does not trace with the generator's inputs")
+    assert "at transformers/models/bloom/modeling_bloom.py:" in text
+    assert "(build_alibi_tensor): ValueError: too many values to unpack" in text
+
+
+def test_forge_generate_refuses_it_from_a_checkpoint_without_a_traceback(tmp_path):
+    _bloom().save_pretrained(tmp_path / "bloom")
+    done = subprocess.run(
+        [sys.executable, "-m", "forge.cli.main", "generate", str(tmp_path / "bloom"), "--prompt-len", "8",
+         "--new-tokens", "2"],
+        capture_output=True, text=True, check=False,
+    )
+    assert done.returncode == 1
+    assert "forge: error: BloomForCausalLM's prefill step does not trace" in done.stderr
+    assert "modeling_bloom.py" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_mpts_max_seq_len_bounds_the_cache_and_its_tokens_are_transformers():
+    hf = _mpt(max_seq_len=64)
+    ids, mask = _left_padded(256)
+    with torch.no_grad():
+        expected = hf.generate(ids, attention_mask=mask, max_new_tokens=10, do_sample=False, pad_token_id=0,
+                               eos_token_id=None)
+    out = generation.generate(hf, ids, 10, attention_mask=mask, eos_token_id=None, pad_token_id=0)
+    assert torch.equal(out, expected)
+    assert max(g.cache_len for g in generation._GENERATORS[hf].values()) <= 64  # its ALiBi bias has 64 keys
+    with pytest.raises(GenerateError, match="exceed the model's 64 positions"):
+        generation.generate(hf, ids, 40, attention_mask=mask, eos_token_id=None, pad_token_id=0)
