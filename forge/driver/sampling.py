@@ -2,7 +2,8 @@
 
 `Decoding.build(hf, batch, prompt_mask, ...)` resolves the options as `transformers` `generate` does (the
 caller's value, else the model's `generation_config`, else transformers' defaults: temperature 1.0, top_k 50,
-top_p 1.0, repetition_penalty 1.0, do_sample False) and checks them (`GenerateError` naming the option). The
+top_p 1.0, repetition_penalty 1.0, do_sample False; an option passed as None is off, as transformers has it:
+`eos_token_id=None` stops on no token, `top_k=None` filters nothing) and checks them (`GenerateError` naming the option). The
 logits are processed by transformers' own classes, in its order: `RepetitionPenaltyLogitsProcessor` (the
 prompt's left padding ignored, as transformers does), then, when sampling, `TemperatureLogitsWarper`,
 `TopKLogitsWarper`, `TopPLogitsWarper`; a token is `torch.multinomial(softmax(scores), 1)` (sampling) or the
@@ -35,6 +36,11 @@ DEFAULTS = {"do_sample": False, "temperature": 1.0, "top_k": 50, "top_p": 1.0, "
 
 _NUMPY_ARGMAX = frozenset({torch.float32, torch.float16})
 """Logits dtypes whose greedy argmax `Decoding.next_token` takes through numpy (bf16 has no numpy dtype)."""
+
+OFF = {"do_sample": False, "temperature": 1.0, "top_k": 0, "top_p": 1.0, "repetition_penalty": 1.0}
+"""What an option passed as None does in transformers' `generate`: it overrides the model's value with None (its
+`GenerationConfig.update` sets what the call gives, None included), and a None setting adds no processor (greedy,
+no temperature, no top-k, no top-p, no penalty). An option not passed takes the model's value, else `DEFAULTS`."""
 
 SAMPLING_ONLY = ("temperature", "top_k", "top_p")
 OPTIONS = frozenset({*DEFAULTS, "seed", "generator", "eos_token_id", "pad_token_id", "stop", "tokenizer", "streamer"})
@@ -140,9 +146,11 @@ class Decoding:
         config = getattr(hf, "generation_config", None)
         resolved = {}
         for name, value in given.items():
-            if value is None:
+            if name in options:  # passed, None included: what transformers makes of it (`OFF`)
+                resolved[name] = OFF[name] if value is None else value
+            else:
                 value = getattr(config, name, None)
-            resolved[name] = DEFAULTS[name] if value is None else value
+                resolved[name] = DEFAULTS[name] if value is None else value
         if not isinstance(resolved["do_sample"], bool):
             raise GenerateError(f"do_sample must be True or False, got {resolved['do_sample']!r}")
         sample = resolved["do_sample"]
@@ -169,10 +177,10 @@ class Decoding:
 
         processors = _processors(sample, t, k, p, penalty, prompt_mask)
 
-        if eos_token_id is None:  # the model's, read at each call as transformers reads it
+        if "eos_token_id" not in options:  # the model's, read at each call as transformers reads it (None: none)
             eos_token_id = getattr(config, "eos_token_id", None)
         eos = [] if eos_token_id is None else _token_list("eos_token_id", eos_token_id)
-        if pad_token_id is None:  # transformers: the model's pad_token_id, else the first EOS token
+        if "pad_token_id" not in options:  # transformers: the model's pad_token_id, else the first EOS token
             pad_token_id = getattr(config, "pad_token_id", None)
         pad = eos[0] if pad_token_id is None and eos else pad_token_id
         if pad is not None:

@@ -157,6 +157,48 @@ def test_a_finished_row_takes_the_models_pad_token_as_transformers(model, gen):
     assert torch.equal(ours, expected)
 
 
+def _configured(config, values: dict) -> dict:
+    saved = {name: getattr(config, name) for name in values}
+    for name, value in values.items():
+        setattr(config, name, value)
+    return saved
+
+
+@pytest.mark.parametrize("name", ["do_sample", "temperature", "top_k", "top_p", "repetition_penalty"])
+def test_a_sampling_option_passed_as_none_is_off_as_in_transformers(model, gen, name):
+    """The model's `generation_config` samples (every option set); the call passes one option as None.
+    transformers sets it to None, which turns its processor off (greedy for do_sample): the model's value is not
+    used. Forge used the model's value."""
+    ids, mask = _prompt(model.config.vocab_size)
+    saved = _configured(model.generation_config, {**SAMPLING, "temperature": 0.7, "top_k": 20, "eos_token_id": None})
+    try:
+        torch.manual_seed(11)  # no seed=: both draw from torch's global generator
+        ours = gen.generate(ids, NEW, attention_mask=mask, **{name: None})
+        expected = _transformers(model, ids, mask, 11, **{name: None}).sequences
+    finally:
+        _configured(model.generation_config, saved)
+    assert torch.equal(ours, expected)
+
+
+@pytest.mark.parametrize("name", ["eos_token_id", "pad_token_id"])
+def test_eos_or_pad_passed_as_none_is_what_transformers_makes_of_none(model, gen, name):
+    """The model's `generation_config` has an EOS (a token row 1 emits early) and a pad token. `eos_token_id=None`
+    stops on nothing; `pad_token_id=None` pads a finished row with the EOS token, not the model's pad."""
+    ids, mask = _prompt(model.config.vocab_size)
+    greedy = gen.generate(ids, NEW, attention_mask=mask, eos_token_id=[])
+    eos = int(greedy[1, PROMPT + 2])
+    pad = next(t for t in range(1, 100) if t not in greedy.tolist()[0] + greedy.tolist()[1])
+    saved = _configured(model.generation_config, {"do_sample": False, "eos_token_id": eos, "pad_token_id": pad})
+    try:
+        ours = gen.generate(ids, NEW, attention_mask=mask, **{name: None})
+        with torch.no_grad():
+            expected = model.generate(ids, attention_mask=mask, max_new_tokens=NEW, **{name: None})
+    finally:
+        _configured(model.generation_config, saved)
+    assert torch.equal(ours, expected)
+    assert (pad in ours[1].tolist()) is False, "neither pads with the model's pad token"
+
+
 def _ended(full: torch.Tensor, ends: list[int]) -> torch.Tensor:
     """`full` with row r's new tokens after index ends[r] padded with 0, cut after the last row's end."""
     out = full[:, : PROMPT + max(ends) + 1].clone()
