@@ -38,6 +38,8 @@ import json
 import re
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -60,6 +62,7 @@ __all__ = [
     "export_model",
     "export_model_around",
     "register_cache_types",
+    "static_experts",
 ]
 
 POSITIONAL, KEYWORD = "positional", "keyword"
@@ -464,7 +467,7 @@ def _export_in_stage(model, args, kwargs, around):
     start = time.perf_counter()
     extra = None
     try:
-        with torch.no_grad(), recorded_model_frames():
+        with torch.no_grad(), recorded_model_frames(), static_experts(model):
             if around is not None:
                 program, extra = around(model, lambda: torch.export.export(model, args, kwargs))
             else:
@@ -528,6 +531,36 @@ def register_cache_types(model: torch.nn.Module | None = None) -> None:
         return
     register_cache_pytrees_for_model(model)
     _CACHE_REGISTERED.add(type(model))
+
+
+STATIC_EXPERTS = "batched_mm"
+"""The transformers MoE routing torch.export traces to a static graph Forge imports: each token's picked experts'
+weights gathered and applied with batched matmuls (forge/transforms/dense_experts.py computes them densely). The
+default `grouped_mm` is a custom op (`transformers::grouped_mm_fallback`) no backend runs, and `eager` routes with
+data-dependent shapes."""
+
+
+@contextmanager
+def static_experts(model: torch.nn.Module) -> Iterator[None]:
+    """While inside, the transformers models in `model` whose MoE layers use another experts implementation use
+    `STATIC_EXPERTS` (the same products, another kernel: transformers' public `set_experts_implementation`,
+    restored after). A model without experts, or whose implementation cannot be switched, is left as it is."""
+    switched = []
+    for module in model.modules():
+        get, put = (getattr(module, n, None) for n in ("get_experts_implementation", "set_experts_implementation"))
+        if not (callable(get) and callable(put)):
+            continue
+        before = get()
+        if all(v in (None, STATIC_EXPERTS) for v in before.values()):
+            continue
+        put(STATIC_EXPERTS)
+        if get() != before:  # a model without experts keeps its setting (the call does nothing)
+            switched.append((put, before))
+    try:
+        yield
+    finally:
+        for put, before in reversed(switched):
+            put(before)
 
 
 # --- errors at export time -----------------------------------------------------------------------------

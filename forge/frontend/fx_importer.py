@@ -134,11 +134,11 @@ def import_module(
 ) -> ImportedProgram:
     """Export `model` on `example_args` (static shapes) and import it (`state`: see the module
     docstring); an ExportError (the model's class, where in its code, the error) when torch.export fails."""
-    from forge.frontend.export import ExportError, describe_export_failure  # lazy: export.py is the larger module
+    from forge.frontend.export import ExportError, describe_export_failure, static_experts  # lazy: the larger module
 
     start = time.perf_counter()
     try:
-        with charged("export_ms"), torch.no_grad(), recorded_model_frames():
+        with charged("export_ms"), torch.no_grad(), recorded_model_frames(), static_experts(model):
             program = torch.export.export(model, tuple(example_args))
     except Exception as err:  # torch.export raises assorted types; each becomes one clear ExportError
         raise ExportError(describe_export_failure(model, err)) from err

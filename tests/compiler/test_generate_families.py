@@ -1,7 +1,7 @@
-"""The generator on decoder families whose forward differs from the zoo's (ALiBi biases): a family that cannot take
-the generator's inputs is refused with a GenerateError that names the line of its own code that failed (never a bare
-traceback), and a position limit under another config name (`max_seq_len`) bounds the cache, so the tokens are
-transformers' own."""
+"""The generator on decoder families whose forward differs from the zoo's: a family that cannot take the generator's
+inputs (BLOOM's ALiBi) is refused with a GenerateError that names the line of its own code that failed (never a bare
+traceback); a position limit under another config name (MPT's `max_seq_len`) bounds the cache; a mixture of experts
+as transformers builds it (`grouped_mm`) is traced with static routing. The tokens are transformers' own."""
 
 from __future__ import annotations
 
@@ -70,3 +70,18 @@ def test_mpts_max_seq_len_bounds_the_cache_and_its_tokens_are_transformers():
     assert max(g.cache_len for g in generation._GENERATORS[hf].values()) <= 64  # its ALiBi bias has 64 keys
     with pytest.raises(GenerateError, match="exceed the model's 64 positions"):
         generation.generate(hf, ids, 40, attention_mask=mask, eos_token_id=None, pad_token_id=0)
+
+
+def test_a_mixture_of_experts_as_transformers_builds_it_generates_transformers_tokens():
+    config = transformers.MixtralConfig(vocab_size=256, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                        num_key_value_heads=2, intermediate_size=128, num_local_experts=4,
+                                        num_experts_per_tok=2, max_position_embeddings=128)
+    hf = _tiny(config)
+    assert hf.get_experts_implementation() == {"": "grouped_mm"}  # a custom op Forge does not import
+    ids, mask = _left_padded(256)
+    with torch.no_grad():
+        expected = hf.generate(ids, attention_mask=mask, max_new_tokens=10, do_sample=False, pad_token_id=0,
+                               eos_token_id=None)
+    out = generation.generate(hf, ids, 10, attention_mask=mask, eos_token_id=None, pad_token_id=0)
+    assert torch.equal(out, expected)
+    assert hf.get_experts_implementation() == {"": "grouped_mm"}  # switched for the export only

@@ -259,6 +259,27 @@ def test_llama_with_grouped_query_attention_and_left_padding(runtime):
     _assert_same_output(got, _eager(model, ids, attention_mask=mask))
 
 
+def _mixtral():
+    _quiet()
+    torch.manual_seed(1)
+    config = transformers.MixtralConfig(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        num_local_experts=4, num_experts_per_tok=2, vocab_size=VOCAB, max_position_embeddings=64,
+    )
+    return transformers.MixtralForCausalLM(config).eval()
+
+
+def test_a_moe_model_as_transformers_builds_it_compiles_with_static_routing_and_stays_as_it_was():
+    """transformers' default experts implementation (`grouped_mm`) is a custom op no backend runs: the export
+    switches to `batched_mm` (the same products) and back, so the user's model is unchanged after it."""
+    model, ids, mask = _mixtral(), _tokens(5), _left_padded()
+    assert model.get_experts_implementation() == {"": "grouped_mm"}
+    compiled = forge_compile(model, (ids,), kwargs={"attention_mask": mask, "use_cache": False})
+    assert model.get_experts_implementation() == {"": "grouped_mm"}
+    got = compiled(ids, attention_mask=mask, use_cache=False)
+    _assert_same_output(got, _eager(model, ids, attention_mask=mask, use_cache=False))
+
+
 def test_bert_with_a_padded_mask():
     model, ids, mask = _bert(), _tokens(3), _right_padded()
     token_types = torch.zeros_like(ids)
