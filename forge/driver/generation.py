@@ -99,6 +99,13 @@ def causal_lm(model: nn.Module) -> nn.Module:
             f"{type(hf).__name__} has no attention layers (a state-space or recurrent model): the generator keeps an "
             "attention key/value cache, so forge.generate runs attention decoders"
         )
+    latent = getattr(_text_config(config), "kv_lora_rank", None)
+    if latent is not None:
+        raise GenerateError(
+            f"{type(hf).__name__} caches compressed latents (multi-head latent attention, kv_lora_rank={latent}), "
+            "not each head's keys and values: the generator's static cache holds the latter (forge.compile "
+            "compiles its cache-free forward: kwargs={'use_cache': False})"
+        )
     return hf
 
 

@@ -85,3 +85,16 @@ def test_a_mixture_of_experts_as_transformers_builds_it_generates_transformers_t
     out = generation.generate(hf, ids, 10, attention_mask=mask, eos_token_id=None, pad_token_id=0)
     assert torch.equal(out, expected)
     assert hf.get_experts_implementation() == {"": "grouped_mm"}  # switched for the export only
+
+
+def test_multi_head_latent_attention_is_refused_by_name_before_compiling(monkeypatch):
+    config = transformers.DeepseekV3Config(vocab_size=256, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                           num_key_value_heads=4, intermediate_size=128, n_routed_experts=4,
+                                           num_experts_per_tok=2, moe_intermediate_size=64, first_k_dense_replace=1,
+                                           q_lora_rank=None, kv_lora_rank=32, qk_rope_head_dim=8, qk_nope_head_dim=8,
+                                           v_head_dim=16, n_group=1, topk_group=1, max_position_embeddings=128)
+    hf = _tiny(config)
+    monkeypatch.setattr(generation, "_compile_step", lambda *a, **k: pytest.fail("compiled before refusing"))
+    with pytest.raises(GenerateError, match=r"DeepseekV3ForCausalLM caches compressed latents \(multi-head latent "
+                       r"attention, kv_lora_rank=32\)"):
+        compile_generator(hf, prompt_len=5, max_new_tokens=2)
