@@ -3,8 +3,8 @@
 `Decoding.build(hf, batch, prompt_mask, ...)` resolves the options as `transformers` `generate` does (the
 caller's value, else the model's `generation_config`, else transformers' defaults: temperature 1.0, top_k 50,
 top_p 1.0, repetition_penalty 1.0, do_sample False; an option passed as None is off, as transformers has it:
-`eos_token_id=None` stops on no token, `top_k=None` filters nothing) and checks them (`GenerateError` naming the option). The
-logits are processed by transformers' own classes, in its order: `RepetitionPenaltyLogitsProcessor` (the
+`eos_token_id=None` stops on no token, `top_k=None` filters nothing) and checks them (`GenerateError` naming the
+option). The logits are processed by transformers' own classes, in its order: `RepetitionPenaltyLogitsProcessor` (the
 prompt's left padding ignored, as transformers does), then, when sampling, `TemperatureLogitsWarper`,
 `TopKLogitsWarper`, `TopPLogitsWarper`; a token is `torch.multinomial(softmax(scores), 1)` (sampling) or the
 argmax. So with the same RNG stream (`torch.manual_seed(s)` before transformers' `generate`, `seed=s` or a

@@ -16,6 +16,7 @@ from functools import cache
 from typing import Any
 
 import torch
+import torch.utils._pytree as pytree
 from torch.export import ExportedProgram
 
 from forge.frontend.import_errors import FrontendError
@@ -35,15 +36,39 @@ def quiet_treespec_deprecation() -> Iterator[None]:
         yield
 
 
+@contextmanager
+def flat_outputs(program: ExportedProgram) -> Iterator[None]:
+    """While inside, `program` returns its outputs as a flat tuple (its call signature's `out_spec`; restored
+    after). torch's re-trace runs the program's module, which rebuilds the outputs' containers: a transformers
+    `DynamicCache` (a default `use_cache=True` call returns one) starts from empty tensor literals, which the
+    re-trace lifts as new constants it then does not find ("Constant tensor lifted_tensor_0 is not in the
+    constants dictionary"). The graph and its outputs are the same either way."""
+    calls = program.module_call_graph
+    signature = calls[0].signature if calls else None
+    if signature is None:
+        yield
+        return
+    spec = signature.out_spec
+    signature.out_spec = pytree.tree_structure(tuple(range(spec.num_leaves)))
+    try:
+        yield
+    finally:
+        signature.out_spec = spec
+
+
 def run_torch_decompositions(program: ExportedProgram, table: dict[Any, Callable], failure: str) -> ExportedProgram:
-    """`program.run_decompositions(table)`; a graph torch cannot re-trace is an FrontendError
-    `"{failure}: {torch's first line}"`, never a crash."""
-    with quiet_treespec_deprecation():
+    """`program.run_decompositions(table)` (re-traced with `flat_outputs`, the result given the program's output
+    structure back); a graph torch cannot re-trace is an FrontendError `"{failure}: {torch's first line}"`, never
+    a crash."""
+    with quiet_treespec_deprecation(), flat_outputs(program):
         try:
-            return program.run_decompositions(table)
+            result = program.run_decompositions(table)
         except Exception as err:  # torch's re-trace rejects some graphs with assorted errors
             first_line = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
             raise FrontendError(f"{failure}: {first_line}") from None
+    if program.module_call_graph and result.module_call_graph:
+        result.module_call_graph[0].signature.out_spec = program.module_call_graph[0].signature.out_spec
+    return result
 
 
 @cache

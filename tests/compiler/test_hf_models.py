@@ -223,9 +223,7 @@ def test_use_cache_false_compiles_the_cache_free_forward():
     assert compiled.signature.bound_keywords == {"use_cache": False}
 
 
-def test_a_cache_returning_forward_that_fails_compiles_cache_free_with_a_note():
-    # Gemma's default forward lifts constants inside its cache update that torch's run_decompositions
-    # cannot find ("Constant tensor lifted_tensor_0 is not in the constants dictionary")
+def _gemma():
     _quiet()
     torch.manual_seed(4)
     config = transformers.GemmaConfig(
@@ -241,11 +239,36 @@ def test_a_cache_returning_forward_that_fails_compiles_cache_free_with_a_note():
         eos_token_id=0,
         pad_token_id=0,
     )
-    model, ids, mask = transformers.GemmaForCausalLM(config).eval(), _tokens(5), _left_padded()
+    return transformers.GemmaForCausalLM(config).eval()
+
+
+def test_gemmas_default_call_compiles_with_its_cache():
+    # its default forward needs torch's decompositions, whose re-trace rebuilt the returned DynamicCache from
+    # empty tensor literals and failed ("Constant tensor lifted_tensor_0 is not in the constants dictionary"):
+    # it was compiled cache-free instead (forge/frontend/decompose.py `flat_outputs`)
+    model, ids, mask = _gemma(), _tokens(5), _left_padded()
+    compiled = forge_compile(model, (ids,), kwargs={"attention_mask": mask})
+    _assert_same_output(compiled(ids, attention_mask=mask), _eager(model, ids, attention_mask=mask))
+    assert not any("did not compile" in note for note in compiled.report["notes"])
+
+
+def test_a_cache_returning_forward_that_fails_compiles_cache_free_with_a_note(monkeypatch):
+    import forge.driver.export_import as export_import
+
+    export = export_import._export
+
+    def failing_with_the_cache(model, args, kwargs):
+        if kwargs.get("use_cache") is not False:
+            raise CompileError("the cache-returning forward fails (simulated)")
+        return export(model, args, kwargs)
+
+    monkeypatch.setattr(export_import, "_export", failing_with_the_cache)
+    model, ids, mask = _gemma(), _tokens(5), _left_padded()
     compiled = forge_compile(model, (ids,), kwargs={"attention_mask": mask})
     expected = _eager(model, ids, attention_mask=mask, use_cache=False)
     _assert_same_output(compiled(ids, attention_mask=mask), expected)
     _assert_same_output(compiled(ids, attention_mask=mask, use_cache=False), expected)
+    assert "the cache-returning forward fails (simulated)" in compiled.report["notes"][0]
     assert "use_cache=False is a default of the call" in compiled.report["notes"][0]
     assert compiled.report["inputs"][-1] == {"name": "use_cache", "kind": "keyword", "value": False, "added": True}
 
@@ -278,6 +301,22 @@ def test_a_moe_model_as_transformers_builds_it_compiles_with_static_routing_and_
     assert model.get_experts_implementation() == {"": "grouped_mm"}
     got = compiled(ids, attention_mask=mask, use_cache=False)
     _assert_same_output(got, _eager(model, ids, attention_mask=mask, use_cache=False))
+
+
+def test_a_default_cache_call_that_needs_torchs_decompositions_compiles():
+    """GraniteMoE's default call returns a DynamicCache and has ops only torch's tables decompose
+    (`repeat_interleave`): torch's re-trace rebuilt the cache from empty tensor literals it lifted anew and then
+    failed its own check ("Constant tensor lifted_tensor_0 is not in the constants dictionary")."""
+    _quiet()
+    torch.manual_seed(1)
+    config = transformers.GraniteMoeConfig(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        num_local_experts=4, num_experts_per_tok=2, vocab_size=VOCAB, max_position_embeddings=64,
+    )
+    model, ids, mask = transformers.GraniteMoeForCausalLM(config).eval(), _tokens(6), _left_padded()
+    compiled = forge_compile(model, (ids,), kwargs={"attention_mask": mask})
+    assert any(r["name"] == "decompose" and r["ran"] and r.get("note") for r in compiled.report["frontend_steps"])
+    _assert_same_output(compiled(ids, attention_mask=mask), _eager(model, ids, attention_mask=mask))
 
 
 def test_bert_with_a_padded_mask():
