@@ -103,8 +103,10 @@ def test_prefill_logits_match_eager(model, generators):
 def test_a_left_padded_batch_stays_finite_at_reduced_precision(model, precision, monkeypatch):
     """A padding row's keys are all masked; at bf16/f16 its scores reach -inf, and attention over no key is NaN,
     which then reached every token through the padding's K/V rows (0 * NaN). The padding row attends to itself
-    instead: the logits are finite and no further from eager's than the cache form's at the same precision (the
-    widened test weights put both ~5% of the largest logit away at bf16)."""
+    instead: the logits are finite and, as the cache form's at the same precision, within 10% of the largest eager
+    logit (the widened test weights put both 2.5-5% away at bf16; which form is nearer depends on the CPU's bf16
+    rounding: own rows 4.0% against the cache form's 2.6% on an AVX-512 BF16 AMD EPYC, so the bound is not a
+    ratio of the two). A padding row that reached the tokens would be NaN or off by the logits' own size."""
     import forge.driver.generation as generation
 
     ids, mask = _prompt(model.config.vocab_size, 2)
@@ -120,7 +122,7 @@ def test_a_left_padded_batch_stays_finite_at_reduced_precision(model, precision,
         ours = gen.prefill_logits(ids, mask)[:, -1]
         assert torch.isfinite(ours).all(), form
         errors[form] = (ours - eager).abs().max().item()
-    assert errors["own rows"] <= 1.5 * errors["cache"] + 1e-3, errors
+    assert max(errors.values()) <= 0.1 * eager.abs().max().item(), errors
 
 
 def test_a_loaded_generator_keeps_the_form_and_the_tokens(model, tmp_path):
