@@ -39,7 +39,11 @@ them as inputs: `forward(input_ids [B, L], attention_mask [B, T], position_ids [
 cache_position [L]) -> logits [B, 1, vocab]` (the last position only, as `generate` needs). The
 additive 4-D mask (0 where key `k <= cache_position[q]` and `attention_mask[b, k]`, the float32
 minimum elsewhere, what transformers' eager mask holds) is built inside the graph, and the model
-gets it as a prepared mask, so transformers' own mask code is not traced.
+gets it as a prepared mask, so transformers' own mask code is not traced. The decode step's `attention_mask` is
+already that row of keys (`bool [B, T]`: the prompt's mask and every position decoded so far, one more set by the
+host each step), so its graph has no integer compare, which the NPU does not run: before, a GPT-2 decode step ran
+four small host ops (the compare, two reshapes, a cast: ~130 us of its ~720 us of host work) and two more
+transfers.
 
 Decoding (greedy, or sampling with temperature / top-k / top-p / repetition penalty, seeded; EOS tokens,
 stop sequences, a streaming callback) is `forge.driver.sampling`'s, on the host, on the last logits row,
@@ -225,8 +229,11 @@ class StaticCacheLM(nn.Module):
         length = self.cache_len if reads_cache else input_ids.shape[1]  # own rows: cache positions 0..L-1
         # the keys' positions; the own rows' are the inputs (not an arange the decode graph folds too)
         keys = torch.arange(length, device=input_ids.device) if reads_cache else cache_position
-        causal = keys[None, :] <= cache_position[:, None]
-        full = causal[None, None, :, :] & attention_mask[:, None, None, :length].bool()
+        if attention_mask.dtype == torch.bool:  # the keys themselves (a decode step: the host's running mask)
+            full = attention_mask[:, None, None, :length]
+        else:  # the prompt's padding (0/1), made causal here
+            causal = keys[None, :] <= cache_position[:, None]
+            full = causal[None, None, :, :] & attention_mask[:, None, None, :length].bool()
         # transformers' sliding window: keys less than `window` positions back
         windowed = None if self.window is None else full & (keys[None, :] > cache_position[:, None] - self.window)
         dtype = self.get_buffer("key_cache_0").dtype
@@ -569,6 +576,9 @@ class Generator:
         # the step's bookkeeping through numpy views of the same memory: a few us per write where torch's
         # indexing took tens, on the caches the decode step's weights evicted
         seq, ids, pos, cache = (t.numpy() for t in (sequences, step_ids, step_pos, step_cache))
+        attended = torch.zeros(b, self.cache_len, dtype=torch.bool)  # the decode step's keys: the prompt's, then
+        attended[:, :padded] = full[:, :padded].bool()  # each position as it is written
+        keys = attended.numpy()
         out = [torch.empty_like(logits)]
         decode_ms: list[float] = []
         decode_device_ms: list[float] = []
@@ -586,7 +596,8 @@ class Generator:
             ids[:, 0] = seq[:, p + n - 1]
             pos[:, 0] = real + (n - 1)
             cache[0] = padded + n - 1
-            self.decode.executor.run(step_ids, full, step_pos, step_cache, out=out)
+            keys[:, padded + n - 1] = True
+            self.decode.executor.run(step_ids, attended, step_pos, step_cache, out=out)
             logits = out[0]
         rules.end()
         self.last_timings = {"prefill_ms": prefill_ms, "decode_ms": decode_ms, "prefill_device_ms": prefill_device_ms,
@@ -692,7 +703,7 @@ def compile_generator(
     )
     decode_args = (
         torch.zeros(batch, 1, dtype=torch.long),
-        mask,
+        torch.ones(batch, cache_len, dtype=torch.bool),  # the keys a step attends (`Generator._generate`)
         torch.full((batch, 1), chunk, dtype=torch.long),
         torch.tensor([chunk]),
     )

@@ -70,6 +70,11 @@ def load(
         raise LoadError(f"{directory}: weights_from= applies to a static model; {directory / SAVED_META} is {kind}")
     if kind == DYNAMIC_FORMAT:
         return load_dynamic(directory, meta, runtime, device, load_static, cache_dir)
+    if isinstance(kind, str) and kind.split("/")[0] == GENERATOR_FORMAT.split("/")[0] and kind != GENERATOR_FORMAT:
+        raise LoadError(
+            f"{directory / SAVED_META}: a generator saved as {kind}; this Forge reads {GENERATOR_FORMAT} (its decode "
+            "graph's inputs changed): compile the generator and save it again"
+        )
     if kind == GENERATOR_FORMAT:
         saved_device = (meta.get("options") or {}).get("device") if isinstance(meta.get("options"), dict) else None
         where = ov_cache_dir(directory, cache_dir, device or saved_device or "CPU")

@@ -7,7 +7,7 @@ a generator's prefill + decode graphs (`forge.load` reads all three kinds; meta.
   and one directory per bucket, `bucket_<length>/`, each a saved static model (`CompiledModel.save`, every
   bucket compiled first) whose own model.safetensors holds the rest and whose meta.json names the shared
   ones (`shared_weights`);
-* a generator (`Generator.save`): meta.json (format `forge-generator/1`: batch, chunk, cache length, the
+* a generator (`Generator.save`): meta.json (format `forge-generator/2`: batch, chunk, cache length, the
   compile options, the generation config with its EOS / pad tokens, both graphs' reports and the SHA-256 of
   the files), prefill.mlir and decode.mlir (the planned buffer IR of both graphs) and model.safetensors
   (the weights both read, stored once). The KV cache is not saved: its states start at zeros, as compiled.
@@ -35,7 +35,8 @@ from forge.driver.compile_errors import LoadError
 from forge.driver.report import used_weights
 
 DYNAMIC_FORMAT = "forge-dynamic-model/1"
-GENERATOR_FORMAT = "forge-generator/1"
+GENERATOR_FORMAT = "forge-generator/2"
+"""/2: the decode graph takes the keys it attends (bool) as its mask, where /1's took the prompt's 0/1 mask."""
 GENERATOR_GRAPHS = ("prefill", "decode")
 
 

@@ -78,8 +78,8 @@ def test_prefill_and_decode_logits_match_eager(model, generators):
         eager = model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True)
     ours = gen.prefill_logits(ids, mask)
     assert (ours[:, -1] - eager.logits[:, -1]).abs().max().item() <= 1e-4
-    full = torch.ones(2, gen.cache_len, dtype=torch.long)
-    full[:, :PROMPT] = mask
+    attended = torch.zeros(2, gen.cache_len, dtype=torch.bool)  # the decode step's keys, one more each step
+    attended[:, :PROMPT] = mask.bool()
     real, step_mask = mask.sum(-1), mask
     token = eager.logits[:, -1].argmax(-1)
     for j in range(3):
@@ -89,7 +89,8 @@ def test_prefill_and_decode_logits_match_eager(model, generators):
             eager = model(
                 input_ids=token[:, None], attention_mask=step_mask, position_ids=pos, cache=cache, use_cache=True
             )
-        got = gen.decode.executor(token[:, None], full, pos, torch.tensor([PROMPT + j]))[0]
+        attended[:, PROMPT + j] = True
+        got = gen.decode.executor(token[:, None], attended, pos, torch.tensor([PROMPT + j]))[0]
         assert (got[:, -1] - eager.logits[:, -1]).abs().max().item() <= 1e-4, f"decode step {j}"
         token = eager.logits[:, -1].argmax(-1)
 
@@ -121,6 +122,18 @@ def test_cache_lives_in_state_buffers_allocated_once(model, generators):
     assert not any(np.shares_memory(t.arrays[1], rows) for t in transfers if t.arrays for *_, rows in update.writes)
 
 
+def test_a_decode_steps_mask_takes_no_host_op(model, generators):
+    """The decode step's mask is the keys it attends, kept by the host (one position more each step), so its
+    graph has no integer compare to run on the host; before, four host ops built it every step (GPT-2: now none
+    but the row writes; the Llama casts its int64 positions to float for RoPE on the host)."""
+    decode = generators[2].decode
+    assert decode.report["cpu_fallback"] == {"aten.index_put": 2 * model.config.num_hidden_layers}
+    host = [str(i) for i in decode.executor.instructions if isinstance(i, RunCpu)]
+    assert not [op for op in host if "compare" in op or "attention_mask" in op], host
+    assert len(host) == (0 if model.config.model_type == "gpt2" else 2), host
+    assert [type(i).__name__ for i in decode.executor.instructions].count("RunSegment") == 1
+
+
 def test_the_fused_row_writes_write_what_the_steps_write(model, generators):
     """The decode step's `WriteRows` (rows read from the segment's outputs, the transfers dropped) leaves every
     state bit for bit as the unfused instructions (a transfer, then `index_put_`, per row block) do: one row at
@@ -131,7 +144,7 @@ def test_the_fused_row_writes_write_what_the_steps_write(model, generators):
     assert any(isinstance(i, WriteRows) for i in fused.instructions)
     assert not any(isinstance(i, WriteRows) for i in plain.instructions)
     ids, mask = _prompt(model.config.vocab_size, 2)
-    full = torch.ones(2, gen.cache_len, dtype=torch.long)
+    full = torch.ones(2, gen.cache_len, dtype=torch.bool)  # a decode step's keys
     for j, position in enumerate([PROMPT, gen.cache_len - 1, -3, 0]):
         inputs = (ids[:, j : j + 1], full, torch.full((2, 1), PROMPT + j), torch.tensor([position]))
         got, want = fused(*inputs)[0], plain(*inputs)[0]

@@ -134,6 +134,13 @@ def test_generator_corrupt_files(generator_dir, tmp_path):
     (config / "meta.json").write_text(json.dumps(meta))
     with pytest.raises(LoadError, match="corrupt 'generation_config'"):
         forge.load(config)
+    older = _copy(directory, tmp_path / "f")  # /1's decode graph took the prompt's 0/1 mask, not the keys
+    meta = json.loads((older / "meta.json").read_text())
+    assert meta["format"] == "forge-generator/2"
+    meta["format"] = "forge-generator/1"
+    (older / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(LoadError, match=r"a generator saved as forge-generator/1; this Forge reads forge-generator/2"):
+        forge.load(older)
 
 
 def test_a_loaded_generators_config_is_the_saved_one(llama, generator_dir, tmp_path):
