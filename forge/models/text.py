@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from forge.frontend.export import STATIC_EXPERTS
 from forge.models.base import (
     ATTN_IMPLS,
     NO_ATTENTION,
@@ -148,7 +149,7 @@ def _gemma_config(s: Mapping[str, Any], layers: int) -> Any:
 def _mixtral_config(s: Mapping[str, Any], layers: int) -> Any:
     return _llama_like("MixtralConfig", s, layers, num_local_experts=s["experts"],
                        num_experts_per_tok=s["top_k"], router_jitter_noise=0.0, sliding_window=None,
-                       output_router_logits=False, experts_implementation="batched_mm")
+                       output_router_logits=False, experts_implementation=STATIC_EXPERTS)
 
 
 def _qwen2_moe_config(s: Mapping[str, Any], layers: int) -> Any:
@@ -156,7 +157,7 @@ def _qwen2_moe_config(s: Mapping[str, Any], layers: int) -> Any:
                        moe_intermediate_size=s["moe_intermediate"],
                        shared_expert_intermediate_size=s["intermediate"], decoder_sparse_step=1,
                        mlp_only_layers=[], use_sliding_window=False, norm_topk_prob=False,
-                       output_router_logits=False, experts_implementation="batched_mm")
+                       output_router_logits=False, experts_implementation=STATIC_EXPERTS)
 
 
 # --- recurrent and state-space decoders ---------------------------------------------------------------
