@@ -7,7 +7,8 @@
 
 Each section is a module of this package with `run(quick) -> dict` and `render(result, figures) ->
 str` (and optionally `targets(result) -> list[dict]`). Results go to `<out>/results.json`; with
-`--only`, the other sections' earlier results in that file are kept and rendered too.
+`--only`, the other sections' earlier results in that file are kept and rendered too; where that file lacks
+some section (a fresh clone), the page is left as it is and this run's goes to `<out>/benchmarks.md`.
 Benchmarks are never part of the test run's pass/fail (tests/bench only checks that they run).
 """
 
@@ -165,6 +166,12 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     if not args.render_only:
         run_sections(args.only or SECTIONS, args.quick, results, results_path)
+    missing = [s for s in SECTIONS if s not in results]
+    if missing and args.docs.exists():  # a page with only some sections would drop the others' measurements
+        partial = args.out / args.docs.name
+        print(f"[bench] no results for {', '.join(missing)} in {results_path} (measured on another machine, or not "
+              f"yet): {args.docs} is left as it is; this run's page is {partial}")
+        args.docs = partial
     args.docs.parent.mkdir(parents=True, exist_ok=True)
     args.docs.write_text(render(results, args.docs))
     print(f"[bench] wrote {args.docs} and {args.docs.parent / 'benchmarks'}/*.png (results: {results_path})")

@@ -173,6 +173,21 @@ def test_run_all_renders_the_page_from_saved_results(results, tmp_path):
     assert linked and all((docs.parent / "benchmarks" / png).exists() for png in linked)
 
 
+def test_a_page_is_not_rewritten_with_only_some_sections(results, tmp_path, capsys):
+    """`--only` on a machine whose results.json lacks the page's other sections (a fresh clone) would render a page
+    of those sections alone: the page is left as it is and this run's goes next to results.json."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.json").write_text(json.dumps({"generate": results["generate"]}))
+    docs = tmp_path / "docs" / "benchmarks.md"
+    docs.parent.mkdir()
+    docs.write_text("# the committed page\n")
+    assert run_all.main(["--render-only", "--out", str(out), "--docs", str(docs)]) == 0
+    assert docs.read_text() == "# the committed page\n"
+    assert "`generate`" in (out / "benchmarks.md").read_text()
+    assert f"{docs} is left as it is" in capsys.readouterr().out
+
+
 def test_render_only_without_results_is_a_clear_error(tmp_path, capsys):
     assert run_all.main(["--render-only", "--out", str(tmp_path), "--docs", str(tmp_path / "b.md")]) == 1
     assert "does not exist" in capsys.readouterr().err
