@@ -31,7 +31,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from forge.frontend.export import STATIC_EXPERTS
 from forge.models.base import (
     ATTN_IMPLS,
     NO_ATTENTION,
@@ -147,12 +146,16 @@ def _gemma_config(s: Mapping[str, Any], layers: int) -> Any:
 
 
 def _mixtral_config(s: Mapping[str, Any], layers: int) -> Any:
+    from forge.frontend.export import STATIC_EXPERTS  # lazy: torch.export, not for listing the zoo
+
     return _llama_like("MixtralConfig", s, layers, num_local_experts=s["experts"],
                        num_experts_per_tok=s["top_k"], router_jitter_noise=0.0, sliding_window=None,
                        output_router_logits=False, experts_implementation=STATIC_EXPERTS)
 
 
 def _qwen2_moe_config(s: Mapping[str, Any], layers: int) -> Any:
+    from forge.frontend.export import STATIC_EXPERTS  # lazy: torch.export, not for listing the zoo
+
     return _llama_like("Qwen2MoeConfig", s, layers, num_experts=s["experts"], num_experts_per_tok=s["top_k"],
                        moe_intermediate_size=s["moe_intermediate"],
                        shared_expert_intermediate_size=s["intermediate"], decoder_sparse_step=1,
