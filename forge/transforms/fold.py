@@ -532,10 +532,15 @@ class FoldViews(ForgePattern):
     def match_and_rewrite(self, op: _View, rewriter: PatternRewriter) -> None:
         inner = op.operands[0].owner
         reads_view = type(inner) in _VIEW_OPS
-        if reads_view and (type(op) is aten.ReshapeOp or type(inner) is not aten.ReshapeOp):
+        skipped = False
+        while type(inner) in _VIEW_OPS and (type(op) is aten.ReshapeOp or type(inner) is not aten.ReshapeOp):
+            # the whole chain at once: skipping one view per visit left `reshape(reshape(x))` to a second fold
+            # when the op was not visited again (a view chain over `x + -0.0`, folded after it)
             op.operands = [inner.operands[0]]
-            rewriter.notify_op_modified(op)
             erase_dead_operands(inner.results)
+            inner, skipped = op.operands[0].owner, True
+        if skipped:
+            rewriter.notify_op_modified(op)
         if _same_type(op.operands[0], op.results[0]):
             return _forward(op, op.operands[0], rewriter)
         if not reads_view:
