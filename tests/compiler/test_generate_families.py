@@ -37,6 +37,17 @@ def _left_padded(vocab: int) -> tuple[torch.Tensor, torch.Tensor]:
     return ids, mask
 
 
+def _generates_transformers_tokens(hf: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
+    """forge.generate's greedy tokens for the left-padded batch equal transformers' (EOS off); the batch."""
+    ids, mask = _left_padded(256)
+    with torch.no_grad():
+        expected = hf.generate(ids, attention_mask=mask, max_new_tokens=10, do_sample=False, pad_token_id=0,
+                               eos_token_id=None)
+    out = generation.generate(hf, ids, 10, attention_mask=mask, eos_token_id=None, pad_token_id=0)
+    assert torch.equal(out, expected)
+    return ids, mask
+
+
 def test_a_family_that_cannot_take_the_generators_inputs_is_refused_naming_its_own_code():
     # BLOOM builds its ALiBi bias from a 2-D attention mask; the generator passes an additive 4-D one
     with pytest.raises(GenerateError) as caught:
@@ -61,12 +72,7 @@ def test_forge_generate_refuses_it_from_a_checkpoint_without_a_traceback(tmp_pat
 
 def test_mpts_max_seq_len_bounds_the_cache_and_its_tokens_are_transformers():
     hf = _mpt(max_seq_len=64)
-    ids, mask = _left_padded(256)
-    with torch.no_grad():
-        expected = hf.generate(ids, attention_mask=mask, max_new_tokens=10, do_sample=False, pad_token_id=0,
-                               eos_token_id=None)
-    out = generation.generate(hf, ids, 10, attention_mask=mask, eos_token_id=None, pad_token_id=0)
-    assert torch.equal(out, expected)
+    ids, mask = _generates_transformers_tokens(hf)
     assert max(g.cache_len for g in generation._GENERATORS[hf].values()) <= 64  # its ALiBi bias has 64 keys
     with pytest.raises(GenerateError, match="exceed the model's 64 positions"):
         generation.generate(hf, ids, 40, attention_mask=mask, eos_token_id=None, pad_token_id=0)
@@ -78,12 +84,7 @@ def test_a_mixture_of_experts_as_transformers_builds_it_generates_transformers_t
                                         num_experts_per_tok=2, max_position_embeddings=128)
     hf = _tiny(config)
     assert hf.get_experts_implementation() == {"": "grouped_mm"}  # a custom op Forge does not import
-    ids, mask = _left_padded(256)
-    with torch.no_grad():
-        expected = hf.generate(ids, attention_mask=mask, max_new_tokens=10, do_sample=False, pad_token_id=0,
-                               eos_token_id=None)
-    out = generation.generate(hf, ids, 10, attention_mask=mask, eos_token_id=None, pad_token_id=0)
-    assert torch.equal(out, expected)
+    _generates_transformers_tokens(hf)
     assert hf.get_experts_implementation() == {"": "grouped_mm"}  # switched for the export only
 
 
