@@ -15,6 +15,7 @@ with dropout use the fallback.
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects.builtin import TensorType, f32, i1
@@ -290,9 +291,23 @@ def _vector_norm(L: FunctionLowering, op: aten.AtenOp) -> None:
         elif p == 1:
             norm = reduce(N.ReduceKind.SUM, magnitude)
         else:
-            powered = L.binary(N.BinaryKind.POW, magnitude, L.const(p, acc), xt)
-            norm = L.binary(N.BinaryKind.POW, reduce(N.ReduceKind.SUM, powered), L.const(1.0 / p, acc), reduced)
+            p_acc = _as_accumulated(p, acc)
+            inverse = _as_accumulated(1.0 / p_acc if p_acc else math.copysign(math.inf, p_acc), acc)
+            powered = L.binary(N.BinaryKind.POW, magnitude, L.const(p_acc, acc), xt)
+            norm = L.binary(N.BinaryKind.POW, reduce(N.ReduceKind.SUM, powered), L.const(inverse, acc), reduced)
     L.bind(op.results[0], L.convert(norm, out.element_type))
+
+
+def _as_accumulated(value: float, acc: Attribute) -> float:
+    """`value` as torch's norm kernel holds `ord` and `1 / ord`: cast to the accumulation type, so in f32 an `ord`
+    beyond its range, or a reciprocal of a tiny one, is ±inf (and an `ord` below its subnormals 0), where packing
+    the Python float as an f32 constant failed ("float too large to pack")."""
+    if acc != f32:
+        return value
+    try:
+        return struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
 
 
 def _variance(L: FunctionLowering, x: SSAValue, dims: Sequence[int] | None, correction: float, keepdim: bool,

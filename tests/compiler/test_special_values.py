@@ -51,3 +51,26 @@ def test_the_min_of_a_row_of_plus_infinity_is_plus_infinity(runtime):
     for g, e in zip(got, expected, strict=True):
         assert g.dtype == e.dtype and torch.equal(g, e) and torch.equal(g.signbit(), e.signbit()), (g, e)
     assert got[0][0] == inf and got[0][2] == highest
+
+
+class Norm(torch.nn.Module):
+    def __init__(self, order: float):
+        super().__init__()
+        self.order = order
+
+    def forward(self, x):
+        return torch.linalg.vector_norm(x, self.order, dim=-1)
+
+
+@pytest.mark.parametrize("runtime", ["openvino", "nnfactory"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("order", [1e-40, -1e-40, 1e-50, 1e39, -1e39, 0.5])
+def test_a_norm_whose_order_or_its_reciprocal_leaves_float32(runtime, dtype, order):
+    """torch's kernel holds `ord` and `1 / ord` in its f32 accumulation type: an order of 1e-40 (an f32
+    subnormal) has the reciprocal +inf, 1e-50 is 0 there, 1e39 is inf. The lowering packed the Python floats
+    as f32 constants and failed ("float too large to pack with f format", a fuzz case of ord=1e-40)."""
+    require_runtime(runtime)
+    x = torch.tensor([[0.0, 0.0, 0.0], [1.0, 2.0, 0.0], [0.5, 0.25, 1e-30], [-3.0, 0.0, 1.0]]).to(dtype)
+    expected = Norm(order)(x)
+    got = forge.compile(Norm(order), (x,), runtime=runtime)(x)
+    torch.testing.assert_close(got, expected, equal_nan=True)
