@@ -57,6 +57,17 @@ INT_DTYPES = frozenset({"uint8", "int8", "int16", "int32", "int64"})
 
 FLOAT_EPS: dict[str, float] = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float64": 2.0**-52}
 """`torch.finfo(dtype).eps` of each floating-point dtype (the default eps of rms_norm)."""
+FLOAT_MAX: dict[str, float] = {
+    "float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38,
+    "float64": 1.7976931348623157e308,
+}  # fmt: skip
+"""`torch.finfo(dtype).max` of each floating-point dtype: a Python float beyond it converts to ±inf unchecked, and
+is refused by torch's checked conversion of a scalar argument."""
+INT_RANGE: dict[str, tuple[int, int]] = {
+    "bool": (0, 1), "uint8": (0, 255), "int8": (-128, 127), "int16": (-(2**15), 2**15 - 1),
+    "int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1),
+}  # fmt: skip
+"""The values of each integer dtype (`torch.iinfo(dtype).min, .max`; bool 0 and 1)."""
 
 
 class UnsupportedTypeError(ValueError):

@@ -14,6 +14,7 @@ form: what it emitted is rolled back and the op becomes `npuir.aten` (the host f
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -40,7 +41,7 @@ from dialects import aten
 from dialects import npuir as N
 from dialects.aten_shapes import result_dtype
 from dialects.npuir import Device
-from dialects.torch_types import DTYPE_NAMES, ELEMENT_TYPES, element_type
+from dialects.torch_types import DTYPE_NAMES, ELEMENT_TYPES, FLOAT_MAX, INT_RANGE, element_type
 from forge.diagnostics import pass_failure
 from forge.kinds import KINDS, SMALL_INT_BITS
 from forge.patterns import describe_op
@@ -104,6 +105,35 @@ def wrapped(value: int, elt: IntegerType) -> int:
     if elt.signedness.data != Signedness.UNSIGNED and value >= 1 << (width - 1):
         value -= 1 << width
     return value
+
+
+_PACKED_FLOATS = {"float32": "f", "float16": "e"}
+"""The float dtypes whose constants hold a rounded Python float (struct's format); float64 holds it as it is."""
+
+
+def as_float_type(value: float, elt: Attribute) -> float:
+    """`value` cast to the float type `elt` as C++ casts a double, which is what torch does to a Python number
+    wrapped as an operand: rounded to nearest, and ±inf beyond the type's range (`x + 1e40` adds inf to float32)."""
+    fmt = _PACKED_FLOATS.get(DTYPE_NAMES.get(elt, ""))
+    if fmt is None:
+        return value
+    try:
+        return struct.unpack(fmt, struct.pack(fmt, value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+def fits(value: bool | int | float, elt: Attribute) -> bool:
+    """Whether torch's checked conversion of a scalar argument to `elt` accepts `value` (an alpha, a clamp bound, a
+    fill value): an integer in the dtype's range, a float within its finite range (or inf, NaN); torch raises
+    "value cannot be converted to type ... without overflow" for the rest."""
+    dtype = DTYPE_NAMES.get(elt, "")
+    if dtype == "bool":
+        return True
+    if dtype in INT_RANGE:
+        lo, hi = INT_RANGE[dtype]
+        return (not isinstance(value, float) or value.is_integer()) and lo <= value <= hi
+    return not math.isfinite(value) or abs(value) <= FLOAT_MAX.get(dtype, math.inf)
 
 
 def normalize_dim(d: int, rank: int) -> int:
@@ -332,6 +362,22 @@ class FunctionLowering:
             attr = DenseIntOrFPElementsAttr.from_list(t, [value])
             found = self.consts[key] = self.source(N.ConstantOp, t, {"value": attr})
         return found
+
+    def number(self, value: bool | int | float, elt: Attribute) -> SSAValue:
+        """The Python operand of an arithmetic op or a comparison (`x + 1e40`, `x == 300`) as a constant: torch wraps
+        it as a number and casts it unchecked, so an int wraps modulo 2**width (as `const` does) and a float beyond
+        `elt`'s range is ±inf (`as_float_type`; packing it failed: "float too large to pack")."""
+        if is_float(elt):
+            value = as_float_type(float(value), elt)
+        return self.const(value, elt)
+
+    def scalar(self, value: bool | int | float, elt: Attribute) -> SSAValue:
+        """A scalar argument torch converts checked (an alpha, a clamp bound, a fill value) as a constant; one beyond
+        `elt`'s range is Fallback, so that torch's own kernel refuses it as torch does (where the constant wrapped
+        or overflowed)."""
+        if not fits(value, elt):
+            raise Fallback
+        return self.const(value, elt)
 
     def const_tensor(self, tensor: torch.Tensor) -> SSAValue:
         """A constant holding `tensor` (a splat when uniform)."""

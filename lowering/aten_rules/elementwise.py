@@ -23,6 +23,9 @@ from lowering.function_lowering import (
     Fallback,
     FunctionLowering,
     Rule,
+    as_float_type,
+    fits,
+    is_float,
     out_type,
     promote,
     register_family,
@@ -47,7 +50,7 @@ def _scalar_binary(kind: N.BinaryKind, value_arg: str) -> Rule:
     def lower(L: FunctionLowering, op: aten.AtenOp) -> None:
         out = out_type(op)
         a = L.vmap[op.operands[0]]
-        L.bind(op.results[0], L.binary(kind, a, L.const(op.arg(value_arg), out.element_type), out))
+        L.bind(op.results[0], L.binary(kind, a, L.number(op.arg(value_arg), out.element_type), out))
 
     return lower
 
@@ -90,14 +93,20 @@ def _add_like(kind: N.BinaryKind, scalar: bool) -> Rule:
         out = out_type(op)
         a = L.vmap[op.operands[0]]
         alpha = op.arg("alpha")
-        if scalar:
+        if scalar:  # torch: the number cast unchecked, alpha checked, `alpha * other` in the result type
+            elt = out.element_type
+            if not fits(alpha, elt):
+                raise Fallback
             other = op.arg("other")
-            b = L.const(other * alpha if alpha != 1 else other, out.element_type)
+            if alpha != 1:
+                other = as_float_type(float(other), elt) * as_float_type(float(alpha), elt) if is_float(elt) else (
+                    other * alpha)
+            b = L.number(other, elt)
         else:
             b = L.vmap[op.operands[1]]
             if alpha != 1:
                 scaled = tensor_type(out.element_type, type_of(b).get_shape())
-                b = L.binary(N.BinaryKind.MUL, b, L.const(alpha, out.element_type), scaled)
+                b = L.binary(N.BinaryKind.MUL, b, L.scalar(alpha, out.element_type), scaled)
         L.bind(op.results[0], L.binary(kind, a, b, out))
 
     return lower
@@ -121,8 +130,8 @@ def _rsub(L: FunctionLowering, op: aten.AtenOp) -> None:
     x = L.vmap[op.operands[0]]
     alpha = op.arg("alpha")
     if alpha != 1:
-        x = L.binary(N.BinaryKind.MUL, x, L.const(alpha, out.element_type), out)
-    L.bind(op.results[0], L.binary(N.BinaryKind.SUB, L.const(op.arg("other"), out.element_type), x, out))
+        x = L.binary(N.BinaryKind.MUL, x, L.scalar(alpha, out.element_type), out)
+    L.bind(op.results[0], L.binary(N.BinaryKind.SUB, L.number(op.arg("other"), out.element_type), x, out))
 
 
 def clamp_bounds_fuse(lo: float | None, hi: float | None) -> bool:
@@ -143,9 +152,9 @@ def _clamp(L: FunctionLowering, op: aten.AtenOp) -> None:
     if not clamp_bounds_fuse(lo, hi):
         raise Fallback
     if lo is not None:
-        x = L.binary(N.BinaryKind.MAX, x, L.const(lo, out.element_type), out)
+        x = L.binary(N.BinaryKind.MAX, x, L.scalar(lo, out.element_type), out)
     if hi is not None:
-        x = L.binary(N.BinaryKind.MIN, x, L.const(hi, out.element_type), out)
+        x = L.binary(N.BinaryKind.MIN, x, L.scalar(hi, out.element_type), out)
     L.bind(op.results[0], x)
 
 
@@ -155,7 +164,7 @@ def _clamp_one_side(L: FunctionLowering, op: aten.AtenOp) -> None:
     out = out_type(op)
     x = L.convert(L.vmap[op.operands[0]], out.element_type)
     lower_bound = op.name == "aten.clamp_min"
-    bound = L.const(op.arg("min" if lower_bound else "max"), out.element_type)
+    bound = L.scalar(op.arg("min" if lower_bound else "max"), out.element_type)
     L.bind(op.results[0], L.binary(N.BinaryKind.MAX if lower_bound else N.BinaryKind.MIN, x, bound, out))
 
 
@@ -262,7 +271,7 @@ def _compare_rule(kind: N.CompareKind, scalar: bool) -> Rule:
             value = op.arg("other")
             elt = promote(ta, value)
             a = L.convert(a, elt)
-            b = L.const(value, elt)
+            b = L.number(value, elt)
         else:
             b = L.vmap[op.operands[1]]
             elt = promote(ta, type_of(b))
@@ -306,21 +315,21 @@ def _where(L: FunctionLowering, op: aten.AtenOp) -> None:
 def _where_other(L: FunctionLowering, op: aten.AtenOp) -> None:
     out = out_type(op)
     c, a = L.vmap[op.operands[0]], L.vmap[op.operands[1]]
-    L.bind(op.results[0], _select_values(L, c, a, L.const(op.arg("other"), out.element_type), out))
+    L.bind(op.results[0], _select_values(L, c, a, L.scalar(op.arg("other"), out.element_type), out))
 
 
 @rule("aten.where.ScalarSelf")
 def _where_self(L: FunctionLowering, op: aten.AtenOp) -> None:
     out = out_type(op)
     c, b = L.vmap[op.operands[0]], L.vmap[op.operands[1]]
-    L.bind(op.results[0], _select_values(L, c, L.const(op.arg("self"), out.element_type), b, out))
+    L.bind(op.results[0], _select_values(L, c, L.scalar(op.arg("self"), out.element_type), b, out))
 
 
 @rule("aten.masked_fill.Scalar")
 def _masked_fill(L: FunctionLowering, op: aten.AtenOp) -> None:
     out = out_type(op)
     x, m = L.vmap[op.operands[0]], L.vmap[op.operands[1]]
-    L.bind(op.results[0], _select_values(L, m, L.const(op.arg("value"), out.element_type), x, out))
+    L.bind(op.results[0], _select_values(L, m, L.scalar(op.arg("value"), out.element_type), x, out))
 
 
 @rule("aten.masked_fill.Tensor")

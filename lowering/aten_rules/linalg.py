@@ -53,11 +53,11 @@ def _scale_add(
 ) -> SSAValue:
     """alpha * y + beta * bias (torch's addmm/baddbmm; beta == 0 ignores bias)."""
     if alpha != 1:
-        y = L.binary(N.BinaryKind.MUL, y, L.const(alpha, out.element_type), out)
+        y = L.binary(N.BinaryKind.MUL, y, L.scalar(alpha, out.element_type), out)
     if bias is None or beta == 0:
         return y
     if beta != 1:
-        bias = L.binary(N.BinaryKind.MUL, bias, L.const(beta, out.element_type), type_of(bias))
+        bias = L.binary(N.BinaryKind.MUL, bias, L.scalar(beta, out.element_type), type_of(bias))
     return L.binary(N.BinaryKind.ADD, y, bias, out)
 
 

@@ -22,7 +22,7 @@ from xdsl.ir import Operation, SSAValue
 from dialects import aten
 from dialects import npuir as N
 from dialects.shapes import broadcast_shapes, slice_bounds
-from dialects.torch_types import DTYPE_NAMES, torch_dtype
+from dialects.torch_types import DTYPE_NAMES, FLOAT_MAX, INT_RANGE, torch_dtype
 from lowering.function_lowering import (
     Fallback,
     FunctionLowering,
@@ -87,11 +87,6 @@ def _factory(L: FunctionLowering, op: aten.AtenOp) -> None:
 
 _FILL = {"zeros": 0, "zeros_like": 0, "new_zeros": 0, "ones": 1, "ones_like": 1, "new_ones": 1}
 _FILL_ARG = {"full": "fill_value", "full_like": "fill_value", "scalar_tensor": "s"}
-_F32_MAX = 3.4028234663852886e38
-_INT_RANGE = {
-    "bool": (0, 1), "uint8": (0, 255), "int8": (-128, 127), "int16": (-(2**15), 2**15 - 1),
-    "int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1),
-}  # fmt: skip
 
 
 def factory_values(op: aten.AtenOp) -> list[Any] | None:
@@ -127,14 +122,14 @@ def _exact(values: list[Any], elt: Any) -> list[Any] | None:
         if any(type(v) is int and abs(v) > limit for v in values):
             return None
         floats = [float(v) for v in values]
-        if f32 and any(math.isfinite(v) and abs(v) > _F32_MAX for v in floats):
+        if f32 and any(math.isfinite(v) and abs(v) > FLOAT_MAX["float32"] for v in floats):
             return None  # torch rounds it to inf; packing it as f32 would overflow
         return floats
     if isinstance(elt, IntegerType):
         dtype = DTYPE_NAMES[elt]
         if dtype == "bool":
             return [bool(v) for v in values] if all(type(v) in (bool, int) for v in values) else None
-        lo, hi = _INT_RANGE[dtype]
+        lo, hi = INT_RANGE[dtype]
         if not all(type(v) in (bool, int) and lo <= v <= hi for v in values):
             return None
         return [int(v) for v in values]

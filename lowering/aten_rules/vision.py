@@ -29,8 +29,8 @@ def _hardtanh(L: FunctionLowering, op: aten.AtenOp) -> None:
     lo, hi = float(op.arg("min_val")), float(op.arg("max_val"))
     if not clamp_bounds_fuse(lo, hi):
         raise Fallback  # a NaN bound, or lo > hi: OpenVINO's fused Clamp refuses them
-    x = L.binary(N.BinaryKind.MAX, x, L.const(lo, out.element_type), out)
-    L.bind(op.results[0], L.binary(N.BinaryKind.MIN, x, L.const(hi, out.element_type), out))
+    x = L.binary(N.BinaryKind.MAX, x, L.scalar(lo, out.element_type), out)
+    L.bind(op.results[0], L.binary(N.BinaryKind.MIN, x, L.scalar(hi, out.element_type), out))
 
 
 def _roll_dim(L: FunctionLowering, x: SSAValue, shift: int, dim: int) -> SSAValue:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 import forge
 from tests.conftest import require_runtime
 
 NINF = float("-inf")
+INF = float("inf")
 
 
 class Maxes(torch.nn.Module):
@@ -74,3 +76,77 @@ def test_a_norm_whose_order_or_its_reciprocal_leaves_float32(runtime, dtype, ord
     expected = Norm(order)(x)
     got = forge.compile(Norm(order), (x,), runtime=runtime)(x)
     torch.testing.assert_close(got, expected, equal_nan=True)
+
+
+NUMBER_OPS = {
+    "add": lambda x, s: x + s,
+    "sub": lambda x, s: x - s,
+    "rsub": lambda x, s: s - x,
+    "mul": lambda x, s: x * s,
+    "div": lambda x, s: x / s,
+    "pow": lambda x, s: x**s,
+    "add_alpha": lambda x, s: torch.add(x, s, alpha=1e-10),
+    "eq": lambda x, s: x == s,
+    "lt": lambda x, s: x < s,
+    "ge": lambda x, s: x >= s,
+}
+
+
+class WithNumber(torch.nn.Module):
+    def __init__(self, name: str, number: float):
+        super().__init__()
+        self.name, self.number = name, number
+
+    def forward(self, x):
+        return NUMBER_OPS[self.name](x, self.number)
+
+
+@pytest.mark.parametrize("runtime", ["openvino", "nnfactory"])
+@pytest.mark.parametrize("number", [1e40, -1e40, 3.5e38])
+@pytest.mark.parametrize("name", sorted(NUMBER_OPS))
+def test_a_python_number_beyond_float32_is_an_infinity(runtime, name, number):
+    """torch casts the Python operand of arithmetic and comparisons to float32 unchecked: `x + 1e40` adds inf
+    (`inf + -1e40` is nan, `x == 1e40` holds at inf), and `add(x, 1e40, alpha=1e-10)` scales the infinity, not
+    1e40 (which Python's product made 1e30). The lowering packed 1e40 as a float32 constant and failed ("float too
+    large to pack with f format"), or multiplied in double."""
+    require_runtime(runtime)
+    x = torch.tensor([[INF, -INF, 3.0e38, -1.5, 0.0, -0.0]])
+    module = WithNumber(name, number)
+    got = forge.compile(module, (x,), runtime=runtime)(x)
+    torch.testing.assert_close(got, module(x), equal_nan=True)
+
+
+CHECKED_SCALARS = {
+    "masked_fill": (torch.float32, lambda x: x.masked_fill(x > 0, 1e40)),
+    "clamp": (torch.float32, lambda x: x.clamp(max=-1e40)),
+    "clamp_min": (torch.float32, lambda x: torch.clamp_min(x, 1e40)),
+    "where": (torch.float32, lambda x: torch.where(x > 0, x, 1e40)),
+    "hardtanh": (torch.float32, lambda x: F.hardtanh(x, -1e40, 1.0)),
+    "int8_masked_fill": (torch.int8, lambda x: x.masked_fill(x > 0, 300)),
+    "int8_clamp": (torch.int8, lambda x: x.clamp(max=300)),
+    "int8_add_alpha": (torch.int8, lambda x: torch.add(x, x, alpha=300)),
+}
+
+
+class WithScalar(torch.nn.Module):
+    def __init__(self, name: str):
+        super().__init__()
+        self.name = name
+
+    def forward(self, x):
+        return CHECKED_SCALARS[self.name][1](x)
+
+
+@pytest.mark.parametrize("name", sorted(CHECKED_SCALARS))
+def test_a_scalar_argument_beyond_its_dtype_is_refused_as_torch_refuses_it(name):
+    """A fill value, a clamp bound, an alpha: torch converts these checked and raises "value cannot be converted
+    to type ... without overflow". The op runs torch's own kernel, which raises the same; before, int8
+    `masked_fill(x, 300)` gave 44 (the constant wrapped) and the float32 ones failed to compile."""
+    dtype = CHECKED_SCALARS[name][0]
+    x = torch.tensor([[3, -5, 0, 7]], dtype=dtype)
+    module = WithScalar(name)
+    with pytest.raises(RuntimeError, match="without overflow"):
+        module(x)
+    compiled = forge.compile(module, (x,))
+    with pytest.raises(RuntimeError, match="without overflow"):
+        compiled(x)
