@@ -30,6 +30,7 @@ from lowering.function_lowering import (
     FunctionLowering,
     Rule,
     f64_attr,
+    fits,
     i64_attr,
     ints_attr,
     is_float,
@@ -325,7 +326,10 @@ def _variance(L: FunctionLowering, x: SSAValue, dims: Sequence[int] | None, corr
     squares = L.binary(N.BinaryKind.MUL, centred, centred, type_of(x))
     reduced = _reduced_type(x, axes, keepdim, acc)
     total = _reduce(L, N.ReduceKind.SUM, squares, axes, keepdim, reduced) if axes else squares
-    var = L.binary(N.BinaryKind.DIV, total, L.const(max(0.0, n - correction), acc), reduced)
+    divisor = max(0.0, n - correction)
+    if not fits(divisor, acc):
+        raise Fallback  # torch divides by it in double (correction=-1e40: 2e-40, not 2 / inf); packing it failed
+    var = L.binary(N.BinaryKind.DIV, total, L.const(divisor, acc), reduced)
     return L.convert(var, out.element_type), lambda: L.convert(L.reshape(mean, reduced.get_shape()), out.element_type)
 
 

@@ -150,3 +150,19 @@ def test_a_scalar_argument_beyond_its_dtype_is_refused_as_torch_refuses_it(name)
     compiled = forge.compile(module, (x,))
     with pytest.raises(RuntimeError, match="without overflow"):
         compiled(x)
+
+
+class HugeCorrection(torch.nn.Module):
+    def forward(self, x):
+        return torch.var(x, correction=-1e40), torch.var_mean(x, dim=-1, correction=-1e39)
+
+
+def test_a_variance_whose_divisor_leaves_float32():
+    """torch divides by `n - correction` in double (2e-40 here, an f32 subnormal); the lowering packed the
+    divisor as an f32 constant and failed. It now runs torch's kernel."""
+    x = torch.tensor([[1.0, 2.0, 3.0], [0.5, -4.0, 8.0]])
+    got = forge.compile(HugeCorrection(), (x,))(x)
+    want = HugeCorrection()(x)
+    torch.testing.assert_close(got[0], want[0])
+    for g, w in zip(got[1], want[1], strict=True):
+        torch.testing.assert_close(g, w)
