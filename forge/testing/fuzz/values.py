@@ -104,11 +104,12 @@ def related_shape(draw, base: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def python_numbers() -> st.SearchStrategy[Any]:
-    """Python numbers as arguments: negative, zero, non-integral, large, NaN, ±inf, bools."""
+    """Python numbers as arguments: negative, zero, non-integral, large, beyond a dtype's range (300 for the 8-bit
+    integers, 1e40 for float32), NaN, ±inf, bools."""
     return st.one_of(
         st.integers(-4, 4),
-        st.sampled_from([0, 1, -1, 2, -2, 3, 7, 2**31, -(2**40)]),
-        st.sampled_from([0.0, -0.0, 0.5, -0.5, 2.5, -2.5, 1e-3, 1e10, -1e10, 3.0e38, 1e-40]),
+        st.sampled_from([0, 1, -1, 2, -2, 3, 7, 300, 2**31, -(2**40)]),
+        st.sampled_from([0.0, -0.0, 0.5, -0.5, 2.5, -2.5, 1e-3, 1e10, -1e10, 3.0e38, 1e40, -1e40, 1e-40]),
         st.sampled_from([math.nan, math.inf, -math.inf]),
         st.booleans(),
     )
