@@ -15,7 +15,6 @@ with dropout use the fallback.
 from __future__ import annotations
 
 import math
-import struct
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects.builtin import TensorType, f32, i1
@@ -29,6 +28,7 @@ from lowering.function_lowering import (
     Fallback,
     FunctionLowering,
     Rule,
+    as_float_type,
     f64_attr,
     fits,
     i64_attr,
@@ -292,23 +292,13 @@ def _vector_norm(L: FunctionLowering, op: aten.AtenOp) -> None:
         elif p == 1:
             norm = reduce(N.ReduceKind.SUM, magnitude)
         else:
-            p_acc = _as_accumulated(p, acc)
-            inverse = _as_accumulated(1.0 / p_acc if p_acc else math.copysign(math.inf, p_acc), acc)
+            # torch's kernel holds ord and 1 / ord in the accumulation type: an f32 subnormal ord has the
+            # reciprocal +inf (packing the Python 1e40 as an f32 constant failed), 1e-50 is 0 there, 1e39 inf
+            p_acc = as_float_type(p, acc)
+            inverse = as_float_type(1.0 / p_acc if p_acc else math.copysign(math.inf, p_acc), acc)
             powered = L.binary(N.BinaryKind.POW, magnitude, L.const(p_acc, acc), xt)
             norm = L.binary(N.BinaryKind.POW, reduce(N.ReduceKind.SUM, powered), L.const(inverse, acc), reduced)
     L.bind(op.results[0], L.convert(norm, out.element_type))
-
-
-def _as_accumulated(value: float, acc: Attribute) -> float:
-    """`value` as torch's norm kernel holds `ord` and `1 / ord`: cast to the accumulation type, so in f32 an `ord`
-    beyond its range, or a reciprocal of a tiny one, is ±inf (and an `ord` below its subnormals 0), where packing
-    the Python float as an f32 constant failed ("float too large to pack")."""
-    if acc != f32:
-        return value
-    try:
-        return struct.unpack("f", struct.pack("f", value))[0]
-    except OverflowError:
-        return math.copysign(math.inf, value)
 
 
 def _variance(L: FunctionLowering, x: SSAValue, dims: Sequence[int] | None, correction: float, keepdim: bool,
