@@ -98,9 +98,10 @@ def _add_like(kind: N.BinaryKind, scalar: bool) -> Rule:
             if not fits(alpha, elt):
                 raise Fallback
             other = op.arg("other")
-            if alpha != 1:
-                other = as_float_type(float(other), elt) * as_float_type(float(alpha), elt) if is_float(elt) else (
-                    other * alpha)
+            if alpha != 1 and is_float(elt):  # each cast to the result type first, as the kernel's operands
+                other = as_float_type(float(other), elt) * as_float_type(float(alpha), elt)
+            elif alpha != 1:
+                other *= alpha
             b = L.number(other, elt)
         else:
             b = L.vmap[op.operands[1]]

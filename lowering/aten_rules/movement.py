@@ -22,10 +22,11 @@ from xdsl.ir import Operation, SSAValue
 from dialects import aten
 from dialects import npuir as N
 from dialects.shapes import broadcast_shapes, slice_bounds
-from dialects.torch_types import DTYPE_NAMES, FLOAT_MAX, INT_RANGE, torch_dtype
+from dialects.torch_types import DTYPE_NAMES, torch_dtype
 from lowering.function_lowering import (
     Fallback,
     FunctionLowering,
+    fits,
     i64_attr,
     ints_attr,
     normalize_dim,
@@ -122,15 +123,14 @@ def _exact(values: list[Any], elt: Any) -> list[Any] | None:
         if any(type(v) is int and abs(v) > limit for v in values):
             return None
         floats = [float(v) for v in values]
-        if f32 and any(math.isfinite(v) and abs(v) > FLOAT_MAX["float32"] for v in floats):
-            return None  # torch rounds it to inf; packing it as f32 would overflow
+        if not all(fits(v, elt) for v in floats):
+            return None  # beyond f32: torch's factory refuses it; packing it as f32 would overflow
         return floats
     if isinstance(elt, IntegerType):
         dtype = DTYPE_NAMES[elt]
         if dtype == "bool":
             return [bool(v) for v in values] if all(type(v) in (bool, int) for v in values) else None
-        lo, hi = INT_RANGE[dtype]
-        if not all(type(v) in (bool, int) and lo <= v <= hi for v in values):
+        if not all(type(v) in (bool, int) and fits(v, elt) for v in values):
             return None
         return [int(v) for v in values]
     return None
