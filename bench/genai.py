@@ -4,11 +4,11 @@ for LLMs on Intel CPUs and NPUs.
 The model goes the way GenAI's users take: `save_pretrained` of the benchmark's model (seeded random weights),
 then optimum-intel's stateful export (`OVModelForCausalLM.from_pretrained(export=True, stateful=True)`), then
 `openvino_genai.LLMPipeline(folder, "CPU", INFERENCE_PRECISION_HINT="f32", ...)` (its default backend, paged
-attention; the f32 system's KV cache pinned to f32 as well, `peers.OV_LLM_F32_PROPERTIES`, the int8 one's left at
-GenAI's u8 default) driven with token ids (`TokenizedInputs`: no tokenizer model is needed, none is exported). Prefix
-caching is turned off: the benchmark repeats one prompt, and with it on every prefill after the first read the
-prompt's cache back (GPT-2 12L: 20 ms against 124-130 ms computed). Timings are GenAI's own `perf_metrics`:
-the time to the first token (prefill) and each later token's duration (decode).
+attention; the f32 system's KV cache pinned to f32 as well, `peers.OV_LLM_F32_PROPERTIES`, the int8 and int4 ones
+left at GenAI's u8 default) driven with token ids (`TokenizedInputs`: no tokenizer model is needed, none is
+exported). Prefix caching is turned off: the benchmark repeats one prompt, and with it on every prefill after the
+first read the prompt's cache back (GPT-2 12L: 20 ms against 124-130 ms computed). Timings are GenAI's own
+`perf_metrics`: the time to the first token (prefill) and each later token's duration (decode).
 
 optimum-intel 2.2.0 (the newest) pins transformers below the version Forge's lock installs, so the export runs
 in a venv of its own, made once under `out/bench/optimum-venv` (`EXPORT_REQUIREMENTS`: torch from the same
@@ -36,9 +36,14 @@ VENV = ROOT / "out" / "bench" / "optimum-venv"
 EXPORT_REQUIREMENTS = ("torch==2.13.0", "optimum-intel[openvino]==2.2.0")
 _EXPORT = """
 import sys
-from optimum.intel import OVModelForCausalLM
-int8 = sys.argv[3] == "int8"  # optimum-intel's int8 weight-only compression (NNCF), as `--weight-format int8`
-model = OVModelForCausalLM.from_pretrained(sys.argv[1], export=True, compile=False, stateful=True, load_in_8bit=int8)
+from optimum.intel import OVModelForCausalLM, OVWeightQuantizationConfig
+# optimum-intel's weight-only compression (NNCF) as `optimum-cli export openvino --weight-format int8|int4` does it:
+# int8 per channel; int4 asymmetric in groups of 128 (NNCF keeps the embeddings and the LM head in int8)
+mode = sys.argv[3]
+options = {"load_in_8bit": mode == "int8"}
+if mode == "int4":
+    options = {"quantization_config": OVWeightQuantizationConfig(bits=4, sym=False, group_size=128)}
+model = OVModelForCausalLM.from_pretrained(sys.argv[1], export=True, compile=False, stateful=True, **options)
 model.save_pretrained(sys.argv[2])
 """
 
@@ -68,8 +73,8 @@ def available() -> str | None:
 
 
 class GenAI:
-    """One model exported by optimum-intel (`weights="int8"`: int8 weight compression) and run by `LLMPipeline`
-    (greedy, EOS ignored, `new` tokens)."""
+    """One model exported by optimum-intel (`weights="int8"` or `"int4"`: that weight compression) and run by
+    `LLMPipeline` (greedy, EOS ignored, `new` tokens)."""
 
     def __init__(self, hf: torch.nn.Module, new: int, weights: str | None = None):
         import openvino_genai

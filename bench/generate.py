@@ -7,9 +7,9 @@ Per model (the zoo decoders at benchmark size, batch 1, a seeded prompt of `PROM
   in state buffers: each layer's attention reads its cache in place plus the new rows, `cached-attention`,
   and the host writes the new rows after the device's work, so a step is one segment and moves only
   the new K/V rows);
-* **forge-int8**: the same with `weights="int8", activations="int8"` (compressed weights, and the prefill's
-  matmuls quantize their inputs at run time as GenAI's int8 pipeline does by default; the decode step keeps
-  float activations; its tokens may differ from eager's);
+* **forge-int8**, **forge-int4**: the same with `weights="int8"` / `"int4"` and `activations="int8"` (compressed
+  weights, and the prefill's matmuls quantize their inputs at run time as GenAI's pipeline does by default; the
+  decode step keeps float activations; their tokens may differ from eager's);
 * **eager**: `transformers` `model.generate(do_sample=False, use_cache=True)` (DynamicCache);
 * **openvino**: OpenVINO's stateful model, the way its API offers one: the same static-cache
   module with the cache as explicit inputs/outputs (`index_copy` on them), exported with a
@@ -18,9 +18,14 @@ Per model (the zoo decoders at benchmark size, batch 1, a seeded prompt of `PROM
   export does); one compiled model serves prefill and decode, the states live in the infer
   request. (Converting the exported program with the cache as *buffers* directly is not enough:
   `convert_model` keeps no state for buffer mutations, the cache would be a constant.)
-* **genai**, **genai-int8**: OpenVINO GenAI's `LLMPipeline` over optimum-intel's stateful export of the same
-  checkpoint, f32 and with int8 weights (bench/genai.py; not in `--quick`: the exporter's venv takes minutes
-  to make once).
+* **genai**, **genai-int8**, **genai-int4**: OpenVINO GenAI's `LLMPipeline` over optimum-intel's stateful export
+  of the same checkpoint, f32 and with int8 or int4 weights (bench/genai.py; not in `--quick`: the exporter's venv
+  takes minutes to make once).
+
+*The 1B-class Llama* (`LLAMA_1B`, 1.1 B parameters, random weights; not in `--quick`): Forge against GenAI alone,
+one weight mode per fresh process (`python -m bench.generate --llama-1b --weights MODE --artifact`, `ROUNDS_1B`
+interleaved rounds after one warm-up): the six systems of the zoo models held at once do not fit in 24 GiB at
+this size, one mode of two systems does (under 14 GiB).
 
 EOS is disabled for all three (every run generates exactly `NEW` tokens). Timing: `WARMUP`
 generations, then `ROUNDS` interleaved rounds (each round runs every system once, in a rotating
@@ -68,7 +73,14 @@ WARMUP, ROUNDS = 1, 7
 """Rounds after the warm-up: a prefill on this shared 2-core machine varies by up to 1.6x from call to call
 (GPT-2 int8: 56-95 ms, none of it explained by which system ran before), and a round costs about 12 s a model."""
 QUICK_WARMUP, QUICK_ROUNDS = 0, 1
-SYSTEMS = ("forge", "forge-int8", "eager", "openvino", "genai", "genai-int8")
+SYSTEMS = ("forge", "forge-int8", "forge-int4", "eager", "openvino", "genai", "genai-int8", "genai-int4")
+WEIGHT_MODES = {"forge": None, "forge-int8": "int8", "forge-int4": "int4"}
+"""Forge's systems and their `weights=` (None: f32); each compressed mode quantizes the prefill's activations too."""
+GENAI_PEER = {"forge": "genai", "forge-int8": "genai-int8", "forge-int4": "genai-int4"}
+"""The GenAI system with the same weight mode as each Forge system."""
+PARITY_SYSTEMS = ("forge", "forge-int8")
+"""The Forge systems the issue holds to GenAI's speed (f32 and int8; int4 is measured beside them)."""
+ROUNDS_1B = 3
 EXACT = ("forge", "openvino", "genai")
 """The systems whose tokens must equal eager's (int8 weights change the logits)."""
 
@@ -81,6 +93,10 @@ def run(quick: bool = False) -> dict[str, Any]:
     with common.recorded("generate", quick, config) as result:
         result["models"] = {spec.label: _measure(spec, quick, prompt, new, warmup, rounds)
                             for spec in common.models(quick)}
+        if not quick:
+            result["llama_1b"] = {mode or "f32": common.fresh_runs("generate", [
+                "--llama-1b", "--weights", mode or "f32", "--rounds", str(ROUNDS_1B), "--artifact"], 1)[0]
+                for mode in WEIGHT_MODES.values()}
     return result
 
 
@@ -203,15 +219,14 @@ class _OpenVINOStateful:
 
 
 class _Forge:
-    def __init__(self, hf: nn.Module, prompt: int, new: int, weights: str | None = None,
-                 activations: str | None = None):
+    def __init__(self, hf: nn.Module, prompt: int, new: int, weights: str | None = None):
         from forge.driver.generation import compile_generator
         from forge.driver.report import used_weights
 
         start = time.perf_counter()
-        self.weights, self.activations = weights, activations
+        self.weights, self.activations = weights, None if weights is None else "int8"
         self.gen = compile_generator(hf, batch=1, prompt_len=prompt, max_new_tokens=new, weights=weights,
-                                     activations=activations)
+                                     activations=self.activations)
         self.compile_ms = (time.perf_counter() - start) * 1e3
         self.weight_bytes = _streamed_weight_bytes(self.gen.decode, used_weights)
 
@@ -258,16 +273,16 @@ def _prompt_ids(hf: nn.Module, prompt: int) -> torch.Tensor:
 def measure_model(hf: nn.Module, prompt: int, new: int, warmup: int, rounds: int, genai: bool = True) -> dict[str, Any]:
     """The systems on one causal LM (see the module docstring); `genai=False` leaves GenAI out."""
     ids = _prompt_ids(hf, prompt)
-    forge = _Forge(hf, prompt, new)
-    forge_int8 = _Forge(hf, prompt, new, weights="int8", activations="int8")
+    forges = {name: _Forge(hf, prompt, new, weights=mode) for name, mode in WEIGHT_MODES.items()}
+    forge = forges["forge"]
     ov = _OpenVINOStateful(hf, prompt, prompt + new)
-    systems = {"forge": forge, "forge-int8": forge_int8, "eager": _Eager(hf), "openvino": ov}
+    systems = {**forges, "eager": _Eager(hf), "openvino": ov}
     missing = {"genai": "left out (--quick)"} if not genai else {}
     if genai and (why := bench_genai.available()) is not None:
         missing["genai"] = why
     elif genai:
-        systems["genai"] = bench_genai.GenAI(hf, new)
-        systems["genai-int8"] = bench_genai.GenAI(hf, new, weights="int8")
+        for name, mode in WEIGHT_MODES.items():
+            systems[GENAI_PEER[name]] = bench_genai.GenAI(hf, new, weights=mode)
     names = tuple(s for s in SYSTEMS if s in systems)
     samples: dict[str, list[dict[str, Any]]] = {s: [] for s in names}
     tokens: dict[str, torch.Tensor] = {}
@@ -289,26 +304,25 @@ def measure_model(hf: nn.Module, prompt: int, new: int, warmup: int, rounds: int
         "prefill_max_abs": float((forge_logits - eager_logits).abs().max()),
         "compile_ms": {n: systems[n].compile_ms for n in names if hasattr(systems[n], "compile_ms")},
         "not_measured": missing,
-        "weight_bytes": {"forge": forge.weight_bytes, "forge-int8": forge_int8.weight_bytes},
+        "weight_bytes": {name: system.weight_bytes for name, system in forges.items()},
         "bandwidth_gb_s": _bandwidth() / 1e9,
         "forge": {"prefill": report["prefill"], "decode": report["decode"], "cache_len": report["cache_len"],
-                  "sharing": {n: system.gen.sharing for n, system in (("forge", forge), ("forge-int8", forge_int8))}},
+                  "sharing": {name: system.gen.sharing for name, system in forges.items()}},
         "openvino_states": ov.states,
-        "artifacts": {name: _artifact(system, hf, prompt, new) for name, system in (("forge", forge),
-                                                                                    ("forge-int8", forge_int8))},
+        "artifacts": {name: _artifact(system, hf, prompt, new) for name, system in forges.items()},
     }
 
 
 def measure_pair(hf: nn.Module, prompt: int, new: int, rounds: int, weights: str | None = None,
                  genai: bool = True, artifact: bool = False) -> dict[str, Any]:
-    """Forge against GenAI at one weight mode (int8: weights and activations, GenAI's int8 mode), the two built
+    """Forge against GenAI at one weight mode (int8 or int4 weights: GenAI's mode of the same name), the two built
     in one process and called alternately, which goes first swapping each round (the first round a warm-up).
     What `--llama-1b` runs: `measure_model`'s six systems of a 1.1B model held at once exceeded 24 GiB (the
     OOM killer ended it at 20.6 GB anonymous RSS); one mode of two systems stays under 14 GiB. `artifact`:
     Forge's generator saved and loaded in a fresh process too (`_artifact`), where the weights, not the
     process's imports, make most of the loaded memory."""
     ids = _prompt_ids(hf, prompt)
-    forge = _Forge(hf, prompt, new, weights=weights, activations=weights)
+    forge = _Forge(hf, prompt, new, weights=weights)
     systems: dict[str, Any] = {"forge": forge}
     why = "left out" if not genai else bench_genai.available()
     if why is None:
@@ -484,8 +498,47 @@ def render(result: dict[str, Any], figures: Path) -> str:
                                for name, a in m.get("artifacts", {}).items())
                      + "".join(f" Not measured: {n} ({why})." for n, why in m.get("not_measured", {}).items()))
     out.append("\n".join(f"- {n}" for n in notes) + "\n")
+    if "llama_1b" in result:
+        out.append(_render_1b(result["llama_1b"]))
     out.append(_figure(result, figures))
     return "\n".join(out)
+
+
+def _as_model(pair: dict[str, Any], name: str) -> dict[str, Any]:
+    """`measure_pair`'s result shaped as `measure_model`'s for the rows both have: Forge's system is `name`, GenAI's
+    its peer of the same weight mode."""
+    renamed = {"forge": name, "genai": GENAI_PEER[name]}
+    return {"summary": {renamed[k]: v for k, v in pair["summary"].items()},
+            "bandwidth_gb_s": pair["bandwidth_gb_s"], "weight_bytes": {name: pair["weight_bytes"]},
+            "artifacts": {name: pair["artifact"]} if "artifact" in pair else {},
+            "forge": {"sharing": {name: pair["sharing"]}}}
+
+
+def _render_1b(pairs: dict[str, dict[str, Any]]) -> str:
+    """The 1B-class Llama: each weight mode's Forge and GenAI systems, and the saved generator."""
+    rows, notes = [], []
+    for mode, pair in pairs.items():
+        name = "forge" if mode == "f32" else f"forge-{mode}"
+        m = _as_model(pair, name)
+        for system in (name, GENAI_PEER[name]):
+            s = m["summary"].get(system)
+            if s is None:
+                continue
+            limit = f"{bandwidth_fraction(m, system):.0%}" if system == name else "-"
+            rows.append([mode, system, common.ms(s["prefill_ms"]), f"{s['decode_tokens_per_s']:.2f}",
+                         f"{s['per_token_ms']:.1f}", limit, common.ms(pair["compile_ms"].get(system.split("-")[0]))])
+        a = pair.get("artifact")
+        if a:
+            notes.append(f"{name}: {program_form(pair['sharing'])}; saved {a['bytes'] / 2**20:,.0f} MiB, a fresh "
+                         f"process loads it in {a['load_s']:.1f} s (compiling it in one: {a['compile_s']:.1f} s) and "
+                         f"holds {a['loaded_rss_bytes'] / 2**20:,.0f} MiB after ({a['import_rss_bytes'] / 2**20:.0f} "
+                         f"MiB before the load); memory bandwidth {pair['bandwidth_gb_s']:.1f} GB/s"
+                         + "".join(f"; not measured: {n} ({why})" for n, why in pair.get("not_measured", {}).items()))
+    head = (f"### The 1B-class Llama ({LLAMA_1B['num_hidden_layers']} layers, hidden {LLAMA_1B['hidden_size']}, "
+            f"random weights): Forge against GenAI, one weight mode per fresh process\n")
+    table = common.table(["weights", "system", "prefill ms", "decode tokens/s", "per-token ms", "of bandwidth limit",
+                          "compile ms"], rows)
+    return "\n".join([head, table, "\n".join(f"- {n}" for n in notes) + "\n"])
 
 
 def _figure(result: dict[str, Any], figures: Path) -> str:
@@ -546,13 +599,53 @@ def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
                 higher_is_better=higher, unit=what.split()[-1],
                 why=f"decode step: {m['forge']['decode']['segments']} segment(s), "
                     f"{m['forge']['decode'].get('state_bytes_moved', 0):,} cache bytes moved"))
-            for ours, theirs in (("forge", "genai"), ("forge-int8", "genai-int8")):
+            for ours in PARITY_SYSTEMS:
+                theirs = GENAI_PEER[ours]
                 if theirs in s:
                     rows.append(common.target_row(
                         f"{label} {ours} {what} vs OpenVINO GenAI's LLMPipeline ({theirs}, issue 32)", s[ours][key],
                         s[theirs][key], higher_is_better=higher, unit=what.split()[-1],
                         why=_against(s[ours], s[theirs], key) + _form(m["forge"].get("sharing", {}).get(ours))))
+        rows += _compression_targets(label, m)
         rows += _artifact_targets(label, m)
+    for mode, pair in result.get("llama_1b", {}).items():
+        name = "forge" if mode == "f32" else f"forge-{mode}"
+        m = _as_model(pair, name)
+        if name in PARITY_SYSTEMS and GENAI_PEER[name] in m["summary"]:
+            for what, key, higher in (("decode tokens/s", "decode_tokens_per_s", True),
+                                      ("prefill ms", "prefill_ms", False)):
+                ours, theirs = m["summary"][name], m["summary"][GENAI_PEER[name]]
+                rows.append(common.target_row(
+                    f"llama-1b {name} {what} vs OpenVINO GenAI's LLMPipeline ({GENAI_PEER[name]}, issue 32)",
+                    ours[key], theirs[key], higher_is_better=higher, unit=what.split()[-1],
+                    why=_against(ours, theirs, key) + _form(pair["sharing"])))
+        rows += _artifact_targets("llama-1b", m)
+    return rows
+
+
+COMPRESSED_ARTIFACT_LIMITS = {"forge-int8": 0.3, "forge-int4": 0.2}
+"""The issue's bounds on a compressed generator's saved size against the f32 one's."""
+INT8_DECODE_SPEEDUP = 1.6
+"""The issue's bound: int8 decode tokens/s at least 1.6x f32's (it reads a quarter of the weight bytes)."""
+
+
+def _compression_targets(label: str, m: dict[str, Any]) -> list[dict[str, Any]]:
+    """Compressed weights really shrinking the artifact, and int8 decoding faster than f32 (rows only for the
+    systems a run measured)."""
+    rows = []
+    artifacts, s = m.get("artifacts", {}), m["summary"]
+    for name, limit in COMPRESSED_ARTIFACT_LIMITS.items():
+        if name in artifacts and "forge" in artifacts:
+            rows.append(common.target_row(
+                f"{label} {name} saved generator / the f32 one's, bytes (issue 32)",
+                artifacts[name]["bytes"] / artifacts["forge"]["bytes"], limit, higher_is_better=False, unit="x",
+                why=f"{artifacts[name]['bytes'] / 2**20:.0f} MiB against {artifacts['forge']['bytes'] / 2**20:.0f}"))
+    if "forge-int8" in s:
+        rows.append(common.target_row(
+            f"{label} forge-int8 decode tokens/s / forge's (f32) (issue 32)",
+            s["forge-int8"]["decode_tokens_per_s"] / s["forge"]["decode_tokens_per_s"], INT8_DECODE_SPEEDUP,
+            higher_is_better=True, unit="x",
+            why=f"per-token {s['forge-int8']['per_token_ms']:.2f} ms against {s['forge']['per_token_ms']:.2f}"))
     return rows
 
 
@@ -588,12 +681,12 @@ if __name__ == "__main__":  # python -m bench.generate --llama-1b [--weights int
 
     parser = argparse.ArgumentParser(description="Forge against GenAI on the 1B-class Llama shape, one weight mode")
     parser.add_argument("--llama-1b", action="store_true", required=True)
-    parser.add_argument("--weights", choices=("f32", "int8"), default="f32")
+    parser.add_argument("--weights", choices=("f32", "int8", "int4"), default="f32")
     parser.add_argument("--new", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--artifact", action="store_true", help="also save the generator and load it in a fresh "
                         "process: size, load time against the compile it replaces, loaded resident memory")
     args = parser.parse_args()
-    result = measure_pair(llama_1b(), PROMPT, args.new, args.rounds, None if args.weights == "f32" else "int8",
+    result = measure_pair(llama_1b(), PROMPT, args.new, args.rounds, None if args.weights == "f32" else args.weights,
                           artifact=args.artifact)
     print(json.dumps({k: v for k, v in result.items() if k != "samples"}))
