@@ -80,7 +80,10 @@ GENAI_PEER = {"forge": "genai", "forge-int8": "genai-int8", "forge-int4": "genai
 """The GenAI system with the same weight mode as each Forge system."""
 PARITY_SYSTEMS = ("forge", "forge-int8")
 """The Forge systems the issue holds to GenAI's speed (f32 and int8; int4 is measured beside them)."""
-ROUNDS_1B = 3
+SYSTEM_OF_MODE = {mode or "f32": name for name, mode in WEIGHT_MODES.items()}
+"""Forge's system of each weight mode's name (`--weights`: f32, int8, int4)."""
+ROUNDS_1B, NEW_1B = 3, 32
+"""The 1B-class Llama's timed rounds and new tokens (a decode step there takes 30-130 ms)."""
 EXACT = ("forge", "openvino", "genai")
 """The systems whose tokens must equal eager's (int8 weights change the logits)."""
 
@@ -94,9 +97,9 @@ def run(quick: bool = False) -> dict[str, Any]:
         result["models"] = {spec.label: _measure(spec, quick, prompt, new, warmup, rounds)
                             for spec in common.models(quick)}
         if not quick:
-            result["llama_1b"] = {mode or "f32": common.fresh_runs("generate", [
-                "--llama-1b", "--weights", mode or "f32", "--rounds", str(ROUNDS_1B), "--artifact"], 1)[0]
-                for mode in WEIGHT_MODES.values()}
+            result["llama_1b"] = {mode: common.fresh_runs("generate", [
+                "--llama-1b", "--weights", mode, "--rounds", str(ROUNDS_1B), "--new", str(NEW_1B), "--artifact"], 1)[0]
+                for mode in SYSTEM_OF_MODE}
     return result
 
 
@@ -518,7 +521,7 @@ def _render_1b(pairs: dict[str, dict[str, Any]]) -> str:
     """The 1B-class Llama: each weight mode's Forge and GenAI systems, and the saved generator."""
     rows, notes = [], []
     for mode, pair in pairs.items():
-        name = "forge" if mode == "f32" else f"forge-{mode}"
+        name = SYSTEM_OF_MODE[mode]
         m = _as_model(pair, name)
         for system in (name, GENAI_PEER[name]):
             s = m["summary"].get(system)
@@ -526,7 +529,8 @@ def _render_1b(pairs: dict[str, dict[str, Any]]) -> str:
                 continue
             limit = f"{bandwidth_fraction(m, system):.0%}" if system == name else "-"
             rows.append([mode, system, common.ms(s["prefill_ms"]), f"{s['decode_tokens_per_s']:.2f}",
-                         f"{s['per_token_ms']:.1f}", limit, common.ms(pair["compile_ms"].get(system.split("-")[0]))])
+                         f"{s['per_token_ms']:.1f}", limit,
+                         common.ms(pair["compile_ms"].get("forge" if system == name else "genai"))])
         a = pair.get("artifact")
         if a:
             notes.append(f"{name}: {program_form(pair['sharing'])}; saved {a['bytes'] / 2**20:,.0f} MiB, a fresh "
@@ -535,7 +539,8 @@ def _render_1b(pairs: dict[str, dict[str, Any]]) -> str:
                          f"MiB before the load); memory bandwidth {pair['bandwidth_gb_s']:.1f} GB/s"
                          + "".join(f"; not measured: {n} ({why})" for n, why in pair.get("not_measured", {}).items()))
     head = (f"### The 1B-class Llama ({LLAMA_1B['num_hidden_layers']} layers, hidden {LLAMA_1B['hidden_size']}, "
-            f"random weights): Forge against GenAI, one weight mode per fresh process\n")
+            f"random weights): Forge against GenAI, one weight mode per fresh process\n\n"
+            f"Prompt {PROMPT}, {NEW_1B} new tokens, {ROUNDS_1B} interleaved rounds after one warm-up; medians.\n")
     table = common.table(["weights", "system", "prefill ms", "decode tokens/s", "per-token ms", "of bandwidth limit",
                           "compile ms"], rows)
     return "\n".join([head, table, "\n".join(f"- {n}" for n in notes) + "\n"])
@@ -609,7 +614,7 @@ def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
         rows += _compression_targets(label, m)
         rows += _artifact_targets(label, m)
     for mode, pair in result.get("llama_1b", {}).items():
-        name = "forge" if mode == "f32" else f"forge-{mode}"
+        name = SYSTEM_OF_MODE[mode]
         m = _as_model(pair, name)
         if name in PARITY_SYSTEMS and GENAI_PEER[name] in m["summary"]:
             for what, key, higher in (("decode tokens/s", "decode_tokens_per_s", True),
@@ -682,7 +687,7 @@ if __name__ == "__main__":  # python -m bench.generate --llama-1b [--weights int
     parser = argparse.ArgumentParser(description="Forge against GenAI on the 1B-class Llama shape, one weight mode")
     parser.add_argument("--llama-1b", action="store_true", required=True)
     parser.add_argument("--weights", choices=("f32", "int8", "int4"), default="f32")
-    parser.add_argument("--new", type=int, default=32)
+    parser.add_argument("--new", type=int, default=NEW_1B)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--artifact", action="store_true", help="also save the generator and load it in a fresh "
                         "process: size, load time against the compile it replaces, loaded resident memory")
