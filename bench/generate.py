@@ -82,6 +82,8 @@ PARITY_SYSTEMS = ("forge", "forge-int8")
 """The Forge systems the issue holds to GenAI's speed (f32 and int8; int4 is measured beside them)."""
 SYSTEM_OF_MODE = {mode or "f32": name for name, mode in WEIGHT_MODES.items()}
 """Forge's system of each weight mode's name (`--weights`: f32, int8, int4)."""
+COMPARED = (("decode tokens/s", "decode_tokens_per_s", True), ("prefill ms", "prefill_ms", False))
+"""The figures a target row compares: (words, summary key, higher is better)."""
 ROUNDS_1B, NEW_1B = 3, 32
 """The 1B-class Llama's timed rounds and new tokens (a decode step there takes 30-130 ms)."""
 EXACT = ("forge", "openvino", "genai")
@@ -494,17 +496,22 @@ def render(result: dict[str, Any], figures: Path) -> str:
                      f"{f['decode'].get('new_row_bytes', 0):,}); memory bandwidth "
                      f"{m.get('bandwidth_gb_s', 0):.1f} GB/s; OpenVINO: {m['openvino_states']} states. "
                      + _host_note(m["summary"])
-                     + "".join(f" Saved {name}: {a['bytes'] / 2**20:.0f} MiB, a fresh process loads it in "
-                               f"{a['load_s']:.1f} s (compiling it in one: {a.get('compile_s', math.nan):.1f} s)"
-                               f" and holds {a['loaded_rss_bytes'] / 2**20:.0f} MiB after "
-                               f"({a.get('import_rss_bytes', 0) / 2**20:.0f} MiB before the load: imports, CPU plugin)."
-                               for name, a in m.get("artifacts", {}).items())
+                     + "".join(f" {_artifact_note(name, a)}" for name, a in m.get("artifacts", {}).items())
                      + "".join(f" Not measured: {n} ({why})." for n, why in m.get("not_measured", {}).items()))
     out.append("\n".join(f"- {n}" for n in notes) + "\n")
     if "llama_1b" in result:
         out.append(_render_1b(result["llama_1b"]))
     out.append(_figure(result, figures))
     return "\n".join(out)
+
+
+def _artifact_note(name: str, a: dict[str, Any]) -> str:
+    """A saved generator's size, its first load in a fresh process against the compile it replaces, and that
+    process's resident memory after and before the load."""
+    return (f"Saved {name}: {a['bytes'] / 2**20:,.0f} MiB, a fresh process loads it in {a['load_s']:.1f} s "
+            f"(compiling it in one: {a.get('compile_s', math.nan):.1f} s) and holds "
+            f"{a['loaded_rss_bytes'] / 2**20:,.0f} MiB after ({a.get('import_rss_bytes', 0) / 2**20:.0f} MiB before "
+            "the load: imports, CPU plugin).")
 
 
 def _as_model(pair: dict[str, Any], name: str) -> dict[str, Any]:
@@ -531,13 +538,9 @@ def _render_1b(pairs: dict[str, dict[str, Any]]) -> str:
             rows.append([mode, system, common.ms(s["prefill_ms"]), f"{s['decode_tokens_per_s']:.2f}",
                          f"{s['per_token_ms']:.1f}", limit,
                          common.ms(pair["compile_ms"].get("forge" if system == name else "genai"))])
-        a = pair.get("artifact")
-        if a:
-            notes.append(f"{name}: {program_form(pair['sharing'])}; saved {a['bytes'] / 2**20:,.0f} MiB, a fresh "
-                         f"process loads it in {a['load_s']:.1f} s (compiling it in one: {a['compile_s']:.1f} s) and "
-                         f"holds {a['loaded_rss_bytes'] / 2**20:,.0f} MiB after ({a['import_rss_bytes'] / 2**20:.0f} "
-                         f"MiB before the load); memory bandwidth {pair['bandwidth_gb_s']:.1f} GB/s"
-                         + "".join(f"; not measured: {n} ({why})" for n, why in pair.get("not_measured", {}).items()))
+        notes.append(f"{name}: {program_form(pair['sharing'])}; memory bandwidth {pair['bandwidth_gb_s']:.1f} GB/s."
+                     + "".join(f" {_artifact_note(name, a)}" for name, a in m["artifacts"].items())
+                     + "".join(f" Not measured: {n} ({why})." for n, why in pair.get("not_measured", {}).items()))
     head = (f"### The 1B-class Llama ({LLAMA_1B['num_hidden_layers']} layers, hidden {LLAMA_1B['hidden_size']}, "
             f"random weights): Forge against GenAI, one weight mode per fresh process\n\n"
             f"Prompt {PROMPT}, {NEW_1B} new tokens, {ROUNDS_1B} interleaved rounds after one warm-up; medians.\n")
@@ -597,35 +600,32 @@ def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
             f"{label} decode tokens/s vs eager transformers", s["forge"]["decode_tokens_per_s"],
             s["eager"]["decode_tokens_per_s"], higher_is_better=True, unit="tokens/s",
             why=f"per-token {s['forge']['per_token_ms']:.2f} ms vs eager {s['eager']['per_token_ms']:.2f} ms"))
-        for what, key, higher in (("decode tokens/s", "decode_tokens_per_s", True),
-                                  ("prefill ms", "prefill_ms", False)):
+        for what, key, higher in COMPARED:
             rows.append(common.target_row(
                 f"{label} {what} vs OpenVINO's stateful model (issue 32)", s["forge"][key], s["openvino"][key],
                 higher_is_better=higher, unit=what.split()[-1],
                 why=f"decode step: {m['forge']['decode']['segments']} segment(s), "
                     f"{m['forge']['decode'].get('state_bytes_moved', 0):,} cache bytes moved"))
-            for ours in PARITY_SYSTEMS:
-                theirs = GENAI_PEER[ours]
-                if theirs in s:
-                    rows.append(common.target_row(
-                        f"{label} {ours} {what} vs OpenVINO GenAI's LLMPipeline ({theirs}, issue 32)", s[ours][key],
-                        s[theirs][key], higher_is_better=higher, unit=what.split()[-1],
-                        why=_against(s[ours], s[theirs], key) + _form(m["forge"].get("sharing", {}).get(ours))))
+            rows += [_genai_row(label, m, ours, what, key, higher) for ours in PARITY_SYSTEMS
+                     if ours in s and GENAI_PEER[ours] in s]
         rows += _compression_targets(label, m)
         rows += _artifact_targets(label, m)
     for mode, pair in result.get("llama_1b", {}).items():
         name = SYSTEM_OF_MODE[mode]
         m = _as_model(pair, name)
         if name in PARITY_SYSTEMS and GENAI_PEER[name] in m["summary"]:
-            for what, key, higher in (("decode tokens/s", "decode_tokens_per_s", True),
-                                      ("prefill ms", "prefill_ms", False)):
-                ours, theirs = m["summary"][name], m["summary"][GENAI_PEER[name]]
-                rows.append(common.target_row(
-                    f"llama-1b {name} {what} vs OpenVINO GenAI's LLMPipeline ({GENAI_PEER[name]}, issue 32)",
-                    ours[key], theirs[key], higher_is_better=higher, unit=what.split()[-1],
-                    why=_against(ours, theirs, key) + _form(pair["sharing"])))
+            rows += [_genai_row("llama-1b", m, name, what, key, higher) for what, key, higher in COMPARED]
         rows += _artifact_targets("llama-1b", m)
     return rows
+
+
+def _genai_row(label: str, m: dict[str, Any], ours: str, what: str, key: str, higher: bool) -> dict[str, Any]:
+    """Forge system `ours` against GenAI's system of its weight mode on one figure (issue 32's parity target)."""
+    s, theirs = m["summary"], GENAI_PEER[ours]
+    return common.target_row(
+        f"{label} {ours} {what} vs OpenVINO GenAI's LLMPipeline ({theirs}, issue 32)", s[ours][key], s[theirs][key],
+        higher_is_better=higher, unit=what.split()[-1],
+        why=_against(s[ours], s[theirs], key) + _form(m["forge"].get("sharing", {}).get(ours)))
 
 
 COMPRESSED_ARTIFACT_LIMITS = {"forge-int8": 0.3, "forge-int4": 0.2}

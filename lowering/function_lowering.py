@@ -126,7 +126,9 @@ def as_float_type(value: float, elt: Attribute) -> float:
 def fits(value: bool | int | float, elt: Attribute) -> bool:
     """Whether torch's checked conversion of a scalar argument to `elt` accepts `value` (an alpha, a clamp bound, a
     fill value): an integer in the dtype's range, a float within its finite range (or inf, NaN); torch raises
-    "value cannot be converted to type ... without overflow" for the rest."""
+    "value cannot be converted to type ... without overflow" for the rest. Conservative for a non-integral float
+    into an integer dtype, which torch truncates: False, so the op runs torch's kernel. (An int beyond int64 never
+    gets here: torch.export refuses it, "int too big to convert".)"""
     dtype = DTYPE_NAMES.get(elt, "")
     if dtype == "bool":
         return True
